@@ -1,0 +1,284 @@
+package layers
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+)
+
+// ICRCStatus is the result of checking an ICRC or VCRC.
+type ICRCStatus uint8
+
+// ICRC check results.
+const (
+	// ICRCUnverifiable: the packet was cut short by the snap length (or its
+	// network header is missing), so the CRC cannot be checked.
+	ICRCUnverifiable ICRCStatus = iota
+	// ICRCOK: the CRC on the wire equals the computed one.
+	ICRCOK
+	// ICRCBad: the CRC on the wire differs from the computed one.
+	ICRCBad
+)
+
+// String returns "unverifiable", "ok" or "bad".
+func (s ICRCStatus) String() string {
+	switch s {
+	case ICRCOK:
+		return "ok"
+	case ICRCBad:
+		return "bad"
+	}
+	return "unverifiable"
+}
+
+// ICRCResult is the outcome of an ICRC check: the status, the value on the
+// wire and the value computed (meaningful when Status is ICRCBad or OK).
+// Values are CRC-32 values; the wire carries them least-significant byte
+// first.
+type ICRCResult struct {
+	Status   ICRCStatus
+	Value    uint32
+	Expected uint32
+}
+
+// NetworkKind says which header the ICRC's coverage starts with.
+type NetworkKind uint8
+
+// Network headers in front of the BTH.
+const (
+	NetworkNone NetworkKind = iota
+	NetworkIPv4             // RoCE v2 over IPv4 (a UDP header follows)
+	NetworkIPv6             // RoCE v2 over IPv6 (a UDP header follows)
+	NetworkGRH              // RoCE v1, or native IB with a GRH (LRH replaced by ones)
+	NetworkLRH              // native IB without GRH: the LRH itself, VL masked
+)
+
+var ones8 = [8]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}
+
+// ComputeICRC returns the invariant CRC of an IB packet. netHdr is the
+// network header as on the wire (IPv4 header with options, IPv6 fixed
+// header, GRH, or LRH for NetworkLRH), udpHdr the 8-byte UDP header for
+// RoCE v2 (nil otherwise) and ib the bytes from the BTH through the pad
+// (the ICRC itself excluded). Variant fields are masked on small copies of
+// the headers; the payload is never copied.
+func ComputeICRC(kind NetworkKind, netHdr, udpHdr, ib []byte) (uint32, error) {
+	if len(ib) < BTHLen {
+		return 0, fmt.Errorf("icrc: %w: %d bytes from the BTH on", ErrTruncated, len(ib))
+	}
+	var crc uint32
+	switch kind {
+	case NetworkIPv4:
+		var h [60]byte
+		if len(netHdr) < 20 || len(netHdr) > 60 {
+			return 0, fmt.Errorf("icrc: %w: IPv4 header of %d bytes", ErrBadHeader, len(netHdr))
+		}
+		n := copy(h[:], netHdr)
+		h[1] = 0xFF               // TOS (DSCP, ECN)
+		h[8] = 0xFF               // TTL
+		h[10], h[11] = 0xFF, 0xFF // header checksum
+		crc = crc32.Update(0, crc32.IEEETable, ones8[:])
+		crc = crc32.Update(crc, crc32.IEEETable, h[:n])
+	case NetworkIPv6, NetworkGRH:
+		var h [40]byte
+		if len(netHdr) < 40 {
+			return 0, fmt.Errorf("icrc: %w: %d-byte IPv6/GRH header", ErrTruncated, len(netHdr))
+		}
+		copy(h[:], netHdr[:40])
+		h[0] |= 0x0F                        // traffic class, high nibble
+		h[1], h[2], h[3] = 0xFF, 0xFF, 0xFF // traffic class low nibble, flow label
+		h[7] = 0xFF                         // hop limit
+		crc = crc32.Update(0, crc32.IEEETable, ones8[:])
+		crc = crc32.Update(crc, crc32.IEEETable, h[:])
+	case NetworkLRH:
+		var h [LRHLen]byte
+		if len(netHdr) < LRHLen {
+			return 0, fmt.Errorf("icrc: %w: %d-byte LRH", ErrTruncated, len(netHdr))
+		}
+		copy(h[:], netHdr[:LRHLen])
+		h[0] |= 0xF0 // VL
+		crc = crc32.Update(0, crc32.IEEETable, h[:])
+	default:
+		return 0, fmt.Errorf("icrc: %w: no network header", ErrBadHeader)
+	}
+	if kind == NetworkIPv4 || kind == NetworkIPv6 {
+		if len(udpHdr) < 8 {
+			return 0, fmt.Errorf("icrc: %w: %d-byte UDP header", ErrTruncated, len(udpHdr))
+		}
+		var u [8]byte
+		copy(u[:], udpHdr[:8])
+		u[6], u[7] = 0xFF, 0xFF // UDP checksum
+		crc = crc32.Update(crc, crc32.IEEETable, u[:])
+	}
+	var b [BTHLen]byte
+	copy(b[:], ib[:BTHLen])
+	b[4] = 0xFF // FECN, BECN, resv6
+	crc = crc32.Update(crc, crc32.IEEETable, b[:])
+	return crc32.Update(crc, crc32.IEEETable, ib[BTHLen:]), nil
+}
+
+// CheckICRC verifies the ICRC of a decoded BTH against its network header
+// (see ComputeICRC for kind, netHdr and udpHdr). A truncated packet, or one
+// whose network header is unknown, is ICRCUnverifiable.
+func CheckICRC(kind NetworkKind, netHdr, udpHdr []byte, bth *BTH) ICRCResult {
+	v, ok := bth.ICRCValue()
+	if !ok || kind == NetworkNone {
+		return ICRCResult{Status: ICRCUnverifiable, Value: v}
+	}
+	exp, err := ComputeICRC(kind, netHdr, udpHdr, bth.covered)
+	if err != nil {
+		return ICRCResult{Status: ICRCUnverifiable, Value: v}
+	}
+	if exp != v {
+		return ICRCResult{Status: ICRCBad, Value: v, Expected: exp}
+	}
+	return ICRCResult{Status: ICRCOK, Value: v, Expected: exp}
+}
+
+// ICRC is the 4-byte invariant CRC trailer of every IB packet.
+// gopacket.NewPacket adds it after the payload, already checked against
+// the packet's network header: Status, Expected. Value is the CRC-32 value
+// (the wire bytes read least-significant first).
+//
+// Serializing writes Value. To fill in a correct ICRC, set
+// ComputeChecksums: for RoCE v2 call BTH.SetNetworkLayerForChecksum, for
+// RoCE v1 and native IB the GRH or LRH computes it (they are serialized
+// after the ICRC and see the whole packet).
+type ICRC struct {
+	gplayers.BaseLayer
+	Value    uint32
+	Status   ICRCStatus
+	Expected uint32
+}
+
+var (
+	_ gopacket.DecodingLayer     = (*ICRC)(nil)
+	_ gopacket.SerializableLayer = (*ICRC)(nil)
+)
+
+// LayerType returns LayerTypeICRC.
+func (c *ICRC) LayerType() gopacket.LayerType { return LayerTypeICRC }
+
+// CanDecode returns LayerTypeICRC.
+func (c *ICRC) CanDecode() gopacket.LayerClass { return LayerTypeICRC }
+
+// NextLayerType returns gopacket.LayerTypeZero: the ICRC ends the IB packet.
+func (c *ICRC) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZero }
+
+// DecodeFromBytes decodes a 4-byte ICRC (status unverifiable until checked).
+func (c *ICRC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	*c = ICRC{}
+	if len(data) < ICRCLen {
+		df.SetTruncated()
+		return fmt.Errorf("icrc: %w: %d bytes, need %d", ErrTruncated, len(data), ICRCLen)
+	}
+	c.Value = binary.LittleEndian.Uint32(data)
+	c.Contents = data[:ICRCLen]
+	c.Payload = data[ICRCLen:]
+	return nil
+}
+
+// SerializeTo appends nothing and prepends the 4-byte ICRC holding Value.
+func (c *ICRC) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
+	p, err := b.PrependBytes(ICRCLen)
+	if err != nil {
+		return err
+	}
+	binary.LittleEndian.PutUint32(p, c.Value)
+	return nil
+}
+
+// SetNetworkLayerForChecksum gives the BTH the IPv4 or IPv6 layer and the
+// UDP layer it will be serialized under, so that SerializeTo can compute
+// the ICRC of a RoCE v2 packet when ComputeChecksums is set, the same way
+// gopacket's UDP computes its checksum.
+func (b *BTH) SetNetworkLayerForChecksum(network gopacket.SerializableLayer, udp *gplayers.UDP) error {
+	switch network.(type) {
+	case *gplayers.IPv4, *gplayers.IPv6:
+	default:
+		return fmt.Errorf("bth: %w: ICRC network layer must be IPv4 or IPv6, not %T", ErrBadHeader, network)
+	}
+	b.csumNet, b.csumUDP = network, udp
+	return nil
+}
+
+// fillICRCv2 computes the ICRC of a RoCE v2 packet whose bytes from the BTH
+// on are ib (ending with the ICRC), serializing the network header into a
+// scratch buffer exactly as it will be written.
+func (b *BTH) fillICRCv2(ib []byte, opts gopacket.SerializeOptions) error {
+	if len(ib) < BTHLen+ICRCLen {
+		return fmt.Errorf("bth: %w: no ICRC after the BTH to fill in", ErrBadHeader)
+	}
+	udpLen := 8 + len(ib)
+	scratch := gopacket.NewSerializeBuffer()
+	if _, err := scratch.PrependBytes(udpLen); err != nil {
+		return err
+	}
+	var kind NetworkKind
+	switch ip := b.csumNet.(type) {
+	case *gplayers.IPv4:
+		kind = NetworkIPv4
+		saved := *ip
+		err := ip.SerializeTo(scratch, opts)
+		*ip = saved
+		if err != nil {
+			return err
+		}
+	case *gplayers.IPv6:
+		kind = NetworkIPv6
+		saved := *ip
+		err := ip.SerializeTo(scratch, opts)
+		*ip = saved
+		if err != nil {
+			return err
+		}
+	}
+	hdr := scratch.Bytes()[:len(scratch.Bytes())-udpLen]
+	var udp [8]byte
+	if b.csumUDP != nil {
+		binary.BigEndian.PutUint16(udp[0:2], uint16(b.csumUDP.SrcPort))
+		binary.BigEndian.PutUint16(udp[2:4], uint16(b.csumUDP.DstPort))
+		l := b.csumUDP.Length
+		if opts.FixLengths {
+			l = uint16(udpLen)
+		}
+		binary.BigEndian.PutUint16(udp[4:6], l)
+	}
+	crc, err := ComputeICRC(kind, hdr, udp[:], ib[:len(ib)-ICRCLen])
+	if err != nil {
+		return err
+	}
+	binary.LittleEndian.PutUint32(ib[len(ib)-ICRCLen:], crc)
+	return nil
+}
+
+// crc16Table is the table of the VCRC: polynomial 0x100B, processed
+// least-significant bit first (reflected form 0xD008).
+var crc16Table = func() (t [256]uint16) {
+	for i := range t {
+		c := uint16(i)
+		for range 8 {
+			if c&1 != 0 {
+				c = c>>1 ^ 0xD008
+			} else {
+				c >>= 1
+			}
+		}
+		t[i] = c
+	}
+	return t
+}()
+
+// ComputeVCRC returns the variant CRC of a native IB packet: CRC-16 with
+// polynomial 0x100B, initial value 0xFFFF, bits processed least
+// significant first and a final complement, over the packet from the LRH
+// through the ICRC. The wire carries it least-significant byte first.
+func ComputeVCRC(pkt []byte) uint16 {
+	crc := uint16(0xFFFF)
+	for _, x := range pkt {
+		crc = crc>>8 ^ crc16Table[byte(crc)^x]
+	}
+	return ^crc
+}
