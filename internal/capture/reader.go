@@ -1,0 +1,406 @@
+package capture
+
+import (
+	"bufio"
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// MaxCaptureLength is the largest captured length the Reader accepts for one
+// frame, whatever the file's snap length says: libpcap's MAXIMUM_SNAPLEN
+// (256 KiB). It bounds every buffer the Reader allocates for a frame.
+const MaxCaptureLength = 262144
+
+const (
+	// bufSize is the size of the buffer over the (decompressed) stream. A
+	// whole pcap record of MaxCaptureLength fits, so Next can hand out a
+	// slice of it without copying.
+	bufSize = MaxCaptureLength + 4096
+	// gzipBufSize is the size of the buffer over compressed input.
+	gzipBufSize = 64 << 10
+	// pcapFileHeaderLen and pcapRecordHeaderLen are the classic pcap
+	// header sizes.
+	pcapFileHeaderLen   = 24
+	pcapRecordHeaderLen = 16
+)
+
+// Magic numbers, as the first four bytes of the file read big-endian.
+const (
+	magicPcapBE     = 0xa1b2c3d4
+	magicPcapLE     = 0xd4c3b2a1
+	magicPcapNanoBE = 0xa1b23c4d
+	magicPcapNanoLE = 0x4d3cb2a1
+	magicPcapNG     = 0x0a0d0d0a
+	magicGzip1      = 0x1f
+	magicGzip2      = 0x8b
+)
+
+// Reader yields frames from a pcap, pcapng or ERF-in-pcap capture,
+// optionally gzip-compressed. The format is sniffed from the first bytes, not
+// from a file name. A Reader is not safe for concurrent use.
+type Reader struct {
+	format Format
+	closer io.Closer       // the file Open opened, nil otherwise
+	cr     *countingReader // the decompressed stream, counted
+	in     *bufio.Reader   // buffer over cr
+	err    error           // sticky: returned by every Next after the first error
+
+	// classic pcap
+	bigEndian bool
+	fracNanos int64 // nanoseconds per unit of the timestamp fraction
+	snaplen   uint32
+	maxCap    uint32 // largest captured length accepted
+	linkType  layers.LinkType
+
+	// pcapng
+	ng  *pcapgo.NgReader
+	fr  *ngFramer     // checks each block before pcapgo sees it
+	pbr *bufio.Reader // buffer between fr and ng, used by ng as is
+}
+
+// Open opens the named capture file; "-" means standard input, which Close
+// leaves open. Errors about the file's contents do not name the file: the
+// caller adds the name.
+func Open(name string) (*Reader, error) {
+	if name == "-" {
+		return NewReader(os.Stdin)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	r, err := NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.closer = f
+	return r, nil
+}
+
+// NewReader sniffs the format from the first bytes of r and reads the file
+// header: pcap with microsecond (a1b2c3d4) or nanosecond (a1b23c4d)
+// timestamps in either byte order, pcapng (0a0d0d0a), or any of them
+// gzip-compressed (1f8b). Close does not close r.
+func NewReader(r io.Reader) (*Reader, error) {
+	if r == nil {
+		return nil, errors.New("capture: nil reader")
+	}
+	rd := &Reader{}
+
+	// Look at two bytes for gzip, then put them back in front.
+	var head [2]byte
+	n, err := io.ReadFull(r, head[:])
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, newError(nil, 0, err, "capture: read error at byte offset 0: %v", err)
+	}
+	src := io.MultiReader(bytes.NewReader(head[:n]), r)
+	if n == 2 && head[0] == magicGzip1 && head[1] == magicGzip2 {
+		gz, err := gzip.NewReader(bufio.NewReaderSize(src, gzipBufSize))
+		if err != nil {
+			return nil, gzipHeaderError(err)
+		}
+		src = gz
+		rd.format.Gzip = true
+	}
+	rd.cr = &countingReader{r: src}
+	rd.in = bufio.NewReaderSize(rd.cr, bufSize)
+
+	if err := rd.sniff(); err != nil {
+		return nil, err
+	}
+	return rd, nil
+}
+
+// gzipHeaderError describes a failure of gzip.NewReader.
+func gzipHeaderError(err error) error {
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return newError(ErrTruncated, 0, io.ErrUnexpectedEOF,
+			"capture: truncated gzip header at byte offset 0: the file ends inside it")
+	case errors.Is(err, gzip.ErrHeader):
+		return newError(ErrCorrupt, 0, err, "capture: corrupt gzip header at byte offset 0: %v", err)
+	}
+	return newError(nil, 0, err, "capture: read error at byte offset 0: %v", err)
+}
+
+// sniff reads the magic number and sets the reader up for its format.
+func (r *Reader) sniff() error {
+	magic, _ := r.in.Peek(4)
+	if len(magic) < 4 {
+		if !r.cr.cleanEOF() {
+			return r.streamError(0, "")
+		}
+		if len(magic) == 0 {
+			if r.format.Gzip {
+				return newError(ErrEmpty, 0, nil, "capture: empty file (the gzip stream holds no data)")
+			}
+			return newError(ErrEmpty, 0, nil, "capture: empty file")
+		}
+		unit := "bytes"
+		if len(magic) == 1 {
+			unit = "byte"
+		}
+		return newError(ErrNotCapture, 0, nil,
+			"capture: not a pcap or pcapng file (only %d %s: % x)", len(magic), unit, magic)
+	}
+	switch m := binary.BigEndian.Uint32(magic); m {
+	case magicPcapBE, magicPcapLE:
+		return r.initPcap(FormatPcap, m == magicPcapBE)
+	case magicPcapNanoBE, magicPcapNanoLE:
+		return r.initPcap(FormatPcapNano, m == magicPcapNanoBE)
+	case magicPcapNG:
+		return r.initPcapNG()
+	default:
+		if r.format.Gzip {
+			return newError(ErrNotCapture, 0, nil,
+				"capture: not a pcap or pcapng file (magic 0x%08x inside the gzip stream)", m)
+		}
+		return newError(ErrNotCapture, 0, nil, "capture: not a pcap or pcapng file (magic 0x%08x)", m)
+	}
+}
+
+// initPcap checks and consumes the 24-byte pcap file header.
+func (r *Reader) initPcap(c Container, bigEndian bool) error {
+	r.format.Container = c
+	r.format.BigEndian = bigEndian
+	r.bigEndian = bigEndian
+	r.fracNanos = 1000
+	if c == FormatPcapNano {
+		r.fracNanos = 1
+	}
+
+	hdr, _ := r.in.Peek(pcapFileHeaderLen)
+	if len(hdr) < pcapFileHeaderLen {
+		return r.short(0, "file header", "file header", len(hdr), pcapFileHeaderLen)
+	}
+	// pcapgo accepts version 2.4 only, as libpcap writes it; say so with an
+	// offset rather than pass on its bare message.
+	if major, minor := r.u16(hdr[4:6]), r.u16(hdr[6:8]); major != 2 || minor != 4 {
+		return newError(ErrCorrupt, 4, nil,
+			"capture: corrupt file header at byte offset 4: unsupported pcap version %d.%d (want 2.4)", major, minor)
+	}
+	// pcapgo parses the header; r.in is a large *bufio.Reader, so pcapgo
+	// reads through it rather than adding a buffer of its own.
+	pr, err := pcapgo.NewReader(r.in)
+	if err != nil {
+		return newError(ErrCorrupt, 0, err, "capture: corrupt file header at byte offset 0: %v", lowerFirst(err))
+	}
+	r.snaplen = pr.Snaplen()
+	r.linkType = pr.LinkType()
+	r.maxCap = MaxCaptureLength
+	if r.snaplen != 0 && r.snaplen < r.maxCap {
+		r.maxCap = r.snaplen
+	}
+	return nil
+}
+
+// Format returns the format the file was found to be in.
+func (r *Reader) Format() Format { return r.format }
+
+// Offset returns the number of bytes of the (decompressed) stream consumed so
+// far: after Next returns a frame, the offset of the first byte after it.
+func (r *Reader) Offset() int64 {
+	if r.fr != nil {
+		return r.fr.served() - int64(r.pbr.Buffered())
+	}
+	return r.cr.n - int64(r.in.Buffered())
+}
+
+// Next returns the next frame. data aliases a buffer of the Reader and is
+// valid until the next call; copy it to keep it. linkType is the frame's link
+// type: the file's for pcap, the frame's interface's for pcapng, where one
+// file may mix several. ci.InterfaceIndex is the pcapng interface (0 for
+// pcap) and ci.AncillaryData is nil.
+//
+// Next returns io.EOF at the clean end of the capture, and otherwise an
+// *Error wrapping ErrTruncated or ErrCorrupt (or an I/O error) once every
+// frame before the damage has been returned. After an error, Next returns
+// the same error again.
+//
+// Captured lengths above the snap length or MaxCaptureLength are corrupt. A
+// captured length above the original length is passed on as it is (libpcap
+// does the same): ci.CaptureLength > ci.Length is for the caller to judge.
+func (r *Reader) Next() (ci gopacket.CaptureInfo, data []byte, linkType layers.LinkType, err error) {
+	if r.err != nil {
+		return ci, nil, 0, r.err
+	}
+	if r.ng != nil {
+		ci, data, linkType, err = r.nextPcapNG()
+	} else {
+		ci, data, linkType, err = r.nextPcap()
+	}
+	if err != nil {
+		r.err = err
+		return gopacket.CaptureInfo{}, nil, 0, err
+	}
+	return ci, data, linkType, nil
+}
+
+// nextPcap reads one classic pcap record. The record header is checked
+// here, not by pcapgo: pcapgo rejects a captured length above the original
+// length (which libpcap reads), says nothing of offsets, and copies the data
+// where a slice of the read buffer does.
+func (r *Reader) nextPcap() (ci gopacket.CaptureInfo, data []byte, linkType layers.LinkType, err error) {
+	start := r.Offset()
+	hdr, _ := r.in.Peek(pcapRecordHeaderLen)
+	if len(hdr) < pcapRecordHeaderLen {
+		if len(hdr) == 0 {
+			if r.cr.cleanEOF() {
+				return ci, nil, 0, io.EOF
+			}
+			return ci, nil, 0, r.streamError(start, "")
+		}
+		return ci, nil, 0, r.short(start, "record", "record header", len(hdr), pcapRecordHeaderLen)
+	}
+	caplen := r.u32(hdr[8:12])
+	if caplen > r.maxCap {
+		if r.maxCap == r.snaplen {
+			return ci, nil, 0, newError(ErrCorrupt, start, nil,
+				"capture: corrupt record at byte offset %d: captured length %d exceeds the snap length %d",
+				start, caplen, r.snaplen)
+		}
+		return ci, nil, 0, newError(ErrCorrupt, start, nil,
+			"capture: corrupt record at byte offset %d: captured length %d exceeds the %d-byte limit",
+			start, caplen, MaxCaptureLength)
+	}
+	n := pcapRecordHeaderLen + int(caplen)
+	rec, _ := r.in.Peek(n)
+	if len(rec) < n {
+		return ci, nil, 0, r.short(start, "record", "packet data", len(rec)-pcapRecordHeaderLen, int(caplen))
+	}
+	if _, err := r.in.Discard(n); err != nil { // cannot fail: n bytes are buffered
+		return ci, nil, 0, newError(nil, start, err, "capture: read error at byte offset %d: %v", start, err)
+	}
+	sec, frac := r.u32(rec[0:4]), r.u32(rec[4:8])
+	ci.Timestamp = time.Unix(int64(sec), int64(frac)*r.fracNanos).UTC()
+	ci.CaptureLength = int(caplen)
+	ci.Length = int(r.u32(rec[12:16]))
+	return ci, rec[pcapRecordHeaderLen:n:n], r.linkType, nil
+}
+
+// Close releases the reader and closes the file Open opened (not standard
+// input, and not the io.Reader given to NewReader). Next returns an error
+// after Close.
+func (r *Reader) Close() error {
+	if r.err == errClosed {
+		return nil
+	}
+	r.err = errClosed
+	if r.closer != nil {
+		if err := r.closer.Close(); err != nil {
+			return fmt.Errorf("capture: %w", err)
+		}
+	}
+	return nil
+}
+
+func (r *Reader) u16(b []byte) uint16 {
+	if r.bigEndian {
+		return binary.BigEndian.Uint16(b)
+	}
+	return binary.LittleEndian.Uint16(b)
+}
+
+func (r *Reader) u32(b []byte) uint32 {
+	if r.bigEndian {
+		return binary.BigEndian.Uint32(b)
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+// short describes a structure that the stream ended inside: what (a "record",
+// "block", "file header") starts at start, and its part (the "record header",
+// "packet data") has have of want bytes. When the stream itself failed (a
+// gzip stream cut short, an I/O error) that failure is reported instead.
+func (r *Reader) short(start int64, what, part string, have, want int) error {
+	detail := fmt.Sprintf("%s has %d of %d bytes", part, have, want)
+	if !r.cr.cleanEOF() {
+		return r.streamError(start, fmt.Sprintf("%s at byte offset %d (%s)", what, start, detail))
+	}
+	return newError(ErrTruncated, start, io.ErrUnexpectedEOF,
+		"capture: truncated %s at byte offset %d: %s", what, start, detail)
+}
+
+// streamError describes a failure of the decompressed stream itself. inside
+// names the record or block it cut, or is empty when it came between two.
+// The offset is that record's start, or else where the stream failed.
+func (r *Reader) streamError(start int64, inside string) error {
+	err := r.cr.err
+	off := r.cr.n
+	if inside != "" {
+		off = start
+	}
+	where := ""
+	if inside != "" {
+		where = ", inside the " + inside
+	}
+	var corrupt flate.CorruptInputError
+	switch {
+	case r.format.Gzip && err == io.ErrUnexpectedEOF:
+		if inside != "" {
+			return newError(ErrTruncated, off, io.ErrUnexpectedEOF,
+				"capture: truncated %s: the gzip stream is cut short after %d bytes of data", inside, r.cr.n)
+		}
+		return newError(ErrTruncated, off, io.ErrUnexpectedEOF,
+			"capture: truncated gzip stream at byte offset %d: the compressed data is cut short", off)
+	case errors.Is(err, gzip.ErrHeader):
+		// Go's gzip reads on after each member, so this is what follows
+		// the compressed data: trailing garbage or a damaged member.
+		return newError(ErrCorrupt, off, err,
+			"capture: corrupt gzip stream at byte offset %d of the data%s: what follows the compressed data is not gzip (%v)",
+			r.cr.n, where, err)
+	case errors.Is(err, gzip.ErrChecksum), errors.As(err, &corrupt):
+		return newError(ErrCorrupt, off, err,
+			"capture: corrupt gzip stream at byte offset %d of the data%s: %v", r.cr.n, where, err)
+	}
+	return newError(nil, off, err, "capture: read error at byte offset %d%s: %v", r.cr.n, where, err)
+}
+
+// countingReader counts the bytes read through it and remembers the first
+// error, returning it again on every later call (a plain file gives io.EOF
+// again anyway; this makes other readers behave the same).
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if err != nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// cleanEOF reports whether the stream has not failed: it ended with io.EOF,
+// or has not ended yet.
+func (c *countingReader) cleanEOF() bool {
+	return c.err == nil || c.err == io.EOF
+}
+
+// lowerFirst returns err's message with its first letter in lower case
+// (pcapgo's messages start with a capital).
+func lowerFirst(err error) string {
+	s := err.Error()
+	if s != "" && s[0] >= 'A' && s[0] <= 'Z' {
+		return string(s[0]+'a'-'A') + s[1:]
+	}
+	return s
+}
