@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -77,7 +78,8 @@ func (c NAKCode) String() string {
 // CreditsUnlimited is the ACK credit count meaning "no flow control".
 const CreditsUnlimited = 0x1F
 
-// rnrTimer holds the RNR NAK timer values of IBTA table 45, in µs × 100.
+// rnrTimer holds the RNR NAK timer values of IBTA table 45, in units of
+// 10 µs (0.01 ms).
 var rnrTimer = [32]uint32{
 	65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
 	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
@@ -124,7 +126,7 @@ func (a *AETH) SyndromeString() string {
 		}
 		return fmt.Sprintf("ACK credits=%d", a.Credits())
 	case AckTypeRNRNAK:
-		return fmt.Sprintf("RNR_NAK timer=%s", a.RNRTimer())
+		return "RNR_NAK timer=" + strconv.FormatFloat(float64(a.RNRTimer())/float64(time.Millisecond), 'f', -1, 64) + "ms"
 	case AckTypeNAK:
 		return "NAK " + a.NAKCode().String()
 	}

@@ -164,21 +164,20 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		b.Trailer = body[end:]
 		b.covered = data[:BTHLen+end]
 		body = body[:end]
-		if int(b.PadCnt) > len(body)-b.Opcode.HeaderLen() {
+		hl := b.Opcode.HeaderLen()
+		if len(body) < hl {
 			b.Payload = body
-			return fmt.Errorf("bth: %w: PadCnt %d but %d bytes after the extension headers", ErrBadHeader, b.PadCnt, len(body)-b.Opcode.HeaderLen())
+			return fmt.Errorf("bth: %w: %s needs %d bytes of extension headers, have %d", ErrTruncated, b.Opcode, hl, len(body))
+		}
+		if int(b.PadCnt) > len(body)-hl {
+			b.Payload = body
+			return fmt.Errorf("bth: %w: PadCnt %d but %d bytes after the extension headers", ErrBadHeader, b.PadCnt, len(body)-hl)
 		}
 		b.Pad = body[len(body)-int(b.PadCnt):]
 		body = body[:len(body)-int(b.PadCnt)]
 	}
 	b.Payload = body
 	b.buildChain()
-	if !b.Opcode.Known() {
-		return nil
-	}
-	if hl := b.Opcode.HeaderLen(); len(body) < hl && !b.Truncated {
-		return fmt.Errorf("bth: %w: %s needs %d bytes of extension headers, have %d", ErrTruncated, b.Opcode, hl, len(body))
-	}
 	return nil
 }
 
@@ -227,7 +226,12 @@ func (b *BTH) IsMAD() bool { return b.carriesMAD() }
 // SerializeTo writes the BTH. With FixLengths, PadCnt is set and pad
 // bytes inserted so the payload ends on a 4-byte boundary; the bytes
 // already in b must then end with the 4-byte ICRC (serialize an ICRC
-// layer last). With ComputeChecksums and a network layer set by
+// layer last, followed by a VCRC layer for native IB: with
+// gopacket.SerializeLayers the BTH sees that a VCRC was serialized). The
+// pad bytes come from Pad when it holds PadCnt bytes, zeros otherwise.
+// Without FixLengths, PadCnt is written as it is, and the Pad bytes are
+// inserted before the ICRC (and VCRC) layers when Pad holds PadCnt bytes,
+// as after decoding; otherwise the payload must include the pad. With ComputeChecksums and a network layer set by
 // SetNetworkLayerForChecksum, the ICRC is computed (RoCE v2); RoCE v1 and
 // native IB compute it in GRH and LRH, whose SerializeTo runs later.
 func (b *BTH) SerializeTo(buf gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
@@ -239,6 +243,11 @@ func (b *BTH) SerializeTo(buf gopacket.SerializeBuffer, opts gopacket.SerializeO
 	}
 	if opts.FixLengths {
 		if err := b.fixPad(buf); err != nil {
+			return err
+		}
+	} else if b.PadCnt > 0 && len(b.Pad) == int(b.PadCnt) {
+		// A decoded packet: its payload layer excludes the pad.
+		if err := b.insertPad(buf, serializedTrailer(buf)); err != nil {
 			return err
 		}
 	}
@@ -277,25 +286,61 @@ func (b *BTH) SerializeTo(buf gopacket.SerializeBuffer, opts gopacket.SerializeO
 // fixPad inserts pad bytes between the payload and the ICRC so that the
 // payload is 4-byte aligned, and sets PadCnt.
 func (b *BTH) fixPad(buf gopacket.SerializeBuffer) error {
-	cur := buf.Bytes()
-	if len(cur) < ICRCLen {
+	trailer := ICRCLen
+	if serializedVCRC(buf) {
+		trailer += VCRCLen
+	}
+	if len(buf.Bytes()) < trailer {
 		return fmt.Errorf("bth: %w: FixLengths needs the ICRC serialized after the payload", ErrBadHeader)
 	}
-	body := len(cur) - ICRCLen
-	pad := (4 - body%4) % 4
-	b.PadCnt = uint8(pad)
+	body := len(buf.Bytes()) - trailer
+	b.PadCnt = uint8((4 - body%4) % 4)
+	return b.insertPad(buf, trailer)
+}
+
+// insertPad inserts PadCnt pad bytes in front of the last trailer bytes of
+// buf. The pad bytes are taken from Pad when it has the right length (a
+// decoded packet re-serializes to the same bytes), zeros otherwise.
+func (b *BTH) insertPad(buf gopacket.SerializeBuffer, trailer int) error {
+	pad := int(b.PadCnt)
 	if pad == 0 {
 		return nil
 	}
+	body := len(buf.Bytes()) - trailer
 	if _, err := buf.AppendBytes(pad); err != nil {
 		return err
 	}
-	cur = buf.Bytes()
-	copy(cur[body+pad:], cur[body:body+ICRCLen])
+	cur := buf.Bytes()
+	copy(cur[body+pad:], cur[body:body+trailer])
+	if len(b.Pad) == pad {
+		copy(cur[body:body+pad], b.Pad)
+		return nil
+	}
 	for i := body; i < body+pad; i++ {
 		cur[i] = 0
 	}
 	return nil
+}
+
+// serializedTrailer returns the length of the ICRC and VCRC layers that
+// gopacket.SerializeLayers has already serialized into buf.
+func serializedTrailer(buf gopacket.SerializeBuffer) int {
+	ls, n := buf.Layers(), 0
+	if len(ls) > 0 && ls[0] == LayerTypeVCRC {
+		ls, n = ls[1:], VCRCLen
+	}
+	if len(ls) > 0 && ls[0] == LayerTypeICRC {
+		n += ICRCLen
+	}
+	return n
+}
+
+// serializedVCRC reports whether the first layer serialized into buf (the
+// last of the packet) is a VCRC: a native IB packet, whose ICRC is followed
+// by the VCRC. gopacket.SerializeLayers records the layers it serializes.
+func serializedVCRC(buf gopacket.SerializeBuffer) bool {
+	ls := buf.Layers()
+	return len(ls) > 0 && ls[0] == LayerTypeVCRC
 }
 
 func put24(b []byte, v uint32) {

@@ -118,6 +118,9 @@ func decodeGRH(data []byte, p gopacket.PacketBuilder) error {
 		return err
 	}
 	p.SetNetworkLayer(grh)
+	if len(grh.Payload) == 0 && grh.PayLen > 0 {
+		return fmt.Errorf("grh: %w: nothing captured of its %d-byte payload", ErrTruncated, grh.PayLen)
+	}
 	return p.NextDecoder(grh.NextLayerType())
 }
 
@@ -127,6 +130,9 @@ func decodeLRH(data []byte, p gopacket.PacketBuilder) error {
 	p.AddLayer(lrh)
 	if err != nil {
 		return err
+	}
+	if len(lrh.Payload) == 0 && int(lrh.PktLen)*4 > LRHLen {
+		return fmt.Errorf("lrh: %w: nothing captured after the LRH", ErrTruncated)
 	}
 	var innerErr error
 	if len(lrh.Payload) > 0 {
@@ -150,6 +156,9 @@ func decodeERF(data []byte, p gopacket.PacketBuilder) error {
 	p.AddLayer(erf)
 	if err != nil {
 		return err
+	}
+	if len(erf.Payload) == 0 && erf.WLen > 0 {
+		return fmt.Errorf("erf: %w: nothing captured of the %d-byte packet", ErrTruncated, erf.WLen)
 	}
 	return p.NextDecoder(erf.NextLayerType())
 }

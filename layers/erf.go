@@ -32,7 +32,8 @@ const (
 //
 // Records of type 21 and 25 carry an IB packet from its LRH (no pad);
 // type 2 carries an Ethernet frame after a 2-byte pad. The payload is
-// bounded by the wire length.
+// bounded by the wire length WLen (record padding after it is dropped); a
+// record captured shorter than WLen is flagged truncated.
 type ERF struct {
 	gplayers.BaseLayer
 	Timestamp   uint64
@@ -104,14 +105,11 @@ func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		}
 	}
 	e.Contents = data[:off]
+	// WLen is the length of the packet on the wire (for Ethernet, the frame
+	// after the 2-byte pad); anything after it is record padding.
 	end := off + int(e.WLen)
-	if e.Type == ERFTypeEthernet {
-		end -= 2
-	}
-	if end < off || len(data) < end {
-		if len(data) < end {
-			df.SetTruncated()
-		}
+	if len(data) < end {
+		df.SetTruncated()
 		end = len(data)
 	}
 	e.Payload = data[off:end]
@@ -119,13 +117,17 @@ func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 }
 
 // SerializeTo writes the record header (no extension headers unless
-// ExtHeaders holds them). With FixLengths, WLen and RLen are set from the
-// payload.
+// ExtHeaders holds them; the 2-byte pad of an Ethernet record). With
+// FixLengths, WLen and RLen are set from the payload and HasExtHdr from
+// ExtHeaders.
 func (e *ERF) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
 	if len(e.ExtHeaders)%8 != 0 || e.Type > 0x7F {
 		return fmt.Errorf("erf: %w: extension headers of %d bytes, type %d", ErrFieldRange, len(e.ExtHeaders), e.Type)
 	}
 	n := ERFHeaderLen + len(e.ExtHeaders)
+	if e.Type == ERFTypeEthernet {
+		n += 2 // pad before the Ethernet frame
+	}
 	if opts.FixLengths {
 		e.WLen = uint16(len(b.Bytes()))
 		e.RLen = uint16(n + len(b.Bytes()))
@@ -145,5 +147,8 @@ func (e *ERF) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOpt
 	binary.BigEndian.PutUint16(h[12:14], e.LossCounter)
 	binary.BigEndian.PutUint16(h[14:16], e.WLen)
 	copy(h[16:], e.ExtHeaders)
+	for i := ERFHeaderLen + len(e.ExtHeaders); i < n; i++ {
+		h[i] = 0
+	}
 	return nil
 }

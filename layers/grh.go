@@ -96,15 +96,24 @@ func (g *GRH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 }
 
 // SerializeTo writes the GRH. With FixLengths, PayLen is the length of the
-// bytes already in b; with ComputeChecksums, when NxtHdr is a BTH and b
+// bytes already in b, through the ICRC (a trailing VCRC is left out); with ComputeChecksums, when NxtHdr is a BTH and b
 // ends with an ICRC, the ICRC is computed over the finished RoCE v1 packet.
 func (g *GRH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
 	if g.IPVer > 0xF || g.FlowLabel > 0xFFFFF {
 		return fmt.Errorf("grh: %w: IPVer %d, FlowLabel 0x%x", ErrFieldRange, g.IPVer, g.FlowLabel)
 	}
-	payload := b.Bytes()
 	if opts.FixLengths {
-		g.PayLen = uint16(len(payload))
+		// PayLen runs through the ICRC. An IB packet is a whole number of
+		// 4-byte words, so 2 bytes over a word boundary are the VCRC of a
+		// native IB packet (LRH, GRH, …, ICRC, VCRC), not counted.
+		n := len(b.Bytes())
+		if serializedVCRC(b) || n%4 == VCRCLen {
+			n -= VCRCLen
+		}
+		if n > 0xFFFF {
+			return fmt.Errorf("grh: %w: payload of %d bytes", ErrFieldRange, n)
+		}
+		g.PayLen = uint16(n)
 	}
 	h, err := b.PrependBytes(GRHLen)
 	if err != nil {

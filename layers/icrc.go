@@ -56,50 +56,54 @@ const (
 	NetworkLRH              // native IB without GRH: the LRH itself, VL masked
 )
 
-var ones8 = [8]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}
-
 // ComputeICRC returns the invariant CRC of an IB packet. netHdr is the
 // network header as on the wire (IPv4 header with options, IPv6 fixed
 // header, GRH, or LRH for NetworkLRH), udpHdr the 8-byte UDP header for
 // RoCE v2 (nil otherwise) and ib the bytes from the BTH through the pad
-// (the ICRC itself excluded). Variant fields are masked on small copies of
-// the headers; the payload is never copied.
+// (the ICRC itself excluded). Variant fields are masked byte by byte while
+// the headers are summed; nothing is copied and nothing allocated.
 func ComputeICRC(kind NetworkKind, netHdr, udpHdr, ib []byte) (uint32, error) {
 	if len(ib) < BTHLen {
 		return 0, fmt.Errorf("icrc: %w: %d bytes from the BTH on", ErrTruncated, len(ib))
 	}
-	var crc uint32
+	crc := ^uint32(0) // running register of crc32, before the final complement
 	switch kind {
 	case NetworkIPv4:
-		var h [60]byte
 		if len(netHdr) < 20 || len(netHdr) > 60 {
 			return 0, fmt.Errorf("icrc: %w: IPv4 header of %d bytes", ErrBadHeader, len(netHdr))
 		}
-		n := copy(h[:], netHdr)
-		h[1] = 0xFF               // TOS (DSCP, ECN)
-		h[8] = 0xFF               // TTL
-		h[10], h[11] = 0xFF, 0xFF // header checksum
-		crc = crc32.Update(0, crc32.IEEETable, ones8[:])
-		crc = crc32.Update(crc, crc32.IEEETable, h[:n])
+		crc = crcOnes(crc, 8) // the LRH RoCE does not have
+		for i, b := range netHdr {
+			switch i {
+			case 1, 8, 10, 11: // TOS (DSCP, ECN), TTL, header checksum
+				b = 0xFF
+			}
+			crc = crcByte(crc, b)
+		}
 	case NetworkIPv6, NetworkGRH:
-		var h [40]byte
 		if len(netHdr) < 40 {
 			return 0, fmt.Errorf("icrc: %w: %d-byte IPv6/GRH header", ErrTruncated, len(netHdr))
 		}
-		copy(h[:], netHdr[:40])
-		h[0] |= 0x0F                        // traffic class, high nibble
-		h[1], h[2], h[3] = 0xFF, 0xFF, 0xFF // traffic class low nibble, flow label
-		h[7] = 0xFF                         // hop limit
-		crc = crc32.Update(0, crc32.IEEETable, ones8[:])
-		crc = crc32.Update(crc, crc32.IEEETable, h[:])
+		crc = crcOnes(crc, 8)
+		for i, b := range netHdr[:40] {
+			switch i {
+			case 0: // version kept, traffic class high nibble masked
+				b |= 0x0F
+			case 1, 2, 3, 7: // traffic class low nibble, flow label, hop limit
+				b = 0xFF
+			}
+			crc = crcByte(crc, b)
+		}
 	case NetworkLRH:
-		var h [LRHLen]byte
 		if len(netHdr) < LRHLen {
 			return 0, fmt.Errorf("icrc: %w: %d-byte LRH", ErrTruncated, len(netHdr))
 		}
-		copy(h[:], netHdr[:LRHLen])
-		h[0] |= 0xF0 // VL
-		crc = crc32.Update(0, crc32.IEEETable, h[:])
+		for i, b := range netHdr[:LRHLen] {
+			if i == 0 {
+				b |= 0xF0 // VL
+			}
+			crc = crcByte(crc, b)
+		}
 	default:
 		return 0, fmt.Errorf("icrc: %w: no network header", ErrBadHeader)
 	}
@@ -107,16 +111,31 @@ func ComputeICRC(kind NetworkKind, netHdr, udpHdr, ib []byte) (uint32, error) {
 		if len(udpHdr) < 8 {
 			return 0, fmt.Errorf("icrc: %w: %d-byte UDP header", ErrTruncated, len(udpHdr))
 		}
-		var u [8]byte
-		copy(u[:], udpHdr[:8])
-		u[6], u[7] = 0xFF, 0xFF // UDP checksum
-		crc = crc32.Update(crc, crc32.IEEETable, u[:])
+		for _, b := range udpHdr[:6] {
+			crc = crcByte(crc, b)
+		}
+		crc = crcOnes(crc, 2) // UDP checksum
 	}
-	var b [BTHLen]byte
-	copy(b[:], ib[:BTHLen])
-	b[4] = 0xFF // FECN, BECN, resv6
-	crc = crc32.Update(crc, crc32.IEEETable, b[:])
-	return crc32.Update(crc, crc32.IEEETable, ib[BTHLen:]), nil
+	for i, b := range ib[:BTHLen] {
+		if i == 4 {
+			b = 0xFF // FECN, BECN, resv6
+		}
+		crc = crcByte(crc, b)
+	}
+	return crc32.Update(^crc, crc32.IEEETable, ib[BTHLen:]), nil
+}
+
+// crcByte feeds one byte to the CRC-32 (IEEE, reflected) register.
+func crcByte(crc uint32, b byte) uint32 {
+	return crc32.IEEETable[byte(crc)^b] ^ crc>>8
+}
+
+// crcOnes feeds n bytes of 0xFF.
+func crcOnes(crc uint32, n int) uint32 {
+	for range n {
+		crc = crcByte(crc, 0xFF)
+	}
+	return crc
 }
 
 // CheckICRC verifies the ICRC of a decoded BTH against its network header

@@ -159,7 +159,15 @@ func (l *LRH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOpt
 	}
 	pkt := b.Bytes()
 	end := int(l.PktLen) * 4
-	if len(pkt) < end+VCRCLen || end < LRHLen+BTHLen+ICRCLen {
+	// Raw packets (LNH 0, 1) carry no ICRC, only the VCRC.
+	minEnd := LRHLen
+	switch l.LNH {
+	case LNHIBALocal:
+		minEnd = LRHLen + BTHLen + ICRCLen
+	case LNHIBAGlobal:
+		minEnd = LRHLen + GRHLen + BTHLen + ICRCLen
+	}
+	if len(pkt) < end+VCRCLen || end < minEnd {
 		return fmt.Errorf("lrh: %w: ComputeChecksums needs the ICRC and VCRC serialized after the payload", ErrBadHeader)
 	}
 	var crc uint32

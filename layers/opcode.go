@@ -290,15 +290,15 @@ func (o Opcode) IsCNP() bool { return o == OpcodeCNP || o == OpcodeRoCEv2CNP }
 func (o Opcode) Position() Position { return opTable[o].position }
 
 // HasPayload reports whether packets of this opcode may carry payload
-// (false for read requests, ACKs, atomics and CNPs; ATOMIC_WRITE carries
-// its 8 bytes as payload).
+// (false for read requests, ACKs, atomics, FLUSH and CNPs; ATOMIC_WRITE
+// carries its 8 bytes as payload).
 func (o Opcode) HasPayload() bool {
 	if !opTable[o].known || o.IsCNP() {
 		return false
 	}
 	switch o.Operation() {
 	case OperationRDMAReadRequest, OperationAcknowledge, OperationAtomicAcknowledge,
-		OperationCompareSwap, OperationFetchAdd, OperationResync:
+		OperationCompareSwap, OperationFetchAdd, OperationResync, OperationFlush:
 		return false
 	}
 	return true
