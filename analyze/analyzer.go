@@ -1,0 +1,471 @@
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+
+	"github.com/roce-dissect/roce-dissect/layers"
+)
+
+// Options tune an Analyzer. The zero value is usable.
+type Options struct {
+	// Interval is the width of a throughput series bucket (default 1 ms).
+	Interval time.Duration
+	// NoICRC skips ICRC/VCRC verification (all packets count as
+	// unverifiable).
+	NoICRC bool
+	// RoCEPorts are UDP destination ports decoded as RoCE v2 besides 4791.
+	RoCEPorts []uint16
+	// MaxFlows caps the flow table (default 1,000,000); packets of further
+	// flows are counted in Capture.FlowsDropped and not tracked.
+	MaxFlows int
+	// MaxFindings caps the findings and malformed frames listed (default
+	// 100,000); further ones are counted in Report.FindingsDropped.
+	MaxFindings int
+	// File names the capture in findings when several files are merged.
+	File string
+}
+
+const (
+	defaultInterval    = time.Millisecond
+	defaultMaxFlows    = 1_000_000
+	defaultMaxFindings = 100_000
+)
+
+// Analyzer turns frames into a Report. Feed it frames in capture order;
+// memory grows with the number of flows, not of packets, and a frame of an
+// existing flow is analyzed without allocating. An Analyzer is not safe
+// for concurrent use: analyze files in parallel with one Analyzer each and
+// Merge their reports.
+type Analyzer struct {
+	opts Options
+
+	fb    feedback
+	eth   gplayers.Ethernet
+	sll   gplayers.LinuxSLL
+	sll2  gplayers.LinuxSLL2
+	dot1q gplayers.Dot1Q
+	ip4   gplayers.IPv4
+	ip6   gplayers.IPv6
+	udp   gplayers.UDP
+	ib    *layers.TransportLayers
+
+	pkt Packet
+
+	capture  Capture
+	first    time.Time
+	last     time.Time
+	flows    map[flowKey]int32
+	flowList []*flowState
+	hostMTU  map[hostPair]int
+	conns    connTable
+	findings []Finding
+	dropped  uint64
+
+	dropSketch sketch
+}
+
+// New returns an Analyzer.
+func New(opts Options) *Analyzer {
+	if opts.Interval <= 0 {
+		opts.Interval = defaultInterval
+	}
+	if opts.MaxFlows <= 0 {
+		opts.MaxFlows = defaultMaxFlows
+	}
+	if opts.MaxFindings <= 0 {
+		opts.MaxFindings = defaultMaxFindings
+	}
+	return &Analyzer{
+		opts:    opts,
+		ib:      layers.NewTransportLayers(),
+		flows:   make(map[flowKey]int32),
+		hostMTU: make(map[hostPair]int),
+		conns:   newConnTable(),
+	}
+}
+
+// feedback is the DecodeFeedback of the decoders: it carries the
+// truncation flag from the length checks of IPv4/UDP/GRH/LRH to the BTH.
+type feedback struct{ truncated bool }
+
+func (f *feedback) SetTruncated()     { f.truncated = true }
+func (f *feedback) IsTruncated() bool { return f.truncated }
+
+// Encap is how an IB packet was carried.
+type Encap uint8
+
+// Encapsulations.
+const (
+	EncapNone Encap = iota
+	EncapRoCEv2
+	EncapRoCEv1
+	EncapIB
+)
+
+// String names the encapsulation.
+func (e Encap) String() string {
+	return [...]string{"none", "RoCEv2", "RoCEv1", "IB"}[e%4]
+}
+
+// Addr is a network address of a flow: an IP address (RoCE v2), a GID
+// (RoCE v1, native IB with GRH) or a LID (native IB without GRH).
+type Addr struct {
+	IP    netip.Addr // IP address or GID
+	LID   uint16
+	IsLID bool
+}
+
+// String renders the address: IPv4 dotted, IPv6/GID in IPv6 form, or "LID n".
+func (a Addr) String() string {
+	if a.IsLID {
+		return fmt.Sprintf("LID %d", a.LID)
+	}
+	if !a.IP.IsValid() {
+		return "?"
+	}
+	return a.IP.String()
+}
+
+// Packet is the decoded view of the last frame fed, valid until the next
+// Feed. Header pointers are nil when the header is absent.
+type Packet struct {
+	Frame     uint64
+	Time      time.Time
+	Length    int // original (wire) length
+	CapLength int
+	Encap     Encap
+	IsRDMA    bool
+	Src, Dst  Addr
+	VLAN      int // -1 when untagged
+	ECN       uint8
+
+	LRH          *layers.LRH
+	GRH          *layers.GRH
+	BTH          *layers.BTH
+	RDETH        *layers.RDETH
+	DETH         *layers.DETH
+	XRCETH       *layers.XRCETH
+	RETH         *layers.RETH
+	AtomicETH    *layers.AtomicETH
+	AETH         *layers.AETH
+	AtomicAckETH *layers.AtomicAckETH
+	ImmDt        *layers.ImmDt
+	IETH         *layers.IETH
+	FETH         *layers.FETH
+	CNP          *layers.CNP
+	// MAD is the management datagram (QP0/QP1 payload), aliasing the frame.
+	MAD []byte
+
+	// PayloadLen is the IB payload length from the length fields (exact
+	// even for header-only captures); -1 when unknown.
+	PayloadLen int
+	// Truncated is true when the capture cut the packet short.
+	Truncated bool
+	ICRC      layers.ICRCResult
+	VCRC      *layers.VCRCResult
+	// Err is the reason a malformed RDMA frame could not be decoded.
+	Err error
+	// Findings counts the findings this frame produced.
+	Findings int
+}
+
+// Feed analyzes one frame and returns its decoded view.
+func (a *Analyzer) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) *Packet {
+	a.capture.Frames++
+	a.capture.Bytes += uint64(ci.Length)
+	p := &a.pkt
+	*p = Packet{Frame: a.capture.Frames, Time: ci.Timestamp, Length: ci.Length, CapLength: len(data), VLAN: -1, PayloadLen: -1}
+	a.fb = feedback{}
+	ibLen, icrcKind, netHdr, udpHdr := a.decode(linkType, data)
+	if a.capture.Frames == 1 || p.Time.Before(a.first) {
+		a.first = p.Time
+	}
+	if p.Time.After(a.last) || a.capture.Frames == 1 {
+		a.last = p.Time
+	}
+	switch {
+	case !p.IsRDMA:
+		a.capture.OtherPackets++
+	case p.Err != nil:
+		a.capture.Malformed++
+		if len(a.capture.MalformedFrames) < a.opts.MaxFindings {
+			a.capture.MalformedFrames = append(a.capture.MalformedFrames, Malformed{Frame: p.Frame, Reason: p.Err.Error()})
+		}
+		a.addFinding(p, KindMalformed, SeverityError, "", p.Err.Error())
+	default:
+		a.capture.RoCEPackets++
+		a.analyzeIB(p, ci, ibLen, icrcKind, netHdr, udpHdr)
+	}
+	return p
+}
+
+var errNoBTH = errors.New("no BTH")
+
+// decode walks the headers of a frame. It returns the IB packet length
+// from the BTH through the ICRC as the length fields give it (-1 unknown),
+// and the network header the ICRC covers.
+func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, kind layers.NetworkKind, netHdr, udpHdr []byte) {
+	p := &a.pkt
+	ibLen = -1
+	var typ gopacket.LayerType
+	switch linkType {
+	case gplayers.LinkTypeEthernet:
+		typ = gplayers.LayerTypeEthernet
+	case layers.LinkTypeInfiniBand:
+		typ = layers.LayerTypeLRH
+	case layers.LinkTypeERF:
+		typ = layers.LayerTypeERF
+	case gplayers.LinkTypeLinuxSLL:
+		typ = gplayers.LayerTypeLinuxSLL
+	case gplayers.LinkTypeLinuxSLL2:
+		typ = gplayers.LayerTypeLinuxSLL2
+	case gplayers.LinkTypeRaw, gplayers.LinkTypeIPv4:
+		typ = gplayers.LayerTypeIPv4
+	case gplayers.LinkTypeIPv6:
+		typ = gplayers.LayerTypeIPv6
+	default:
+		return
+	}
+	fb := &a.fb
+	for len(data) > 0 || typ == layers.LayerTypeBTH {
+		switch typ {
+		case gplayers.LayerTypeEthernet:
+			if a.eth.DecodeFromBytes(data, fb) != nil {
+				return
+			}
+			typ, data = a.eth.NextLayerType(), a.eth.Payload
+			if a.eth.EthernetType == layers.EthernetTypeRoCEv1 {
+				p.IsRDMA, p.Encap = true, EncapRoCEv1
+			}
+		case gplayers.LayerTypeLinuxSLL:
+			if a.sll.DecodeFromBytes(data, fb) != nil {
+				return
+			}
+			typ, data = a.sll.NextLayerType(), a.sll.Payload
+			if a.sll.EthernetType == layers.EthernetTypeRoCEv1 {
+				p.IsRDMA, p.Encap = true, EncapRoCEv1
+			}
+		case gplayers.LayerTypeLinuxSLL2:
+			if a.sll2.DecodeFromBytes(data, fb) != nil {
+				return
+			}
+			typ, data = a.sll2.NextLayerType(), a.sll2.Payload
+			if a.sll2.ProtocolType == layers.EthernetTypeRoCEv1 {
+				p.IsRDMA, p.Encap = true, EncapRoCEv1
+			}
+		case gplayers.LayerTypeDot1Q:
+			if a.dot1q.DecodeFromBytes(data, fb) != nil {
+				return
+			}
+			if p.VLAN < 0 {
+				p.VLAN = int(a.dot1q.VLANIdentifier)
+			}
+			typ, data = a.dot1q.NextLayerType(), a.dot1q.Payload
+			if a.dot1q.Type == layers.EthernetTypeRoCEv1 {
+				p.IsRDMA, p.Encap = true, EncapRoCEv1
+			}
+		case gplayers.LayerTypeIPv4:
+			if a.ip4.DecodeFromBytes(data, fb) != nil || a.ip4.Flags&gplayers.IPv4MoreFragments != 0 || a.ip4.FragOffset != 0 {
+				return
+			}
+			p.Src.IP, _ = netip.AddrFromSlice(a.ip4.SrcIP.To4())
+			p.Dst.IP, _ = netip.AddrFromSlice(a.ip4.DstIP.To4())
+			p.ECN = a.ip4.TOS & 3
+			kind, netHdr = layers.NetworkIPv4, a.ip4.Contents
+			typ, data = a.ip4.NextLayerType(), a.ip4.Payload
+		case gplayers.LayerTypeIPv6:
+			if a.ip6.DecodeFromBytes(data, fb) != nil {
+				return
+			}
+			p.Src.IP, _ = netip.AddrFromSlice(a.ip6.SrcIP)
+			p.Dst.IP, _ = netip.AddrFromSlice(a.ip6.DstIP)
+			p.ECN = a.ip6.TrafficClass & 3
+			kind, netHdr = layers.NetworkIPv6, a.ip6.Contents
+			typ, data = a.ip6.NextLayerType(), a.ip6.Payload
+		case gplayers.LayerTypeUDP:
+			if a.udp.DecodeFromBytes(data, fb) != nil || !a.isRoCEPort(uint16(a.udp.DstPort)) {
+				return
+			}
+			p.IsRDMA, p.Encap = true, EncapRoCEv2
+			udpHdr = a.udp.Contents
+			ibLen = int(a.udp.Length) - 8
+			typ, data = layers.LayerTypeBTH, a.udp.Payload
+		case layers.LayerTypeERF:
+			if err := a.ib.ERF.DecodeFromBytes(data, fb); err != nil {
+				if a.ib.ERF.Type == layers.ERFTypeInfiniBand || a.ib.ERF.Type == layers.ERFTypeInfiniBandLink {
+					p.IsRDMA, p.Err = true, err
+				}
+				return
+			}
+			typ, data = a.ib.ERF.NextLayerType(), a.ib.ERF.Payload
+			p.Time = erfTime(a.ib.ERF.Timestamp)
+		case layers.LayerTypeLRH:
+			p.IsRDMA, p.Encap = true, EncapIB
+			lrh := &a.ib.LRH
+			if err := lrh.DecodeFromBytes(data, fb); err != nil {
+				p.Err = err
+				return
+			}
+			p.LRH = lrh
+			p.Src = Addr{LID: lrh.SLID, IsLID: true}
+			p.Dst = Addr{LID: lrh.DLID, IsLID: true}
+			ibLen = int(lrh.PktLen)*4 - layers.LRHLen
+			if lrh.LNH == layers.LNHIBALocal {
+				kind, netHdr = layers.NetworkLRH, lrh.Contents
+			}
+			if lrh.LNH < layers.LNHIBALocal {
+				p.IsRDMA = false // raw/IPv6 over IB (IPoIB is not RDMA traffic)
+				return
+			}
+			typ, data = lrh.NextLayerType(), lrh.Payload
+		case layers.LayerTypeGRH:
+			p.IsRDMA = true
+			if p.Encap != EncapIB {
+				p.Encap = EncapRoCEv1
+			}
+			grh := &a.ib.GRH
+			if err := grh.DecodeFromBytes(data, fb); err != nil {
+				p.Err = err
+				return
+			}
+			p.GRH = grh
+			p.Src.IP, _ = netip.AddrFromSlice(grh.SGID)
+			p.Dst.IP, _ = netip.AddrFromSlice(grh.DGID)
+			p.Src.IsLID, p.Dst.IsLID = false, false
+			p.ECN = grh.TClass & 3
+			kind, netHdr = layers.NetworkGRH, grh.Contents
+			if p.Encap == EncapIB {
+				ibLen -= layers.GRHLen
+			} else {
+				ibLen = int(grh.PayLen)
+			}
+			if grh.NxtHdr != layers.NxtHdrBTH {
+				p.IsRDMA = false // IPoIB and other non-IBA payloads
+				return
+			}
+			typ, data = layers.LayerTypeBTH, grh.Payload
+		case layers.LayerTypeBTH:
+			a.decodeTransport(data)
+			return
+		default:
+			return
+		}
+	}
+	if p.IsRDMA && p.BTH == nil && p.Err == nil {
+		p.Err = fmt.Errorf("%s packet: %w", p.Encap, errNoBTH)
+	}
+	return
+}
+
+// erfTime converts an ERF timestamp (seconds in the high 32 bits, the
+// binary fraction of a second in the low 32) to a time: ERF keeps
+// nanoseconds that the pcap record header rounds to microseconds.
+func erfTime(ts uint64) time.Time {
+	frac := (ts & 0xFFFFFFFF) * 1_000_000_000
+	ns := frac >> 32
+	if frac&(1<<31) != 0 {
+		ns++ // round to the nearest nanosecond
+	}
+	return time.Unix(int64(ts>>32), int64(ns)).UTC()
+}
+
+func (a *Analyzer) isRoCEPort(port uint16) bool {
+	if port == uint16(layers.UDPPortRoCEv2) {
+		return true
+	}
+	for _, p := range a.opts.RoCEPorts {
+		if p == port {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeTransport decodes the BTH and the extension headers its opcode
+// implies.
+func (a *Analyzer) decodeTransport(data []byte) {
+	p := &a.pkt
+	bth := &a.ib.BTH
+	if err := bth.DecodeFromBytes(data, &a.fb); err != nil {
+		p.Err = err
+		return
+	}
+	p.BTH = bth
+	p.Truncated = bth.Truncated
+	typ, rest := bth.NextLayerType(), bth.Payload
+	for {
+		var l gopacket.DecodingLayer
+		switch typ {
+		case layers.LayerTypeRDETH:
+			l, p.RDETH = &a.ib.RDETH, &a.ib.RDETH
+		case layers.LayerTypeDETH:
+			l, p.DETH = &a.ib.DETH, &a.ib.DETH
+		case layers.LayerTypeXRCETH:
+			l, p.XRCETH = &a.ib.XRCETH, &a.ib.XRCETH
+		case layers.LayerTypeRETH:
+			l, p.RETH = &a.ib.RETH, &a.ib.RETH
+		case layers.LayerTypeAtomicETH:
+			l, p.AtomicETH = &a.ib.AtomicETH, &a.ib.AtomicETH
+		case layers.LayerTypeAETH:
+			l, p.AETH = &a.ib.AETH, &a.ib.AETH
+		case layers.LayerTypeAtomicAckETH:
+			l, p.AtomicAckETH = &a.ib.AtomicAckETH, &a.ib.AtomicAckETH
+		case layers.LayerTypeImmDt:
+			l, p.ImmDt = &a.ib.ImmDt, &a.ib.ImmDt
+		case layers.LayerTypeIETH:
+			l, p.IETH = &a.ib.IETH, &a.ib.IETH
+		case layers.LayerTypeFETH:
+			l, p.FETH = &a.ib.FETH, &a.ib.FETH
+		case layers.LayerTypeCNP:
+			l, p.CNP = &a.ib.CNP, &a.ib.CNP
+		case layers.LayerTypeMAD:
+			p.MAD = rest
+			return
+		default:
+			return
+		}
+		if err := l.DecodeFromBytes(rest, &a.fb); err != nil {
+			a.clearHeader(typ)
+			if !bth.Truncated {
+				p.Err = err
+			}
+			return
+		}
+		typ, rest = l.NextLayerType(), l.LayerPayload()
+	}
+}
+
+// clearHeader forgets a header that failed to decode.
+func (a *Analyzer) clearHeader(t gopacket.LayerType) {
+	p := &a.pkt
+	switch t {
+	case layers.LayerTypeRDETH:
+		p.RDETH = nil
+	case layers.LayerTypeDETH:
+		p.DETH = nil
+	case layers.LayerTypeXRCETH:
+		p.XRCETH = nil
+	case layers.LayerTypeRETH:
+		p.RETH = nil
+	case layers.LayerTypeAtomicETH:
+		p.AtomicETH = nil
+	case layers.LayerTypeAETH:
+		p.AETH = nil
+	case layers.LayerTypeAtomicAckETH:
+		p.AtomicAckETH = nil
+	case layers.LayerTypeImmDt:
+		p.ImmDt = nil
+	case layers.LayerTypeIETH:
+		p.IETH = nil
+	case layers.LayerTypeFETH:
+		p.FETH = nil
+	case layers.LayerTypeCNP:
+		p.CNP = nil
+	}
+}

@@ -1,0 +1,414 @@
+package analyze
+
+import (
+	"sort"
+)
+
+// Report returns the report of everything fed so far. It may be called
+// more than once; the Analyzer can go on being fed.
+func (a *Analyzer) Report() *Report {
+	r := &Report{
+		Capture:         a.capture,
+		Connections:     append([]Connection{}, a.conns.list...),
+		Flows:           make([]Flow, 0, len(a.flowList)),
+		Findings:        append([]Finding{}, a.findings...),
+		FindingsDropped: a.dropped,
+	}
+	r.Capture.MalformedFrames = append([]Malformed{}, a.capture.MalformedFrames...)
+	if a.capture.Frames > 0 {
+		first, last := a.first, a.last
+		r.Capture.FirstTime, r.Capture.LastTime = &first, &last
+		r.Capture.DurationSeconds = last.Sub(first).Seconds()
+	}
+	for _, f := range a.flowList {
+		r.Flows = append(r.Flows, a.flowReport(f))
+	}
+	r.Capture.FlowsDropped = a.dropSketch.estimate()
+	sortFindings(r.Findings)
+	return r
+}
+
+func (a *Analyzer) flowReport(f *flowState) Flow {
+	out := Flow{
+		Src:             f.key.src.String(),
+		Dst:             f.key.dst.String(),
+		DestQP:          f.key.qp,
+		Transport:       f.transport.String(),
+		Packets:         f.packets,
+		WireBytes:       f.wireBytes,
+		PayloadBytes:    f.payloadBytes,
+		FirstTime:       f.first,
+		LastTime:        f.last,
+		Responses:       f.resp,
+		Messages:        f.msgs,
+		Congestion:      f.congestion,
+		ICRC:            f.icrc,
+		IntervalSeconds: a.opts.Interval.Seconds(),
+		Series:          append([]Sample{}, f.series...),
+	}
+	if !f.hasTransport {
+		out.Transport = "CNP"
+	}
+	if f.conn >= 0 {
+		id := a.conns.list[f.conn].ID
+		out.Connection = &id
+	}
+	out.Responses.NAKCodes = copyMap(f.resp.NAKCodes)
+	out.Responses.RNRTimers = copyMap(f.resp.RNRTimers)
+	out.Requests = Requests{
+		Packets:       f.reqPackets,
+		Missing:       f.psn.missing(),
+		Gaps:          []Gap{},
+		Retransmitted: f.retrans,
+		Duplicates:    f.dups,
+		OutOfOrder:    f.ooo,
+	}
+	if f.psn.seen {
+		first, high := f.psn.first, f.psn.high
+		out.Requests.PSNFirst, out.Requests.PSNLast = &first, &high
+		out.Requests.next = f.psn.next
+		out.Requests.firstFrame = f.psn.firstFrame
+	}
+	for _, g := range f.psn.gaps {
+		out.Requests.Gaps = append(out.Requests.Gaps, Gap{From: g.from, To: g.to, Count: g.count(), Frame: g.frame})
+	}
+	if f.rtt != nil {
+		h := *f.rtt
+		out.rtt = &h
+		out.Responses.RTT = h.summary()
+	}
+	out.MTU.MaxPayload = f.maxPayload
+	if f.inferredMTU > 0 {
+		m := f.inferredMTU
+		out.MTU.Inferred = &m
+	}
+	if f.conn >= 0 {
+		if neg := a.conns.list[f.conn].PathMTU; neg > 0 {
+			out.MTU.Negotiated = &neg
+		}
+	}
+	out.MTU.AboveNegotiated = f.aboveMTU
+	out.reqOrphan, out.respOrphan = f.reqMsg.orphan, f.respMsg.orphan
+	out.reqOpen, out.respOpen = openOf(&f.reqMsg), openOf(&f.respMsg)
+	if f.reqMsg.open {
+		out.Messages.Incomplete++
+	}
+	if f.respMsg.open {
+		out.Messages.Incomplete++
+	}
+	setRates(&out)
+	return out
+}
+
+// openOf describes a message still open at the end of the capture.
+func openOf(m *message) seamMessage {
+	if !m.open {
+		return seamMessage{}
+	}
+	return seamMessage{valid: true, psn: m.next, bytes: m.bytes, broken: m.broken, isWrite: m.isWrite, hasDMA: m.hasDMA, dmaLen: m.dmaLen}
+}
+
+// joinSeam joins a message open at the end of one part with the orphan
+// that completes it at the start of the next: both parts counted it as
+// incomplete; together it is one complete message.
+func joinSeam(m *Messages, open, orphan seamMessage) {
+	if !open.valid || !orphan.valid || !orphan.complete || open.broken || orphan.broken || open.psn != orphan.psn {
+		return
+	}
+	size := open.bytes + orphan.bytes
+	m.Incomplete -= 2
+	if m.Count == 0 || size < m.MinSize {
+		m.MinSize = size
+	}
+	if size > m.MaxSize {
+		m.MaxSize = size
+	}
+	m.Count++
+	m.Bytes += size
+	if open.isWrite && open.hasDMA && uint64(open.dmaLen) != size {
+		m.DMALengthMismatches++
+	}
+}
+
+func copyMap(m map[string]uint64) map[string]uint64 {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]uint64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// setRates computes the throughput over the flow's duration.
+func setRates(f *Flow) {
+	f.ThroughputBps, f.WireBps = nil, nil
+	d := f.LastTime.Sub(f.FirstTime)
+	if f.Packets < 2 || d <= 0 {
+		return
+	}
+	tp := float64(f.PayloadBytes) * 8 / d.Seconds()
+	wp := float64(f.WireBytes) * 8 / d.Seconds()
+	f.ThroughputBps, f.WireBps = &tp, &wp
+}
+
+// sortFindings orders findings by file, then frame.
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		if fs[i].File != fs[j].File {
+			return fs[i].File < fs[j].File
+		}
+		return fs[i].Frame < fs[j].Frame
+	})
+}
+
+// SeverityRank orders severities, worst first (error 0, warning 1, info 2).
+func SeverityRank(s string) int {
+	switch s {
+	case SeverityError:
+		return 0
+	case SeverityWarning:
+		return 1
+	}
+	return 2
+}
+
+// Merge adds the report of another capture (or of the next part of the
+// same capture) to r. Flows with the same source, destination and QP are
+// combined: counters add up, the PSN stream continues (a jump at the seam
+// is a gap), the series and RTT histograms add up. Connections are
+// appended, renumbered. Frame numbers stay those of each file.
+func (r *Report) Merge(o *Report) {
+	c := &r.Capture
+	oc := &o.Capture
+	c.Frames += oc.Frames
+	c.RoCEPackets += oc.RoCEPackets
+	c.OtherPackets += oc.OtherPackets
+	c.Malformed += oc.Malformed
+	c.MalformedFrames = append(c.MalformedFrames, oc.MalformedFrames...)
+	c.Bytes += oc.Bytes
+	c.FlowsDropped += oc.FlowsDropped
+	c.PacketsOfDroppedFlows += oc.PacketsOfDroppedFlows
+	if oc.FirstTime != nil && (c.FirstTime == nil || oc.FirstTime.Before(*c.FirstTime)) {
+		t := *oc.FirstTime
+		c.FirstTime = &t
+	}
+	if oc.LastTime != nil && (c.LastTime == nil || oc.LastTime.After(*c.LastTime)) {
+		t := *oc.LastTime
+		c.LastTime = &t
+	}
+	if c.FirstTime != nil && c.LastTime != nil {
+		c.DurationSeconds = c.LastTime.Sub(*c.FirstTime).Seconds()
+	}
+
+	base := len(r.Connections)
+	connByComm := make(map[uint32]int)
+	for i, cn := range r.Connections {
+		connByComm[cn.LocalCommID] = i
+	}
+	remap := make(map[int]int)
+	for _, cn := range o.Connections {
+		if i, ok := connByComm[cn.LocalCommID]; ok && cn.LocalCommID != 0 {
+			mergeConn(&r.Connections[i], &cn)
+			remap[cn.ID] = r.Connections[i].ID
+			continue
+		}
+		old := cn.ID
+		cn.ID = base + 1
+		base++
+		r.Connections = append(r.Connections, cn)
+		remap[old] = cn.ID
+	}
+
+	idx := make(map[flowIDKey]int, len(r.Flows))
+	for i, f := range r.Flows {
+		idx[flowID(&f)] = i
+	}
+	for _, of := range o.Flows {
+		if of.Connection != nil {
+			id := remap[*of.Connection]
+			of.Connection = &id
+		}
+		if i, ok := idx[flowID(&of)]; ok {
+			mergeFlow(&r.Flows[i], &of)
+			continue
+		}
+		idx[flowID(&of)] = len(r.Flows)
+		r.Flows = append(r.Flows, of)
+	}
+	r.Findings = append(r.Findings, o.Findings...)
+	sortFindings(r.Findings)
+	r.FindingsDropped += o.FindingsDropped
+}
+
+type flowIDKey struct {
+	src, dst string
+	qp       uint32
+}
+
+func flowID(f *Flow) flowIDKey { return flowIDKey{f.Src, f.Dst, f.DestQP} }
+
+func mergeConn(a, b *Connection) {
+	if a.Responder.QPN == 0 {
+		a.Responder = b.Responder
+		a.RemoteCommID = b.RemoteCommID
+	}
+	if b.State != StateRequested {
+		a.State = b.State
+		if b.RejectReason != "" {
+			a.RejectReason = b.RejectReason
+		}
+	}
+	fr := &a.Frames
+	if fr.REP == 0 {
+		fr.REP = b.Frames.REP
+	}
+	if fr.RTU == 0 {
+		fr.RTU = b.Frames.RTU
+	}
+	if fr.REJ == 0 {
+		fr.REJ = b.Frames.REJ
+	}
+	if fr.DREQ == 0 {
+		fr.DREQ = b.Frames.DREQ
+	}
+	if fr.DREP == 0 {
+		fr.DREP = b.Frames.DREP
+	}
+}
+
+func mergeFlow(a, b *Flow) {
+	if a.Transport == "CNP" && b.Transport != "CNP" {
+		a.Transport = b.Transport
+	}
+	if a.Connection == nil {
+		a.Connection = b.Connection
+	}
+	a.Packets += b.Packets
+	a.WireBytes += b.WireBytes
+	a.PayloadBytes += b.PayloadBytes
+	if b.FirstTime.Before(a.FirstTime) {
+		a.FirstTime = b.FirstTime
+	}
+	if b.LastTime.After(a.LastTime) {
+		a.LastTime = b.LastTime
+	}
+	mergeRequests(&a.Requests, &b.Requests)
+	mergeResponses(&a.Responses, &b.Responses)
+	m, n := &a.Messages, &b.Messages
+	if n.Count > 0 && (m.Count == 0 || n.MinSize < m.MinSize) {
+		m.MinSize = n.MinSize
+	}
+	if n.MaxSize > m.MaxSize {
+		m.MaxSize = n.MaxSize
+	}
+	m.Count += n.Count
+	m.Bytes += n.Bytes
+	m.Incomplete += n.Incomplete
+	m.DMALengthMismatches += n.DMALengthMismatches
+	joinSeam(m, a.reqOpen, b.reqOrphan)
+	joinSeam(m, a.respOpen, b.respOrphan)
+	a.reqOpen, a.respOpen = b.reqOpen, b.respOpen
+	if a.MTU.Inferred == nil {
+		a.MTU.Inferred = b.MTU.Inferred
+	}
+	if a.MTU.Negotiated == nil {
+		a.MTU.Negotiated = b.MTU.Negotiated
+	}
+	if b.MTU.MaxPayload > a.MTU.MaxPayload {
+		a.MTU.MaxPayload = b.MTU.MaxPayload
+	}
+	a.MTU.AboveNegotiated += b.MTU.AboveNegotiated
+	a.Congestion.ECNCE += b.Congestion.ECNCE
+	a.Congestion.FECN += b.Congestion.FECN
+	a.Congestion.BECN += b.Congestion.BECN
+	a.Congestion.CNPs += b.Congestion.CNPs
+	a.ICRC.OK += b.ICRC.OK
+	a.ICRC.Bad += b.ICRC.Bad
+	a.ICRC.Unverifiable += b.ICRC.Unverifiable
+	a.Series = mergeSeries(a.Series, b.Series)
+	if b.rtt != nil {
+		if a.rtt == nil {
+			a.rtt = &rttHist{}
+		}
+		a.rtt.merge(b.rtt)
+		a.Responses.RTT = a.rtt.summary()
+	}
+	setRates(a)
+}
+
+func mergeRequests(a, b *Requests) {
+	a.Retransmitted += b.Retransmitted
+	a.Duplicates += b.Duplicates
+	a.OutOfOrder += b.OutOfOrder
+	a.Packets += b.Packets
+	a.Missing += b.Missing
+	if b.PSNFirst == nil {
+		return
+	}
+	if a.PSNFirst == nil {
+		*a = *b
+		return
+	}
+	// The second part continues the PSN stream: a jump at the seam is a gap.
+	if d := psnDiff(*b.PSNFirst, a.next); d > 0 {
+		a.Gaps = append(a.Gaps, Gap{From: a.next, To: psnAdd(*b.PSNFirst, -1), Count: uint32(d), Frame: b.firstFrame})
+		a.Missing += uint64(d)
+	}
+	a.Gaps = append(a.Gaps, b.Gaps...)
+	if psnDiff(*b.PSNLast, *a.PSNLast) > 0 {
+		last := *b.PSNLast
+		a.PSNLast = &last
+		a.next = b.next
+	}
+}
+
+func mergeResponses(a, b *Responses) {
+	a.Packets += b.Packets
+	a.ACKs += b.ACKs
+	a.NAKs += b.NAKs
+	a.RNRNAKs += b.RNRNAKs
+	a.ReadResponses += b.ReadResponses
+	a.AtomicACKs += b.AtomicACKs
+	a.NAKCodes = addMap(a.NAKCodes, b.NAKCodes)
+	a.RNRTimers = addMap(a.RNRTimers, b.RNRTimers)
+}
+
+func addMap(a, b map[string]uint64) map[string]uint64 {
+	if len(b) == 0 {
+		return a
+	}
+	if a == nil {
+		a = make(map[string]uint64, len(b))
+	}
+	for k, v := range b {
+		a[k] += v
+	}
+	return a
+}
+
+// mergeSeries adds two series ordered by start time.
+func mergeSeries(a, b []Sample) []Sample {
+	out := make([]Sample, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j >= len(b) || (i < len(a) && a[i].Start.Before(b[j].Start)):
+			out = append(out, a[i])
+			i++
+		case i >= len(a) || b[j].Start.Before(a[i].Start):
+			out = append(out, b[j])
+			j++
+		default:
+			s := a[i]
+			s.Packets += b[j].Packets
+			s.PayloadBytes += b[j].PayloadBytes
+			s.WireBytes += b[j].WireBytes
+			out = append(out, s)
+			i++
+			j++
+		}
+	}
+	return out
+}

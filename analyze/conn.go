@@ -1,0 +1,167 @@
+package analyze
+
+import (
+	"fmt"
+
+	"github.com/roce-dissect/roce-dissect/cm"
+)
+
+// connTable pairs CM messages into connections.
+type connTable struct {
+	list   []Connection
+	byComm map[uint32]int  // either side's CommID → connection
+	byFlow map[flowKey]int // data flow → connection
+	reqAt  []flowKey       // requester → responder flow key without QP, per connection
+	mad    cm.MAD
+}
+
+func newConnTable() connTable {
+	return connTable{byComm: make(map[uint32]int), byFlow: make(map[flowKey]int)}
+}
+
+// endpointOf fills an endpoint from a GID, a LID and the packet address.
+func endpointOf(addr Addr, gid cm.GID, lid cm.LID, qpn, psn uint32) Endpoint {
+	e := Endpoint{GID: gid.String(), LID: uint16(lid), LIDPlaceholder: lid.IsPlaceholder(), QPN: qpn, StartingPSN: psn}
+	switch {
+	case gid.IsIPv4Mapped():
+		e.IP = gid.Addr().String()
+	case addr.IsLID || !addr.IP.IsValid():
+		e.IP = ""
+	default:
+		e.IP = addr.IP.Unmap().String()
+	}
+	return e
+}
+
+// handleMAD follows the CM handshake.
+func (a *Analyzer) handleMAD(p *Packet) {
+	t := &a.conns
+	if err := t.mad.DecodeFromBytes(p.MAD, &a.fb); err != nil && t.mad.Message == nil {
+		return
+	}
+	switch m := t.mad.CM().(type) {
+	case *cm.ConnectRequest:
+		idx, ok := t.byComm[m.LocalCommID]
+		if !ok {
+			idx = len(t.list)
+			c := Connection{
+				ID:          idx + 1,
+				Requester:   endpointOf(p.Src, m.PrimaryLocalGID, m.PrimaryLocalLID, m.LocalQPN, m.StartingPSN),
+				Responder:   endpointOf(p.Dst, m.PrimaryRemoteGID, m.PrimaryRemoteLID, 0, 0),
+				ServiceID:   m.ServiceID.String(),
+				Transport:   m.TransportServiceType.String(),
+				PathMTU:     m.PathMTU.Bytes(),
+				State:       StateRequested,
+				LocalCommID: m.LocalCommID,
+			}
+			if m.ServiceID.IsRDMACM() {
+				c.RDMACMPortSpace = m.ServiceID.PortSpace().String()
+				c.RDMACMPort = m.ServiceID.Port()
+			}
+			t.list = append(t.list, c)
+			t.reqAt = append(t.reqAt, flowKey{src: p.Src, dst: p.Dst})
+			t.byComm[m.LocalCommID] = idx
+		}
+		if t.list[idx].Frames.REQ == 0 {
+			t.list[idx].Frames.REQ = p.Frame
+		}
+	case *cm.ConnectReply:
+		idx, ok := t.byComm[m.RemoteCommID]
+		if !ok {
+			return
+		}
+		c := &t.list[idx]
+		c.Responder.QPN, c.Responder.StartingPSN = m.LocalQPN, m.StartingPSN
+		c.RemoteCommID = m.LocalCommID
+		t.byComm[m.LocalCommID] = idx
+		if c.Frames.REP == 0 {
+			c.Frames.REP = p.Frame
+		}
+		if c.State == StateRequested {
+			c.State = StateEstablished
+		}
+		k := t.reqAt[idx]
+		a.bindFlows(idx, flowKey{src: k.src, dst: k.dst, qp: c.Responder.QPN}, flowKey{src: k.dst, dst: k.src, qp: c.Requester.QPN})
+	case *cm.ReadyToUse:
+		if idx, ok := t.byComm[m.LocalCommID]; ok {
+			c := &t.list[idx]
+			if c.Frames.RTU == 0 {
+				c.Frames.RTU = p.Frame
+			}
+			if c.State == StateRequested {
+				c.State = StateEstablished
+			}
+		}
+	case *cm.ConnectReject:
+		idx, ok := t.byComm[m.RemoteCommID]
+		if !ok {
+			idx, ok = t.byComm[m.LocalCommID]
+		}
+		if !ok {
+			return
+		}
+		c := &t.list[idx]
+		c.State, c.RejectReason = StateRejected, m.Reason.String()
+		if c.Frames.REJ == 0 {
+			c.Frames.REJ = p.Frame
+		}
+		a.addFinding(p, KindCMReject, SeverityError, fmt.Sprintf("connection %d", c.ID), "CM REJ: "+m.Reason.String())
+	case *cm.DisconnectRequest:
+		if idx, ok := t.byComm[m.LocalCommID]; ok {
+			c := &t.list[idx]
+			if c.Frames.DREQ == 0 {
+				c.Frames.DREQ = p.Frame
+			}
+		}
+	case *cm.DisconnectReply:
+		if idx, ok := t.byComm[m.LocalCommID]; ok {
+			c := &t.list[idx]
+			if c.Frames.DREP == 0 {
+				c.Frames.DREP = p.Frame
+			}
+			if c.State != StateRejected {
+				c.State = StateDisconnected
+			}
+		}
+	}
+}
+
+// bindFlows links the two data flows of a connection to it and to each
+// other.
+func (a *Analyzer) bindFlows(idx int, fwd, rev flowKey) {
+	t := &a.conns
+	t.byFlow[fwd], t.byFlow[rev] = idx, idx
+	var ff, rf *flowState
+	if i, ok := a.flows[fwd]; ok {
+		ff = a.flowList[i]
+		ff.conn = idx
+	}
+	if i, ok := a.flows[rev]; ok {
+		rf = a.flowList[i]
+		rf.conn = idx
+	}
+	if ff != nil && rf != nil {
+		ff.peer, rf.peer = rf.index, ff.index
+	}
+}
+
+// linkConnection links a new flow to its connection and peer flow.
+func (a *Analyzer) linkConnection(f *flowState) {
+	idx, ok := a.conns.byFlow[f.key]
+	if !ok {
+		return
+	}
+	f.conn = idx
+	c := &a.conns.list[idx]
+	k := a.conns.reqAt[idx]
+	var rev flowKey
+	if f.key.src == k.src {
+		rev = flowKey{src: k.dst, dst: k.src, qp: c.Requester.QPN}
+	} else {
+		rev = flowKey{src: k.src, dst: k.dst, qp: c.Responder.QPN}
+	}
+	if i, ok := a.flows[rev]; ok {
+		f.peer = i
+		a.flowList[i].peer = f.index
+	}
+}

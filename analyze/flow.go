@@ -1,0 +1,561 @@
+package analyze
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gopacket/gopacket"
+
+	"github.com/roce-dissect/roce-dissect/layers"
+)
+
+// flowKey identifies a flow: network source, network destination and
+// destination QP.
+type flowKey struct {
+	src, dst Addr
+	qp       uint32
+}
+
+// hostPair keys the path MTU inferred between two hosts (either direction).
+type hostPair struct{ a, b Addr }
+
+func pairOf(x, y Addr) hostPair {
+	if x.String() < y.String() {
+		return hostPair{x, y}
+	}
+	return hostPair{y, x}
+}
+
+// message follows one message being reassembled.
+type message struct {
+	open    bool
+	broken  bool // a packet of it is missing, or its start was not seen
+	bytes   uint64
+	next    uint32 // PSN expected next
+	dmaLen  uint32
+	isWrite bool
+	hasDMA  bool
+	frame   uint64
+
+	started bool // a FIRST or ONLY was seen in this stream
+	orphan  seamMessage
+}
+
+// seamMessage is a message cut by the start or the end of the capture,
+// kept so that Merge can join the two parts.
+type seamMessage struct {
+	valid    bool
+	complete bool   // its LAST was seen (orphan at the start)
+	psn      uint32 // first PSN seen (orphan) or PSN expected next (open at the end)
+	bytes    uint64
+	broken   bool
+	isWrite  bool
+	hasDMA   bool
+	dmaLen   uint32
+}
+
+// pendingReq is a request waiting for its ACK, for the RTT.
+type pendingReq struct {
+	psn uint32
+	t   int64
+}
+
+const pendingLen = 64
+
+// flowState is the running state of one flow.
+type flowState struct {
+	key          flowKey
+	index        int32
+	firstSeen    uint64 // frame
+	transport    layers.Transport
+	hasTransport bool
+
+	packets, wireBytes, payloadBytes uint64
+	first, last                      time.Time
+
+	reqPackets uint64
+	// datagramSrc is the source QP whose PSNs a UD/RD flow follows.
+	datagramSrc    uint32
+	hasDatagramSrc bool
+	psn            psnTracker
+	highPSN        uint32
+	retrans        uint64
+	dups           uint64
+	ooo            uint64
+	lastReq        struct {
+		valid bool
+		psn   uint32
+		op    layers.Opcode
+		n     int
+		icrc  uint32
+	}
+
+	resp Responses
+
+	reqMsg, respMsg message
+	msgs            Messages
+
+	inferredMTU int
+	maxPayload  int
+	aboveMTU    uint64
+	mtuReported bool
+
+	congestion Congestion
+	icrc       ICRCCounts
+
+	pending  [pendingLen]pendingReq
+	pendHead int
+	pendN    int
+	peer     int32 // reverse flow, -1 if unknown
+	rtt      *rttHist
+
+	conn int // connection index, -1 if none
+
+	series     []Sample
+	lastBucket int64
+}
+
+// flowFor returns the state of the packet's flow, creating it; nil when
+// the flow table is full.
+func (a *Analyzer) flowFor(p *Packet) *flowState {
+	k := flowKey{src: p.Src, dst: p.Dst, qp: p.BTH.DestQP}
+	if i, ok := a.flows[k]; ok {
+		return a.flowList[i]
+	}
+	if len(a.flowList) >= a.opts.MaxFlows {
+		a.dropSketch.add(k)
+		return nil
+	}
+	f := &flowState{key: k, index: int32(len(a.flowList)), firstSeen: p.Frame, peer: -1, conn: -1, lastBucket: -1}
+	a.flows[k] = f.index
+	a.flowList = append(a.flowList, f)
+	a.linkConnection(f)
+	return f
+}
+
+func (f *flowState) name() string {
+	return fmt.Sprintf("%s → %s QP 0x%06x", f.key.src, f.key.dst, f.key.qp)
+}
+
+// analyzeIB accounts one decoded IB packet.
+func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind layers.NetworkKind, netHdr, udpHdr []byte) {
+	bth := p.BTH
+	if bth == nil {
+		return
+	}
+	op := bth.Opcode
+	if ibLen >= 0 && op.Known() {
+		p.PayloadLen = ibLen - layers.BTHLen - op.HeaderLen() - int(bth.PadCnt) - layers.ICRCLen
+		if p.PayloadLen < 0 {
+			p.PayloadLen = 0
+		}
+	}
+	if !a.opts.NoICRC {
+		p.ICRC = layers.CheckICRC(kind, netHdr, udpHdr, bth)
+		if p.LRH != nil {
+			r := p.LRH.CheckVCRC()
+			p.VCRC = &r
+		}
+	}
+	if p.MAD != nil {
+		a.handleMAD(p)
+	}
+	f := a.flowFor(p)
+	if f == nil {
+		a.capture.PacketsOfDroppedFlows++
+		return
+	}
+	if f.packets == 0 {
+		f.first = p.Time
+	}
+	f.packets++
+	f.wireBytes += uint64(p.Length)
+	if p.Time.After(f.last) {
+		f.last = p.Time
+	}
+	payload := p.PayloadLen
+	if payload > 0 {
+		f.payloadBytes += uint64(payload)
+	}
+	a.addSample(f, p.Time, payload, p.Length)
+
+	switch p.ICRC.Status {
+	case layers.ICRCOK:
+		f.icrc.OK++
+	case layers.ICRCBad:
+		f.icrc.Bad++
+		a.addFinding(p, KindBadICRC, SeverityError, f.name(), fmt.Sprintf("ICRC 0x%08x on the wire, 0x%08x expected (%s PSN %d)", p.ICRC.Value, p.ICRC.Expected, op, bth.PSN))
+	default:
+		f.icrc.Unverifiable++
+	}
+	if p.VCRC != nil && p.VCRC.Status == layers.ICRCBad {
+		a.addFinding(p, KindBadICRC, SeverityError, f.name(), fmt.Sprintf("VCRC 0x%04x on the wire, 0x%04x expected", p.VCRC.Value, p.VCRC.Expected))
+	}
+
+	if p.ECN == 3 {
+		f.congestion.ECNCE++
+		a.addFinding(p, KindECNCE, SeverityInfo, f.name(), fmt.Sprintf("ECN CE mark on %s PSN %d", op, bth.PSN))
+	}
+	if bth.FECN {
+		f.congestion.FECN++
+	}
+	if bth.BECN {
+		f.congestion.BECN++
+	}
+
+	if !op.Known() {
+		a.addFinding(p, KindUnknownOpcode, SeverityWarning, f.name(), fmt.Sprintf("opcode 0x%02x is not in the IBTA table", uint8(op)))
+		return
+	}
+	if !f.hasTransport && !op.IsCNP() {
+		f.transport, f.hasTransport = op.Transport(), true
+	}
+	switch {
+	case op.IsCNP():
+		f.congestion.CNPs++
+		a.addFinding(p, KindCNP, SeverityInfo, f.name(), "congestion notification packet")
+	case op.IsRequest():
+		a.request(f, p, payload)
+	case op.IsResponse():
+		a.response(f, p, payload)
+	}
+	if payload > f.maxPayload {
+		f.maxPayload = payload
+	}
+	a.checkMTU(f, p, payload)
+}
+
+// pmtuFor returns the path MTU known for a flow: its own inferred one,
+// the negotiated one of its connection, or one inferred between the same
+// two hosts; 0 when unknown.
+func (a *Analyzer) pmtuFor(f *flowState) int {
+	if f.inferredMTU > 0 {
+		return f.inferredMTU
+	}
+	if f.conn >= 0 {
+		if m := a.conns.list[f.conn].PathMTU; m > 0 {
+			return m
+		}
+	}
+	return a.hostMTU[pairOf(f.key.src, f.key.dst)]
+}
+
+// readSpan returns how many PSNs an RDMA READ request reserves.
+func (a *Analyzer) readSpan(f *flowState, p *Packet) uint32 {
+	if p.RETH == nil || p.RETH.DMALength == 0 {
+		return 1
+	}
+	n := uint64(p.RETH.DMALength)
+	pmtu := a.pmtuFor(f)
+	if pmtu == 0 && f.psn.seen {
+		// Unknown path MTU: the jump from this request to the next
+		// tells; until then assume the PMTU that makes the PSN after
+		// the request the one a request would carry next. Guess 1024
+		// (the RoCE default) and let a later inference correct it.
+		pmtu = 1024
+	} else if pmtu == 0 {
+		pmtu = 1024
+	}
+	span := (n + uint64(pmtu) - 1) / uint64(pmtu)
+	if span < 1 {
+		span = 1
+	}
+	return uint32(span)
+}
+
+// request accounts a request packet (the requester's PSN space).
+func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
+	bth := p.BTH
+	op := bth.Opcode
+	f.reqPackets++
+	span := uint32(1)
+	if op.Operation() == layers.OperationRDMAReadRequest {
+		span = a.readSpan(f, p)
+	}
+	if !a.tracksPSN(f, p) {
+		a.reassemble(f, &f.reqMsg, p, payload, false)
+		return
+	}
+	icrc, _ := bth.ICRCValue()
+	isDup := f.lastReq.valid && f.lastReq.psn == bth.PSN && f.lastReq.op == op && f.lastReq.n == p.Length && f.lastReq.icrc == icrc
+	f.lastReq.valid, f.lastReq.psn, f.lastReq.op, f.lastReq.n, f.lastReq.icrc = true, bth.PSN, op, p.Length, icrc
+
+	obs, gap := f.psn.observe(bth.PSN, span, p.Frame)
+	if !f.psn.seen || obs == obsInOrder || obs == obsGap {
+		f.highPSN = f.psn.high
+	}
+	switch obs {
+	case obsGap:
+		a.addFinding(p, KindPSNGap, SeverityError, f.name(), fmt.Sprintf("PSN jumped to %d: %d PSNs missing (%d–%d)", bth.PSN, gap.count(), gap.from, gap.to))
+		f.reqMsg.broken = true
+	case obsFill:
+		f.ooo++
+		a.addFinding(p, KindOutOfOrder, SeverityWarning, f.name(), fmt.Sprintf("PSN %d arrived after PSN %d", bth.PSN, f.psn.high))
+		return
+	case obsOld:
+		if isDup {
+			f.dups++
+			a.addFinding(p, KindDuplicate, SeverityWarning, f.name(), fmt.Sprintf("PSN %d repeated byte for byte", bth.PSN))
+		} else {
+			f.retrans++
+			a.addFinding(p, KindRetransmission, SeverityWarning, f.name(), fmt.Sprintf("PSN %d seen before (%s)", bth.PSN, op))
+		}
+		return
+	}
+	if bth.AckReq || op.Position() == layers.PositionLast || op.Position() == layers.PositionOnly || op.Position() == layers.PositionNone {
+		f.pending[f.pendHead] = pendingReq{psn: psnAdd(bth.PSN, int64(span)-1), t: p.Time.UnixNano()}
+		f.pendHead = (f.pendHead + 1) % pendingLen
+		if f.pendN < pendingLen {
+			f.pendN++
+		}
+	}
+	isWrite := op.Operation() >= layers.OperationRDMAWriteFirst && op.Operation() <= layers.OperationRDMAWriteOnlyWithImmediate
+	a.reassemble(f, &f.reqMsg, p, payload, isWrite)
+}
+
+// multicastQP is the DestQP of multicast UD packets.
+const multicastQP = 0xFFFFFF
+
+// tracksPSN says whether a request joins the flow's PSN stream. The
+// management QPs (0 and 1) get MADs from every port of the subnet, each
+// with its own PSNs; a multicast flow sees only the groups captured of a
+// sender's PSN sequence; and a datagram flow may hear several source QPs:
+// only the first source QP of a datagram flow is followed.
+func (a *Analyzer) tracksPSN(f *flowState, p *Packet) bool {
+	if p.BTH.DestQP <= 1 || p.BTH.DestQP == multicastQP {
+		return false
+	}
+	if p.DETH == nil {
+		return true
+	}
+	if !f.hasDatagramSrc {
+		f.datagramSrc, f.hasDatagramSrc = p.DETH.SrcQP, true
+	}
+	return p.DETH.SrcQP == f.datagramSrc
+}
+
+// reassemble follows FIRST/MIDDLE/LAST/ONLY packets of a message stream.
+func (a *Analyzer) reassemble(f *flowState, m *message, p *Packet, payload int, isWrite bool) {
+	bth := p.BTH
+	if payload < 0 {
+		payload = 0
+	}
+	switch bth.Opcode.Position() {
+	case layers.PositionOnly:
+		if m.open {
+			a.incomplete(f, p, m)
+		}
+		*m = message{started: true, orphan: m.orphan}
+		a.completeMessage(f, p, uint64(payload), p.RETH, isWrite)
+	case layers.PositionFirst:
+		if m.open {
+			a.incomplete(f, p, m)
+		}
+		*m = message{open: true, started: true, orphan: m.orphan, bytes: uint64(payload), next: psnAdd(bth.PSN, 1), isWrite: isWrite, frame: p.Frame}
+		if p.RETH != nil {
+			m.hasDMA, m.dmaLen = true, p.RETH.DMALength
+		}
+	case layers.PositionMiddle, layers.PositionLast:
+		if !m.open {
+			if !m.started && !m.orphan.valid {
+				m.orphan = seamMessage{valid: true, psn: bth.PSN}
+			}
+			*m = message{open: true, broken: true, next: bth.PSN, frame: p.Frame, started: m.started, orphan: m.orphan}
+		}
+		orphaned := m.orphan.valid && !m.orphan.complete && !m.started
+		if bth.PSN != m.next {
+			m.broken = true
+			if orphaned {
+				m.orphan.broken = true
+			}
+		}
+		m.bytes += uint64(payload)
+		m.next = psnAdd(bth.PSN, 1)
+		if orphaned {
+			m.orphan.bytes = m.bytes
+			m.orphan.complete = bth.Opcode.Position() == layers.PositionLast
+		}
+		if bth.Opcode.Position() == layers.PositionLast {
+			if m.broken {
+				a.incomplete(f, p, m)
+			} else {
+				var reth *layers.RETH
+				if m.hasDMA {
+					reth = &layers.RETH{DMALength: m.dmaLen}
+				}
+				a.completeMessage(f, p, m.bytes, reth, m.isWrite)
+			}
+			*m = message{started: m.started, orphan: m.orphan}
+		}
+	}
+}
+
+func (a *Analyzer) incomplete(f *flowState, p *Packet, m *message) {
+	f.msgs.Incomplete++
+	a.addFinding(p, KindIncomplete, SeverityWarning, f.name(), fmt.Sprintf("message begun at frame %d is incomplete (%d bytes seen)", m.frame, m.bytes))
+}
+
+func (a *Analyzer) completeMessage(f *flowState, p *Packet, size uint64, reth *layers.RETH, isWrite bool) {
+	f.msgs.Count++
+	f.msgs.Bytes += size
+	if f.msgs.Count == 1 || size < f.msgs.MinSize {
+		f.msgs.MinSize = size
+	}
+	if size > f.msgs.MaxSize {
+		f.msgs.MaxSize = size
+	}
+	if isWrite && reth != nil && uint64(reth.DMALength) != size && !p.Truncated {
+		f.msgs.DMALengthMismatches++
+		a.addFinding(p, KindDMALength, SeverityError, f.name(), fmt.Sprintf("RDMA WRITE of %d bytes, RETH DMALength %d", size, reth.DMALength))
+	}
+}
+
+// response accounts a response packet (ACK/NAK, READ response, atomic ACK).
+func (a *Analyzer) response(f *flowState, p *Packet, payload int) {
+	op := p.BTH.Opcode
+	f.resp.Packets++
+	switch op.Operation() {
+	case layers.OperationRDMAReadResponseFirst, layers.OperationRDMAReadResponseMiddle,
+		layers.OperationRDMAReadResponseLast, layers.OperationRDMAReadResponseOnly:
+		f.resp.ReadResponses++
+		a.reassemble(f, &f.respMsg, p, payload, false)
+	case layers.OperationAtomicAcknowledge:
+		f.resp.AtomicACKs++
+	}
+	if p.AETH == nil {
+		return
+	}
+	switch p.AETH.Type() {
+	case layers.AckTypeACK:
+		if op.Operation() == layers.OperationAcknowledge {
+			f.resp.ACKs++
+		}
+		a.ackRTT(f, p)
+	case layers.AckTypeNAK:
+		f.resp.NAKs++
+		if f.resp.NAKCodes == nil {
+			f.resp.NAKCodes = make(map[string]uint64)
+		}
+		code := p.AETH.NAKCode().String()
+		f.resp.NAKCodes[code]++
+		a.addFinding(p, KindNAK, SeverityError, f.name(), fmt.Sprintf("NAK %s at PSN %d", code, p.BTH.PSN))
+	case layers.AckTypeRNRNAK:
+		f.resp.RNRNAKs++
+		if f.resp.RNRTimers == nil {
+			f.resp.RNRTimers = make(map[string]uint64)
+		}
+		d := p.AETH.RNRTimer().String()
+		f.resp.RNRTimers[d]++
+		a.addFinding(p, KindRNRNAK, SeverityWarning, f.name(), fmt.Sprintf("RNR NAK at PSN %d, retry after %s", p.BTH.PSN, d))
+	}
+}
+
+// ackRTT matches an ACK against the pending requests of the reverse flow.
+func (a *Analyzer) ackRTT(f *flowState, p *Packet) {
+	req := a.peerOf(f, p.BTH.PSN)
+	if req == nil {
+		return
+	}
+	psn := p.BTH.PSN
+	for i := 0; i < req.pendN; i++ {
+		j := (req.pendHead - 1 - i + 2*pendingLen) % pendingLen
+		e := req.pending[j]
+		if e.psn == psn {
+			if req.rtt == nil {
+				req.rtt = &rttHist{}
+			}
+			req.rtt.add(p.Time.UnixNano() - e.t)
+			req.pendN = i // older entries are acknowledged too
+			return
+		}
+	}
+}
+
+// peerOf returns the request flow an ACK in f answers: the reverse flow
+// linked by a CM connection or found earlier, else the one of the reverse
+// direction whose pending requests hold the acknowledged PSN.
+func (a *Analyzer) peerOf(f *flowState, psn uint32) *flowState {
+	if f.peer >= 0 {
+		return a.flowList[f.peer]
+	}
+	for _, g := range a.flowList {
+		if g.key.src != f.key.dst || g.key.dst != f.key.src || g.peer >= 0 {
+			continue
+		}
+		for i := 0; i < g.pendN; i++ {
+			if g.pending[i].psn == psn {
+				f.peer, g.peer = g.index, f.index
+				return g
+			}
+		}
+	}
+	return nil
+}
+
+// checkMTU infers the path MTU from FIRST/MIDDLE packets and compares
+// payloads with the negotiated one.
+func (a *Analyzer) checkMTU(f *flowState, p *Packet, payload int) {
+	pos := p.BTH.Opcode.Position()
+	if (pos == layers.PositionFirst || pos == layers.PositionMiddle) && payload > 0 {
+		if f.inferredMTU == 0 {
+			f.inferredMTU = payload
+			a.hostMTU[pairOf(f.key.src, f.key.dst)] = payload
+		} else if payload != f.inferredMTU {
+			a.addFinding(p, KindMTUMismatch, SeverityWarning, f.name(), fmt.Sprintf("%s carries %d bytes, earlier FIRST/MIDDLE packets %d", p.BTH.Opcode, payload, f.inferredMTU))
+		}
+	}
+	if f.conn < 0 {
+		return
+	}
+	neg := a.conns.list[f.conn].PathMTU
+	if neg <= 0 {
+		return
+	}
+	if payload > neg {
+		f.aboveMTU++
+		a.addFinding(p, KindMTUAbove, SeverityError, f.name(), fmt.Sprintf("payload %d bytes exceeds the negotiated path MTU %d", payload, neg))
+	}
+	if f.inferredMTU > 0 && f.inferredMTU != neg && !f.mtuReported {
+		f.mtuReported = true
+		a.addFinding(p, KindMTUMismatch, SeverityWarning, f.name(), fmt.Sprintf("inferred path MTU %d differs from the negotiated %d", f.inferredMTU, neg))
+	}
+}
+
+// addSample adds a packet to the flow's throughput series.
+func (a *Analyzer) addSample(f *flowState, t time.Time, payload, wire int) {
+	iv := int64(a.opts.Interval)
+	b := t.UnixNano() / iv
+	if b != f.lastBucket || len(f.series) == 0 {
+		// Find the bucket (captures are mostly in order: search from the end).
+		i := len(f.series) - 1
+		for i >= 0 && f.series[i].Start.UnixNano()/iv > b {
+			i--
+		}
+		if i < 0 || f.series[i].Start.UnixNano()/iv != b {
+			f.series = append(f.series, Sample{})
+			copy(f.series[i+2:], f.series[i+1:])
+			f.series[i+1] = Sample{Start: time.Unix(0, b*iv).UTC()}
+		}
+		f.lastBucket = b
+	}
+	i := len(f.series) - 1
+	for f.series[i].Start.UnixNano()/iv != b {
+		i--
+	}
+	s := &f.series[i]
+	s.Packets++
+	if payload > 0 {
+		s.PayloadBytes += uint64(payload)
+	}
+	s.WireBytes += uint64(wire)
+}
+
+// addFinding records an anomaly.
+func (a *Analyzer) addFinding(p *Packet, kind, severity, flow, detail string) {
+	p.Findings++
+	if len(a.findings) >= a.opts.MaxFindings {
+		a.dropped++
+		return
+	}
+	a.findings = append(a.findings, Finding{Frame: p.Frame, Time: p.Time, Kind: kind, Severity: severity, Flow: flow, Detail: detail, File: a.opts.File})
+}

@@ -1,0 +1,124 @@
+package analyze
+
+// PSNs are 24-bit serial numbers: they wrap, and compare by the sign of
+// their 24-bit difference.
+
+const psnMask = 0xFFFFFF
+
+// psnDiff returns a − b as a signed 24-bit serial difference.
+func psnDiff(a, b uint32) int32 { return int32((a-b)<<8) >> 8 }
+
+// psnAdd returns p + n modulo 2^24.
+func psnAdd(p uint32, n int64) uint32 { return uint32(int64(p)+n) & psnMask }
+
+// psnGap is a range of PSNs not seen, [from, to], with the frame where the
+// jump over it was seen.
+type psnGap struct {
+	from, to uint32
+	frame    uint64
+}
+
+func (g psnGap) count() uint32 { return uint32(psnDiff(g.to, g.from)) + 1 }
+
+// maxGaps bounds the gap list of one flow; beyond it gaps are still
+// counted in Missing but no longer listed or filled.
+const maxGaps = 1024
+
+// psnTracker follows the request PSNs of one flow.
+type psnTracker struct {
+	seen       bool
+	first      uint32 // PSN of the first request in capture order
+	firstFrame uint64
+	high       uint32 // highest PSN seen
+	next       uint32 // PSN expected next (high + span of the highest request)
+	gaps       []psnGap
+	untracked  uint64 // missing PSNs beyond maxGaps
+}
+
+// observation is what one request packet turned out to be.
+type observation uint8
+
+const (
+	obsInOrder observation = iota
+	obsGap                 // jumped ahead over missing PSNs
+	obsFill                // filled a hole: out of order
+	obsOld                 // PSN already seen: retransmission or duplicate
+)
+
+// observe records a request of span PSNs starting at psn and says what it
+// was; for obsGap it also returns the gap it opened.
+func (t *psnTracker) observe(psn uint32, span uint32, frame uint64) (observation, psnGap) {
+	end := psnAdd(psn, int64(span))
+	if !t.seen {
+		t.seen, t.first, t.high, t.next, t.firstFrame = true, psn, psn, end, frame
+		return obsInOrder, psnGap{}
+	}
+	d := psnDiff(psn, t.next)
+	switch {
+	case d == 0:
+		t.high, t.next = psn, end
+		return obsInOrder, psnGap{}
+	case d > 0:
+		g := psnGap{from: t.next, to: psnAdd(psn, -1), frame: frame}
+		if len(t.gaps) < maxGaps {
+			t.gaps = append(t.gaps, g)
+		} else {
+			t.untracked += uint64(g.count())
+		}
+		t.high, t.next = psn, end
+		return obsGap, g
+	}
+	if psnDiff(psn, t.high) > 0 {
+		// Inside the span of the last READ request, above the highest
+		// PSN: not a PSN a request can reuse; treat as seen.
+		return obsOld, psnGap{}
+	}
+	if t.fill(psn, span) {
+		return obsFill, psnGap{}
+	}
+	return obsOld, psnGap{}
+}
+
+// fill removes [psn, psn+span) from the gaps; it reports whether psn was in
+// a gap.
+func (t *psnTracker) fill(psn, span uint32) bool {
+	for i := range t.gaps {
+		g := t.gaps[i]
+		if psnDiff(psn, g.from) < 0 || psnDiff(psn, g.to) > 0 {
+			continue
+		}
+		last := psnAdd(psn, int64(span)-1)
+		if psnDiff(last, g.to) > 0 {
+			last = g.to
+		}
+		switch {
+		case psn == g.from && last == g.to:
+			t.gaps = append(t.gaps[:i], t.gaps[i+1:]...)
+		case psn == g.from:
+			t.gaps[i].from = psnAdd(last, 1)
+		case last == g.to:
+			t.gaps[i].to = psnAdd(psn, -1)
+		default:
+			tail := psnGap{from: psnAdd(last, 1), to: g.to, frame: g.frame}
+			t.gaps[i].to = psnAdd(psn, -1)
+			if len(t.gaps) < maxGaps {
+				t.gaps = append(t.gaps, psnGap{})
+				copy(t.gaps[i+2:], t.gaps[i+1:])
+				t.gaps[i+1] = tail
+			} else {
+				t.untracked += uint64(tail.count())
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// missing returns the number of PSNs never seen.
+func (t *psnTracker) missing() uint64 {
+	n := t.untracked
+	for _, g := range t.gaps {
+		n += uint64(g.count())
+	}
+	return n
+}

@@ -1,0 +1,279 @@
+package analyze
+
+import "time"
+
+// Report is the analysis of one or more captures. It marshals to JSON with
+// the snake_case keys documented in docs/json.md; those keys are a public
+// contract. Times are RFC 3339 with nanoseconds; 64-bit identifiers are
+// "0x…" strings.
+type Report struct {
+	Capture     Capture      `json:"capture"`
+	Connections []Connection `json:"connections"`
+	Flows       []Flow       `json:"flows"`
+	Findings    []Finding    `json:"findings"`
+	// FindingsDropped counts findings beyond Options.MaxFindings, counted
+	// but not listed.
+	FindingsDropped uint64 `json:"findings_dropped"`
+}
+
+// Capture holds the totals of the frames read.
+type Capture struct {
+	// Frames read. Frames = RoCEPackets + OtherPackets + Malformed.
+	Frames uint64 `json:"frames"`
+	// RoCEPackets counts frames decoded as RoCE v1, RoCE v2 or native IB.
+	RoCEPackets uint64 `json:"roce_packets"`
+	// OtherPackets counts frames that are not RDMA traffic (TCP, ARP, …).
+	OtherPackets uint64 `json:"other_packets"`
+	// Malformed counts RDMA frames that could not be decoded.
+	Malformed uint64 `json:"malformed"`
+	// MalformedFrames lists them (up to Options.MaxFindings).
+	MalformedFrames []Malformed `json:"malformed_frames"`
+	// Bytes is the sum of the frames' original (wire) lengths.
+	Bytes uint64 `json:"bytes"`
+	// FirstTime and LastTime are the timestamps of the first and last frame.
+	FirstTime *time.Time `json:"first_time"`
+	LastTime  *time.Time `json:"last_time"`
+	// DurationSeconds is LastTime − FirstTime.
+	DurationSeconds float64 `json:"duration_seconds"`
+	// FlowsDropped estimates (by linear counting, within about 1 %) the
+	// number of distinct flows beyond Options.MaxFlows, whose packets are
+	// counted in RoCEPackets but not tracked.
+	FlowsDropped uint64 `json:"flows_dropped"`
+	// PacketsOfDroppedFlows counts the packets of those flows.
+	PacketsOfDroppedFlows uint64 `json:"packets_of_dropped_flows"`
+}
+
+// Malformed is one frame that could not be decoded.
+type Malformed struct {
+	Frame  uint64 `json:"frame"`
+	Reason string `json:"reason"`
+}
+
+// Endpoint is one side of a CM connection.
+type Endpoint struct {
+	// IP is the address the GID maps (IPv4-mapped GIDs give the IPv4
+	// address), or the network source/destination of the CM packet.
+	IP  string `json:"ip"`
+	GID string `json:"gid"`
+	LID uint16 `json:"lid"`
+	// LIDPlaceholder is true for LID 0 or 0xFFFF, which carry no meaning
+	// on RoCE.
+	LIDPlaceholder bool   `json:"lid_placeholder"`
+	QPN            uint32 `json:"qpn"`
+	StartingPSN    uint32 `json:"starting_psn"`
+}
+
+// ConnFrames holds the frame numbers of a connection's CM messages (0 when
+// not seen).
+type ConnFrames struct {
+	REQ  uint64 `json:"req,omitempty"`
+	REP  uint64 `json:"rep,omitempty"`
+	RTU  uint64 `json:"rtu,omitempty"`
+	REJ  uint64 `json:"rej,omitempty"`
+	DREQ uint64 `json:"dreq,omitempty"`
+	DREP uint64 `json:"drep,omitempty"`
+}
+
+// Connection is a CM handshake: REQ, then REP/REJ, RTU, DREQ, DREP.
+type Connection struct {
+	ID        int      `json:"id"`
+	Requester Endpoint `json:"requester"`
+	Responder Endpoint `json:"responder"`
+	ServiceID string   `json:"service_id"`
+	// RDMACMPortSpace and RDMACMPort decode an RDMA-CM service ID.
+	RDMACMPortSpace string `json:"rdma_cm_port_space,omitempty"`
+	RDMACMPort      uint16 `json:"rdma_cm_port,omitempty"`
+	Transport       string `json:"transport"`
+	// PathMTU is the negotiated path MTU in bytes (from the REQ).
+	PathMTU int `json:"path_mtu"`
+	// State is requested, rejected, established or disconnected.
+	State        string     `json:"state"`
+	RejectReason string     `json:"reject_reason,omitempty"`
+	Frames       ConnFrames `json:"frames"`
+	LocalCommID  uint32     `json:"local_comm_id"`
+	RemoteCommID uint32     `json:"remote_comm_id"`
+}
+
+// Connection states.
+const (
+	StateRequested    = "requested"
+	StateRejected     = "rejected"
+	StateEstablished  = "established"
+	StateDisconnected = "disconnected"
+)
+
+// Flow is the traffic from one network source to one destination QP.
+type Flow struct {
+	Src    string `json:"src"`
+	Dst    string `json:"dst"`
+	DestQP uint32 `json:"dest_qp"`
+	// Transport is RC, UC, RD, UD, XRC or CNP (a flow of only CNPs).
+	Transport string `json:"transport"`
+	// Connection is the ID of the CM connection this flow belongs to.
+	Connection *int `json:"connection"`
+	// Packets, WireBytes (original frame lengths) and PayloadBytes (IB
+	// payload: no headers, pad or ICRC).
+	Packets      uint64    `json:"packets"`
+	WireBytes    uint64    `json:"wire_bytes"`
+	PayloadBytes uint64    `json:"payload_bytes"`
+	FirstTime    time.Time `json:"first_time"`
+	LastTime     time.Time `json:"last_time"`
+
+	Requests   Requests   `json:"requests"`
+	Responses  Responses  `json:"responses"`
+	Messages   Messages   `json:"messages"`
+	MTU        MTU        `json:"mtu"`
+	Congestion Congestion `json:"congestion"`
+	ICRC       ICRCCounts `json:"icrc"`
+
+	// ThroughputBps and WireBps are payload and wire bits per second over
+	// the flow's duration; null for a flow shorter than two packets.
+	ThroughputBps *float64 `json:"throughput_bps"`
+	WireBps       *float64 `json:"wire_bps"`
+	// Series is the throughput per interval (non-empty intervals only).
+	IntervalSeconds float64  `json:"interval_seconds"`
+	Series          []Sample `json:"series"`
+
+	rtt *rttHist // for Merge
+
+	// Messages cut by the start or end of the capture, for Merge.
+	reqOrphan, respOrphan seamMessage
+	reqOpen, respOpen     seamMessage
+}
+
+// Requests describes the requester's PSN stream of a flow.
+type Requests struct {
+	Packets  uint64  `json:"packets"`
+	PSNFirst *uint32 `json:"psn_first"`
+	PSNLast  *uint32 `json:"psn_last"`
+	// Missing is the number of PSNs never seen between PSNFirst and PSNLast.
+	Missing       uint64 `json:"missing"`
+	Gaps          []Gap  `json:"gaps"`
+	Retransmitted uint64 `json:"retransmitted"`
+	Duplicates    uint64 `json:"duplicates"`
+	OutOfOrder    uint64 `json:"out_of_order"`
+
+	next       uint32 // PSN expected after PSNLast, for Merge
+	firstFrame uint64 // frame of the first request, for Merge
+}
+
+// Gap is a range of PSNs never seen; Frame is the frame where the jump
+// over it was seen.
+type Gap struct {
+	From  uint32 `json:"from"`
+	To    uint32 `json:"to"`
+	Count uint32 `json:"count"`
+	Frame uint64 `json:"frame"`
+}
+
+// Responses describes the responder's packets in a flow (ACK, NAK, READ
+// responses, atomic ACKs), which carry the peer's PSNs.
+type Responses struct {
+	Packets       uint64            `json:"packets"`
+	ACKs          uint64            `json:"acks"`
+	NAKs          uint64            `json:"naks"`
+	NAKCodes      map[string]uint64 `json:"nak_codes,omitempty"`
+	RNRNAKs       uint64            `json:"rnr_naks"`
+	RNRTimers     map[string]uint64 `json:"rnr_timers,omitempty"`
+	ReadResponses uint64            `json:"read_responses"`
+	AtomicACKs    uint64            `json:"atomic_acks"`
+	// RTT is the request→ACK round-trip time, measured on this flow's
+	// requests against the ACKs of the reverse flow.
+	RTT *RTT `json:"rtt"`
+}
+
+// RTT summarises round-trip samples in nanoseconds.
+type RTT struct {
+	Samples  uint64 `json:"samples"`
+	MinNs    int64  `json:"min_ns"`
+	MedianNs int64  `json:"median_ns"`
+	MaxNs    int64  `json:"max_ns"`
+}
+
+// Messages describes messages reassembled from FIRST/MIDDLE/LAST/ONLY.
+type Messages struct {
+	Count      uint64 `json:"count"`
+	Bytes      uint64 `json:"bytes"`
+	MinSize    uint64 `json:"min_size"`
+	MaxSize    uint64 `json:"max_size"`
+	Incomplete uint64 `json:"incomplete"`
+	// DMALengthMismatches counts RDMA WRITE messages whose size differs
+	// from their RETH DMALength.
+	DMALengthMismatches uint64 `json:"dma_length_mismatches"`
+}
+
+// MTU is what the flow says about the path MTU.
+type MTU struct {
+	// Inferred is the payload size of FIRST/MIDDLE packets; null when only
+	// ONLY/LAST packets were seen.
+	Inferred *int `json:"inferred"`
+	// MaxPayload is the largest payload of any packet.
+	MaxPayload int `json:"max_payload"`
+	// Negotiated is the path MTU of the CM connection, if known.
+	Negotiated *int `json:"negotiated"`
+	// AboveNegotiated counts packets whose payload exceeds Negotiated.
+	AboveNegotiated uint64 `json:"above_negotiated"`
+}
+
+// Congestion counts congestion signals.
+type Congestion struct {
+	ECNCE uint64 `json:"ecn_ce"`
+	FECN  uint64 `json:"fecn"`
+	BECN  uint64 `json:"becn"`
+	// CNPs counts CNP packets in this flow (sent by Src to DestQP).
+	CNPs uint64 `json:"cnps"`
+}
+
+// ICRCCounts counts ICRC check results.
+type ICRCCounts struct {
+	OK           uint64 `json:"ok"`
+	Bad          uint64 `json:"bad"`
+	Unverifiable uint64 `json:"unverifiable"`
+}
+
+// Sample is one throughput interval.
+type Sample struct {
+	// Start is the interval's start.
+	Start        time.Time `json:"start"`
+	Packets      uint64    `json:"packets"`
+	PayloadBytes uint64    `json:"payload_bytes"`
+	WireBytes    uint64    `json:"wire_bytes"`
+}
+
+// Finding kinds.
+const (
+	KindPSNGap         = "psn_gap"
+	KindRetransmission = "retransmission"
+	KindDuplicate      = "duplicate"
+	KindOutOfOrder     = "out_of_order"
+	KindNAK            = "nak"
+	KindRNRNAK         = "rnr_nak"
+	KindCNP            = "cnp"
+	KindECNCE          = "ecn_ce"
+	KindBadICRC        = "bad_icrc"
+	KindMalformed      = "malformed"
+	KindMTUAbove       = "mtu_above_negotiated"
+	KindMTUMismatch    = "mtu_mismatch"
+	KindIncomplete     = "incomplete_message"
+	KindDMALength      = "dma_length_mismatch"
+	KindCMReject       = "cm_reject"
+	KindUnknownOpcode  = "unknown_opcode"
+)
+
+// Severities of findings, worst first.
+const (
+	SeverityError   = "error"
+	SeverityWarning = "warning"
+	SeverityInfo    = "info"
+)
+
+// Finding is one anomaly, with the frame to look at in Wireshark.
+type Finding struct {
+	Frame    uint64    `json:"frame"`
+	Time     time.Time `json:"time"`
+	Kind     string    `json:"kind"`
+	Severity string    `json:"severity"`
+	Flow     string    `json:"flow"`
+	Detail   string    `json:"detail"`
+	File     string    `json:"file,omitempty"`
+}

@@ -1,0 +1,274 @@
+// Package cli is the roce-dissect command: flags, opening captures,
+// running the analyzer and rendering its report as text, JSON, CSV or a
+// plot. It holds no protocol logic; cmd/roce-dissect only calls Run.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+
+	gplayers "github.com/gopacket/gopacket/layers"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/capture"
+	"github.com/roce-dissect/roce-dissect/layers"
+)
+
+// Exit statuses.
+const (
+	ExitOK      = 0
+	ExitDamaged = 1
+	ExitUsage   = 2
+)
+
+// Run runs roce-dissect with the given arguments (without the program
+// name) and returns the exit status.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return RunWithStdin(ctx, args, os.Stdin, stdout, stderr)
+}
+
+// RunWithStdin is Run reading "-" from stdin.
+func RunWithStdin(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cfg, files, err := parseArgs(args)
+	if errors.Is(err, flag.ErrHelp) {
+		printUsage(stdout)
+		return ExitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "roce-dissect: %s (run 'roce-dissect --help' for the flags and examples)\n", strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
+		return ExitUsage
+	}
+	r := &runner{cfg: cfg, stdin: stdin, stdout: stdout, stderr: stderr, pal: newPalette(cfg.color, stdout)}
+	if cfg.packets || cfg.verbose {
+		return r.packetMode(ctx, files)
+	}
+	return r.reportMode(ctx, files)
+}
+
+type runner struct {
+	cfg    *config
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	pal    palette
+
+	progress *progress
+}
+
+func (r *runner) options(file string, multi bool) analyze.Options {
+	o := analyze.Options{
+		Interval:  r.cfg.interval,
+		NoICRC:    r.cfg.noICRC,
+		RoCEPorts: r.cfg.rocePorts,
+		MaxFlows:  r.cfg.maxFlows,
+	}
+	if multi {
+		o.File = file
+	}
+	return o
+}
+
+// supportedLinkType says whether the analyzer decodes a link type.
+func supportedLinkType(lt gplayers.LinkType) bool {
+	switch lt {
+	case gplayers.LinkTypeEthernet, layers.LinkTypeInfiniBand, layers.LinkTypeERF,
+		gplayers.LinkTypeRaw, gplayers.LinkTypeIPv4, gplayers.LinkTypeIPv6,
+		gplayers.LinkTypeLinuxSLL, gplayers.LinkTypeLinuxSLL2:
+		return true
+	}
+	return false
+}
+
+// open opens a capture, "-" being stdin.
+func (r *runner) open(name string) (*capture.Reader, int64, error) {
+	if name == "-" {
+		cr, err := capture.NewReader(r.stdin)
+		return cr, 0, err
+	}
+	var size int64
+	if st, err := os.Stat(name); err == nil {
+		size = st.Size()
+	}
+	cr, err := capture.Open(name)
+	return cr, size, err
+}
+
+// fileResult is the outcome of one file.
+type fileResult struct {
+	name   string
+	report *analyze.Report
+	err    error
+}
+
+// each reads the frames of one file, calling fn for each, and returns the
+// first error that stopped it (the frames before it were all given to fn).
+func (r *runner) each(ctx context.Context, name string, fn func(*frame)) error {
+	cr, size, err := r.open(name)
+	if err != nil {
+		return err
+	}
+	defer cr.Close()
+	var tracker *progressFile
+	if r.progress != nil {
+		tracker = r.progress.add(size)
+	}
+	unsupported := map[gplayers.LinkType]bool{}
+	var linkErr error
+	var n uint64
+	for {
+		if r.cfg.count > 0 && n >= r.cfg.count {
+			break
+		}
+		if n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			tracker.set(cr.Offset())
+		}
+		ci, data, lt, err := cr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			tracker.set(cr.Offset())
+			return err
+		}
+		n++
+		if !supportedLinkType(lt) && !unsupported[lt] {
+			unsupported[lt] = true
+			if linkErr == nil {
+				linkErr = fmt.Errorf("unsupported link type %d (%s) at frame %d: its frames are counted as other", lt, lt, n)
+			}
+		}
+		fn(&frame{ci: ci, data: data, linkType: lt})
+	}
+	tracker.set(cr.Offset())
+	return linkErr
+}
+
+// reportMode analyzes the files in parallel and prints the report(s).
+func (r *runner) reportMode(ctx context.Context, files []string) int {
+	r.progress = startProgress(r.cfg.progress, r.stderr)
+	results := make([]fileResult, len(files))
+	multi := len(files) > 1
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, name := range files {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			a := analyze.New(r.options(name, multi))
+			err := r.each(ctx, name, func(f *frame) { a.Feed(f.ci, f.linkType, f.data) })
+			results[i] = fileResult{name: name, report: a.Report(), err: err}
+		}()
+	}
+	wg.Wait()
+	r.progress.stop()
+
+	status := ExitOK
+	for _, res := range results {
+		if res.err != nil {
+			fmt.Fprintf(r.stderr, "roce-dissect: %s: %v\n", displayName(res.name), res.err)
+			status = ExitDamaged
+		}
+	}
+	merged := results[0].report
+	if multi {
+		merged = &analyze.Report{Connections: []analyze.Connection{}, Flows: []analyze.Flow{}, Findings: []analyze.Finding{}}
+		for _, res := range results {
+			merged.Merge(res.report)
+		}
+	}
+	for i := range results {
+		results[i].report = r.filter(results[i].report)
+	}
+	merged = r.filter(merged)
+	var err error
+	switch r.cfg.output {
+	case "json":
+		err = writeJSON(r.stdout, merged)
+	case "csv":
+		err = writeFlowsCSV(r.stdout, merged)
+	default:
+		if multi {
+			for _, res := range results {
+				r.writeText(res.name, res.report)
+			}
+			r.writeText(fmt.Sprintf("all %d files", len(files)), merged)
+		} else {
+			r.writeText(displayName(files[0]), merged)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(r.stderr, "roce-dissect: writing output: %v\n", err)
+		return ExitDamaged
+	}
+	if r.cfg.plot != "" {
+		if err := writePlot(r.cfg.plot, merged); err != nil {
+			fmt.Fprintf(r.stderr, "roce-dissect: --plot %s: %v\n", r.cfg.plot, err)
+			return ExitDamaged
+		}
+	}
+	return status
+}
+
+func displayName(name string) string {
+	if name == "-" {
+		return "<stdin>"
+	}
+	return name
+}
+
+// filter keeps the flows (and their findings) that --qp / --flow select.
+func (r *runner) filter(rep *analyze.Report) *analyze.Report {
+	if r.cfg.qp < 0 && r.cfg.flow == nil {
+		return rep
+	}
+	out := *rep
+	out.Flows = nil
+	keep := map[string]bool{}
+	for _, f := range rep.Flows {
+		if r.selects(f.Src, f.Dst, f.DestQP) {
+			out.Flows = append(out.Flows, f)
+			keep[flowName(&f)] = true
+		}
+	}
+	out.Findings = nil
+	for _, fd := range rep.Findings {
+		if keep[fd.Flow] {
+			out.Findings = append(out.Findings, fd)
+		}
+	}
+	if out.Flows == nil {
+		out.Flows = []analyze.Flow{}
+	}
+	if out.Findings == nil {
+		out.Findings = []analyze.Finding{}
+	}
+	return &out
+}
+
+// selects applies --qp and --flow.
+func (r *runner) selects(src, dst string, qp uint32) bool {
+	if r.cfg.qp >= 0 && int64(qp) != r.cfg.qp {
+		return false
+	}
+	if f := r.cfg.flow; f != nil && (f.src != src || f.dst != dst || f.qp != qp) {
+		return false
+	}
+	return true
+}
+
+// flowName is how findings name a flow.
+func flowName(f *analyze.Flow) string {
+	return fmt.Sprintf("%s → %s QP 0x%06x", f.Src, f.Dst, f.DestQP)
+}

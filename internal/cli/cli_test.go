@@ -1,0 +1,330 @@
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/internal/cli"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+const shared = "../../../shared/captures"
+
+// run runs the command and returns its exit status, stdout and stderr.
+func run(t *testing.T, stdin []byte, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cli.RunWithStdin(context.Background(), args, bytes.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func needShared(t *testing.T, path string) string {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("%s absent: shared captures not available", path)
+	}
+	return path
+}
+
+func TestReportText(t *testing.T) {
+	file := needShared(t, filepath.Join(shared, "softroce/rping.pcap"))
+	code, out, errs := run(t, nil, "--color=never", file)
+	require.Equal(t, 0, code, errs)
+	for _, want := range []string{
+		"65 frames: 65 RDMA, 0 other, 0 malformed",
+		"Connections (CM)",
+		"10.1.16.62  0x00002c      15782  ↔  10.1.16.61  0x00002b   16694589  1024  disconnected",
+		"RDMA-CM TCP port 7174",
+		"65535 (placeholder)",
+		"frames REQ 1 REP 2 RTU 3 DREQ 64 DREP 65",
+		"10.1.16.62 → 10.1.16.61  0x00002b  RC",
+		"No problems found.",
+	} {
+		assert.Contains(t, out, want)
+	}
+	assert.NotContains(t, out, "\x1b[", "no colour when not asked and not a terminal")
+}
+
+func TestGoldenText(t *testing.T) {
+	for _, tc := range []struct{ golden, file string }{
+		{"rping.txt", "softroce/rping.pcap"},
+		{"rdma_read_bw.txt", "softroce/rdma_read_bw.pcap"},
+		{"infiniband.txt", "ib-erf/infiniband.pcap"},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			file := needShared(t, filepath.Join(shared, tc.file))
+			code, out, _ := run(t, nil, "--color=never", file)
+			require.Equal(t, 0, code)
+			golden := filepath.Join("testdata", tc.golden)
+			if *update {
+				require.NoError(t, os.WriteFile(golden, []byte(out), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), out)
+		})
+	}
+}
+
+func TestColour(t *testing.T) {
+	file := needShared(t, filepath.Join(shared, "softroce/rping.pcap"))
+	_, out, _ := run(t, nil, "--color=always", file)
+	assert.Contains(t, out, "\x1b[32m", "healthy counts are green")
+	t.Setenv("NO_COLOR", "1")
+	_, out, _ = run(t, nil, file)
+	assert.NotContains(t, out, "\x1b[")
+	_, out, _ = run(t, nil, "--color=always", file)
+	assert.Contains(t, out, "\x1b[", "an explicit --color=always wins over NO_COLOR")
+}
+
+func TestJSONReport(t *testing.T) {
+	file := needShared(t, filepath.Join(shared, "softroce/rdma_cm.pcap"))
+	code, out, _ := run(t, nil, "-o", "json", file)
+	require.Equal(t, 0, code)
+	var rep struct {
+		Capture struct {
+			Frames      int `json:"frames"`
+			RoCEPackets int `json:"roce_packets"`
+			Malformed   int `json:"malformed"`
+		} `json:"capture"`
+		Connections []struct {
+			Requester struct {
+				QPN         uint32 `json:"qpn"`
+				StartingPSN uint32 `json:"starting_psn"`
+				GID         string `json:"gid"`
+				LID         uint16 `json:"lid"`
+			} `json:"requester"`
+			PathMTU int    `json:"path_mtu"`
+			State   string `json:"state"`
+		} `json:"connections"`
+		Flows []struct {
+			Src      string `json:"src"`
+			DestQP   uint32 `json:"dest_qp"`
+			Requests struct {
+				Missing uint64 `json:"missing"`
+			} `json:"requests"`
+			MTU struct {
+				Inferred *int `json:"inferred"`
+			} `json:"mtu"`
+		} `json:"flows"`
+		Findings []json.RawMessage `json:"findings"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, 96, rep.Capture.Frames)
+	assert.Equal(t, 96, rep.Capture.RoCEPackets)
+	require.Len(t, rep.Connections, 2)
+	assert.Equal(t, uint32(61), rep.Connections[0].Requester.QPN)
+	assert.Equal(t, "10.1.16.62", rep.Connections[0].Requester.GID)
+	assert.Equal(t, 1024, rep.Connections[0].PathMTU)
+	assert.Equal(t, "disconnected", rep.Connections[0].State)
+	assert.Len(t, rep.Flows, 6)
+	assert.Empty(t, rep.Findings)
+}
+
+func TestCSV(t *testing.T) {
+	file := needShared(t, filepath.Join(shared, "softroce/rdma_write_bw.pcap"))
+	code, out, _ := run(t, nil, "-o", "csv", file)
+	require.Equal(t, 0, code)
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, 3)
+	assert.Equal(t, []string{"src", "dst", "dest_qp", "transport"}, rows[0][:4])
+	assert.Equal(t, []string{"10.1.16.62", "10.1.16.61", "27", "RC"}, rows[1][:4])
+
+	code, out, _ = run(t, nil, "-P", "-o", "csv", file)
+	require.Equal(t, 0, code)
+	rows, err = csv.NewReader(strings.NewReader(out)).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, 21, "a header and the 20 RoCE packets")
+	assert.Equal(t, "frame", rows[0][0])
+	assert.Equal(t, "RC_RDMA_WRITE_FIRST", rows[1][5])
+}
+
+func TestPacketLines(t *testing.T) {
+	file := needShared(t, filepath.Join(shared, "softroce/rping.pcap"))
+	code, out, _ := run(t, nil, "-P", "--color=never", file)
+	require.Equal(t, 0, code)
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	require.Len(t, lines, 65)
+	assert.Equal(t, "     1 0.000000000 10.1.16.62 → 10.1.16.61 UD_SEND_ONLY QP=0x000001 PSN=6 A QKey=0x80010000 SrcQP=0x000001 MAD CM Send REQ LocalQPN=0x00002c StartPSN=15782 MTU=1024 len=256 ICRC=ok", lines[0])
+	assert.Contains(t, lines[5], "RC_RDMA_READ_REQUEST QP=0x00002c PSN=15782 A VA=0x00005b269382e5e0 RKey=0x00002095 DMALen=64")
+
+	code, out, _ = run(t, nil, "-P", "--qp", "0x2b", file)
+	require.Equal(t, 0, code)
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		assert.Contains(t, l, "QP=0x00002b")
+	}
+	code, out, _ = run(t, nil, "-P", "-c", "3", file)
+	require.Equal(t, 0, code)
+	assert.Len(t, strings.Split(strings.TrimSpace(out), "\n"), 3)
+}
+
+func TestVerboseTree(t *testing.T) {
+	file := needShared(t, filepath.Join(shared, "softroce/rping.pcap"))
+	code, out, _ := run(t, nil, "-V", "-c", "1", file)
+	require.Equal(t, 0, code)
+	for _, want := range []string{"Frame 1: 322 bytes on wire", "  BTH\n", "    DestQP: 1 (0x1)", "  DETH\n", "    QKey: 2147549184 (0x80010000)", "  MAD\n", "      LocalQPN: 44 (0x2c)", "      PathMTU: 1024", "  ICRC\n", "    Status: ok"} {
+		assert.Contains(t, out, want)
+	}
+}
+
+func TestNDJSONKeys(t *testing.T) {
+	file := needShared(t, filepath.Join(shared, "softroce/rping.pcap"))
+	code, out, _ := run(t, nil, "-P", "-o", "json", file)
+	require.Equal(t, 0, code)
+	sc := bufio.NewScanner(strings.NewReader(out))
+	var objs []map[string]any
+	for sc.Scan() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &m), sc.Text())
+		objs = append(objs, m)
+	}
+	require.Len(t, objs, 65)
+	req := objs[0]
+	for _, k := range []string{"frame", "time", "src", "dst", "bth", "deth", "payload_len", "icrc", "mad"} {
+		assert.Contains(t, req, k)
+	}
+	bth := req["bth"].(map[string]any)
+	for _, k := range []string{"opcode", "opcode_name", "dest_qp", "psn", "ack_req", "fecn", "becn", "pkey"} {
+		assert.Contains(t, bth, k)
+	}
+	mad := req["mad"].(map[string]any)
+	assert.Contains(t, mad, "mgmt_class")
+	assert.Contains(t, mad, "attribute_id")
+	cmObj := mad["cm"].(map[string]any)
+	for _, k := range []string{"type", "local_qpn", "starting_psn", "primary_local_gid", "primary_remote_gid", "primary_local_lid", "primary_remote_lid"} {
+		assert.Contains(t, cmObj, k)
+	}
+	assert.Equal(t, "REQ", cmObj["type"])
+	assert.Equal(t, float64(44), cmObj["local_qpn"])
+	reth := objs[5]["reth"].(map[string]any)
+	for _, k := range []string{"va", "rkey", "dma_length"} {
+		assert.Contains(t, reth, k)
+	}
+	aeth := objs[4]["aeth"].(map[string]any)
+	assert.Contains(t, aeth, "syndrome")
+	assert.Contains(t, aeth, "msn")
+	assert.Equal(t, "ok", objs[0]["icrc"].(map[string]any)["status"])
+}
+
+func TestErrors(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "notes.txt")
+	require.NoError(t, os.WriteFile(garbage, []byte("this is not a capture file\n"), 0o644))
+	empty := filepath.Join(dir, "empty.pcap")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	// A pcap of link type 105 (802.11).
+	wifi := filepath.Join(dir, "wifi.pcap")
+	require.NoError(t, os.WriteFile(wifi, pcapBytes(105, [][]byte{make([]byte, 40)}), 0o644))
+
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		message string
+	}{
+		{"missing file", []string{filepath.Join(dir, "nope.pcap")}, 1, "nope.pcap: no such file or directory"},
+		{"not a capture", []string{garbage}, 1, "notes.txt: capture: not a pcap or pcapng file"},
+		{"empty file", []string{empty}, 1, "empty.pcap: "},
+		{"unsupported link type", []string{wifi}, 1, "wifi.pcap: unsupported link type 105"},
+		{"no file", nil, 2, "no capture file given"},
+		{"bad flag", []string{"--bogus", garbage}, 2, "flag provided but not defined: -bogus"},
+		{"bad output", []string{"-o", "xml", garbage}, 2, `-o "xml"`},
+		{"bad qp", []string{"--qp", "0x1000000", garbage}, 2, "bad QP"},
+		{"bad decode-as", []string{"--decode-as", "tcp.port=1", garbage}, 2, "udp.port=N"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errs := run(t, nil, tc.args...)
+			assert.Equal(t, tc.code, code)
+			assert.Contains(t, errs, tc.message)
+			assert.Equal(t, 1, strings.Count(strings.TrimSpace(errs), "roce-dissect:"), "one clear line: %q", errs)
+		})
+	}
+}
+
+func TestTruncatedCaptureStillReports(t *testing.T) {
+	src := needShared(t, filepath.Join(shared, "softroce/rping.pcap"))
+	data, err := os.ReadFile(src)
+	require.NoError(t, err)
+	cut := filepath.Join(t.TempDir(), "cut.pcap")
+	require.NoError(t, os.WriteFile(cut, data[:len(data)-50], 0o644))
+	code, out, errs := run(t, nil, "--color=never", cut)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "cut.pcap: capture: truncated record at byte offset")
+	assert.Contains(t, out, "64 frames: 64 RDMA", "the frames before the cut are reported")
+	assert.Contains(t, out, "Connections (CM)")
+}
+
+func TestHelp(t *testing.T) {
+	code, out, _ := run(t, nil, "--help")
+	assert.Equal(t, 0, code)
+	for _, f := range []string{"--packets", "--verbose", "--output", "--color", "-c N", "--qp", "--flow", "--decode-as", "--no-icrc", "--interval", "--plot", "--max-flows", "Examples:"} {
+		assert.Contains(t, out, f)
+	}
+}
+
+func TestStdinAndGzip(t *testing.T) {
+	src := needShared(t, filepath.Join(shared, "softroce/rdma_write_bw.pcap"))
+	data, err := os.ReadFile(src)
+	require.NoError(t, err)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write(data)
+	require.NoError(t, zw.Close())
+	for _, in := range [][]byte{data, gz.Bytes()} {
+		code, out, errs := run(t, in, "--color=never", "-")
+		require.Equal(t, 0, code, errs)
+		assert.Contains(t, out, "Capture <stdin>")
+		assert.Contains(t, out, "60 frames: 20 RDMA, 40 other")
+	}
+}
+
+func TestSeveralFiles(t *testing.T) {
+	a := needShared(t, filepath.Join(shared, "softroce/rdma_write_bw.pcap"))
+	b := needShared(t, filepath.Join(shared, "softroce/rdma_read_bw.pcap"))
+	code, out, _ := run(t, nil, "--color=never", a, b)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "Capture "+a)
+	assert.Contains(t, out, "Capture "+b)
+	assert.Contains(t, out, "Capture all 2 files\n  120 frames: 40 RDMA, 80 other")
+	code, out, _ = run(t, nil, "-o", "json", a, b)
+	require.Equal(t, 0, code)
+	var rep struct {
+		Capture struct{ Frames int } `json:"capture"`
+		Flows   []any                `json:"flows"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, 120, rep.Capture.Frames)
+	assert.Len(t, rep.Flows, 4)
+}
+
+func TestPlot(t *testing.T) {
+	file := needShared(t, filepath.Join(shared, "softroce/rdma_write_bw.pcap"))
+	for _, name := range []string{"tput.svg", "tput.png"} {
+		out := filepath.Join(t.TempDir(), name)
+		code, _, errs := run(t, nil, "--plot", out, file)
+		require.Equal(t, 0, code, errs)
+		b, err := os.ReadFile(out)
+		require.NoError(t, err)
+		if strings.HasSuffix(name, ".svg") {
+			assert.Contains(t, string(b), "<svg")
+			assert.Contains(t, string(b), "10.1.16.62 → 10.1.16.61 QP 0x00001b")
+		} else {
+			assert.Equal(t, "\x89PNG", string(b[:4]))
+		}
+	}
+}

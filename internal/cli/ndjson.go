@@ -1,0 +1,209 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/cm"
+)
+
+// packetJSON is one line of `-P -o json`. Nested keys are nested objects;
+// absent headers are omitted.
+type packetJSON struct {
+	Frame        uint64      `json:"frame"`
+	Time         time.Time   `json:"time"`
+	Src          string      `json:"src"`
+	Dst          string      `json:"dst"`
+	Encap        string      `json:"encap"`
+	Length       int         `json:"length"`
+	Error        string      `json:"error,omitempty"`
+	BTH          *bthJSON    `json:"bth,omitempty"`
+	RETH         *rethJSON   `json:"reth,omitempty"`
+	AETH         *aethJSON   `json:"aeth,omitempty"`
+	DETH         *dethJSON   `json:"deth,omitempty"`
+	AtomicETH    *atomicJSON `json:"atomiceth,omitempty"`
+	AtomicAckETH *string     `json:"atomicacketh,omitempty"`
+	ImmDt        *uint32     `json:"immdt,omitempty"`
+	IETH         *uint32     `json:"ieth,omitempty"`
+	PayloadLen   *int        `json:"payload_len,omitempty"`
+	ICRC         *icrcJSON   `json:"icrc,omitempty"`
+	MAD          *madJSON    `json:"mad,omitempty"`
+	Findings     int         `json:"findings"`
+}
+
+type bthJSON struct {
+	Opcode     uint8  `json:"opcode"`
+	OpcodeName string `json:"opcode_name"`
+	SE         bool   `json:"se"`
+	M          bool   `json:"m"`
+	PadCnt     uint8  `json:"pad_cnt"`
+	TVer       uint8  `json:"tver"`
+	PKey       uint16 `json:"pkey"`
+	FECN       bool   `json:"fecn"`
+	BECN       bool   `json:"becn"`
+	DestQP     uint32 `json:"dest_qp"`
+	AckReq     bool   `json:"ack_req"`
+	PSN        uint32 `json:"psn"`
+}
+
+type rethJSON struct {
+	VA        string `json:"va"`
+	RKey      uint32 `json:"rkey"`
+	DMALength uint32 `json:"dma_length"`
+}
+
+type aethJSON struct {
+	Syndrome uint8  `json:"syndrome"`
+	Type     string `json:"type"`
+	MSN      uint32 `json:"msn"`
+}
+
+type dethJSON struct {
+	QKey  uint32 `json:"qkey"`
+	SrcQP uint32 `json:"src_qp"`
+}
+
+type atomicJSON struct {
+	VA        string `json:"va"`
+	RKey      uint32 `json:"rkey"`
+	SwapOrAdd string `json:"swap_or_add"`
+	Compare   string `json:"compare"`
+}
+
+type icrcJSON struct {
+	Status   string `json:"status"`
+	Value    string `json:"value,omitempty"`
+	Expected string `json:"expected,omitempty"`
+}
+
+type madJSON struct {
+	MgmtClass   uint8   `json:"mgmt_class"`
+	ClassName   string  `json:"class_name"`
+	Method      uint8   `json:"method"`
+	AttributeID uint16  `json:"attribute_id"`
+	Attribute   string  `json:"attribute"`
+	TID         string  `json:"transaction_id"`
+	CM          *cmJSON `json:"cm,omitempty"`
+}
+
+type cmJSON struct {
+	Type             string  `json:"type"`
+	LocalCommID      *uint32 `json:"local_comm_id,omitempty"`
+	RemoteCommID     *uint32 `json:"remote_comm_id,omitempty"`
+	LocalQPN         *uint32 `json:"local_qpn,omitempty"`
+	StartingPSN      *uint32 `json:"starting_psn,omitempty"`
+	ServiceID        string  `json:"service_id,omitempty"`
+	PathMTU          *int    `json:"path_mtu,omitempty"`
+	PrimaryLocalGID  string  `json:"primary_local_gid,omitempty"`
+	PrimaryRemoteGID string  `json:"primary_remote_gid,omitempty"`
+	PrimaryLocalLID  *uint16 `json:"primary_local_lid,omitempty"`
+	PrimaryRemoteLID *uint16 `json:"primary_remote_lid,omitempty"`
+	Reason           string  `json:"reason,omitempty"`
+}
+
+func hex64(v uint64) string { return fmt.Sprintf("0x%016x", v) }
+
+func ptr[T any](v T) *T { return &v }
+
+// wireHex renders a CRC value as its bytes on the wire (least significant
+// first), as Wireshark shows them.
+func wireHex(v uint32) string {
+	return fmt.Sprintf("0x%02x%02x%02x%02x", byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
+}
+
+func packetObject(p *analyze.Packet, mad *cm.MAD) *packetJSON {
+	o := &packetJSON{Frame: p.Frame, Time: p.Time, Src: p.Src.String(), Dst: p.Dst.String(), Encap: p.Encap.String(), Length: p.Length, Findings: p.Findings}
+	if p.Err != nil {
+		o.Error = p.Err.Error()
+	}
+	if b := p.BTH; b != nil {
+		o.BTH = &bthJSON{Opcode: uint8(b.Opcode), OpcodeName: b.Opcode.String(), SE: b.SolicitedEvent, M: b.MigReq, PadCnt: b.PadCnt, TVer: b.TVer, PKey: b.PKey, FECN: b.FECN, BECN: b.BECN, DestQP: b.DestQP, AckReq: b.AckReq, PSN: b.PSN}
+		st := icrcJSON{Status: p.ICRC.Status.String()}
+		if v, ok := b.ICRCValue(); ok {
+			st.Value = wireHex(v)
+			if p.ICRC.Status.String() == "bad" {
+				st.Expected = wireHex(p.ICRC.Expected)
+			}
+		}
+		o.ICRC = &st
+	}
+	if h := p.RETH; h != nil {
+		o.RETH = &rethJSON{VA: hex64(h.VA), RKey: h.RKey, DMALength: h.DMALength}
+	}
+	if h := p.AETH; h != nil {
+		o.AETH = &aethJSON{Syndrome: h.Syndrome, Type: h.Type().String(), MSN: h.MSN}
+	}
+	if h := p.DETH; h != nil {
+		o.DETH = &dethJSON{QKey: h.QKey, SrcQP: h.SrcQP}
+	}
+	if h := p.AtomicETH; h != nil {
+		o.AtomicETH = &atomicJSON{VA: hex64(h.VA), RKey: h.RKey, SwapOrAdd: hex64(h.SwapOrAdd), Compare: hex64(h.Compare)}
+	}
+	if h := p.AtomicAckETH; h != nil {
+		o.AtomicAckETH = ptr(hex64(h.OrigRemoteData))
+	}
+	if h := p.ImmDt; h != nil {
+		o.ImmDt = ptr(h.Immediate)
+	}
+	if h := p.IETH; h != nil {
+		o.IETH = ptr(h.RKey)
+	}
+	if p.PayloadLen >= 0 {
+		o.PayloadLen = ptr(p.PayloadLen)
+	}
+	if decodeMAD(mad, p) {
+		h := mad.Header
+		o.MAD = &madJSON{MgmtClass: uint8(h.MgmtClass), ClassName: h.MgmtClass.String(), Method: uint8(h.Method), AttributeID: uint16(h.AttributeID), Attribute: h.AttributeName(), TID: hex64(h.TransactionID)}
+		if msg := mad.CM(); msg != nil {
+			o.MAD.CM = cmObject(msg)
+		}
+	}
+	return o
+}
+
+func cmObject(msg cm.Message) *cmJSON {
+	c := &cmJSON{Type: msg.AttributeID().String()}
+	switch m := msg.(type) {
+	case *cm.ConnectRequest:
+		c.Type = "REQ"
+		c.LocalCommID, c.LocalQPN, c.StartingPSN = ptr(m.LocalCommID), ptr(m.LocalQPN), ptr(m.StartingPSN)
+		c.ServiceID = m.ServiceID.String()
+		c.PathMTU = ptr(m.PathMTU.Bytes())
+		c.PrimaryLocalGID, c.PrimaryRemoteGID = m.PrimaryLocalGID.String(), m.PrimaryRemoteGID.String()
+		c.PrimaryLocalLID, c.PrimaryRemoteLID = ptr(uint16(m.PrimaryLocalLID)), ptr(uint16(m.PrimaryRemoteLID))
+	case *cm.ConnectReply:
+		c.Type = "REP"
+		c.LocalCommID, c.RemoteCommID, c.LocalQPN, c.StartingPSN = ptr(m.LocalCommID), ptr(m.RemoteCommID), ptr(m.LocalQPN), ptr(m.StartingPSN)
+	case *cm.ReadyToUse:
+		c.Type = "RTU"
+		c.LocalCommID, c.RemoteCommID = ptr(m.LocalCommID), ptr(m.RemoteCommID)
+	case *cm.ConnectReject:
+		c.Type = "REJ"
+		c.LocalCommID, c.RemoteCommID = ptr(m.LocalCommID), ptr(m.RemoteCommID)
+		c.Reason = m.Reason.String()
+	case *cm.DisconnectRequest:
+		c.Type = "DREQ"
+		c.LocalCommID, c.RemoteCommID = ptr(m.LocalCommID), ptr(m.RemoteCommID)
+	case *cm.DisconnectReply:
+		c.Type = "DREP"
+		c.LocalCommID, c.RemoteCommID = ptr(m.LocalCommID), ptr(m.RemoteCommID)
+	case *cm.MessageReceiptAck:
+		c.Type = "MRA"
+		c.LocalCommID, c.RemoteCommID = ptr(m.LocalCommID), ptr(m.RemoteCommID)
+	case *cm.LoadAlternatePath:
+		c.Type = "LAP"
+		c.LocalCommID, c.RemoteCommID = ptr(m.LocalCommID), ptr(m.RemoteCommID)
+	case *cm.AlternatePathResponse:
+		c.Type = "APR"
+		c.LocalCommID, c.RemoteCommID = ptr(m.LocalCommID), ptr(m.RemoteCommID)
+	case *cm.SIDRRequest:
+		c.Type = "SIDR_REQ"
+		c.ServiceID = m.ServiceID.String()
+	case *cm.SIDRReply:
+		c.Type = "SIDR_REP"
+		c.LocalQPN = ptr(m.QPN)
+		c.ServiceID = m.ServiceID.String()
+	}
+	return c
+}

@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is what the command line asks for.
+type config struct {
+	packets   bool
+	verbose   bool
+	output    string // text, json, csv
+	color     string // auto, always, never
+	count     uint64
+	qp        int64 // -1: all
+	flow      *flowFilter
+	rocePorts []uint16
+	noICRC    bool
+	interval  time.Duration
+	plot      string
+	maxFlows  int
+	progress  string // auto, never
+}
+
+// flowFilter selects one flow.
+type flowFilter struct {
+	src, dst string
+	qp       uint32
+}
+
+// errUsage marks a bad command line (exit status 2).
+var errUsage = errors.New("usage")
+
+type portList struct{ ports *[]uint16 }
+
+func (p portList) String() string { return "" }
+
+func (p portList) Set(v string) error {
+	spec, ok := strings.CutPrefix(v, "udp.port=")
+	if !ok {
+		return fmt.Errorf("want udp.port=N, got %q", v)
+	}
+	n, err := strconv.ParseUint(spec, 10, 16)
+	if err != nil || n == 0 {
+		return fmt.Errorf("bad UDP port %q", spec)
+	}
+	*p.ports = append(*p.ports, uint16(n))
+	return nil
+}
+
+const usageText = `roce-dissect — analyze RDMA traffic (RoCE v2, RoCE v1, native InfiniBand)
+in pcap, pcapng and ERF captures, plain or gzip-compressed ("-" reads stdin).
+
+Usage:
+  roce-dissect [flags] FILE...
+
+Examples:
+  roce-dissect roce.pcap                     report: connections, flows, findings
+  roce-dissect -P roce.pcap                  one line per RDMA packet
+  roce-dissect -V -c 10 roce.pcap            every header of the first 10 frames
+  roce-dissect -o json roce.pcap | jq .flows the report as JSON
+  roce-dissect -P -o json roce.pcap          one JSON object per packet (NDJSON)
+  roce-dissect -o csv roce.pcap              the flow table as CSV
+  roce-dissect --qp 0x11 roce.pcap           only traffic to QP 0x11
+  roce-dissect --decode-as udp.port=4792 x.pcap
+  roce-dissect --plot tput.svg roce.pcap     throughput per flow over time
+  tcpdump -i eth0 -w - udp port 4791 | roce-dissect -
+
+Flags:
+`
+
+func parseArgs(args []string) (*config, []string, error) {
+	cfg := &config{qp: -1}
+	fs := flag.NewFlagSet("roce-dissect", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var qp, flowSpec string
+	fs.BoolVar(&cfg.packets, "P", false, "print one line per RDMA packet")
+	fs.BoolVar(&cfg.packets, "packets", false, "print one line per RDMA packet")
+	fs.BoolVar(&cfg.verbose, "V", false, "print every header of every RDMA packet as a tree")
+	fs.BoolVar(&cfg.verbose, "verbose", false, "print every header of every RDMA packet as a tree")
+	fs.StringVar(&cfg.output, "o", "text", "output format: text, json or csv")
+	fs.StringVar(&cfg.output, "output", "text", "output format: text, json or csv")
+	fs.StringVar(&cfg.color, "color", "auto", "colour: auto (on for a terminal unless NO_COLOR is set), always or never")
+	fs.Uint64Var(&cfg.count, "c", 0, "stop after N frames of each file (0: all)")
+	fs.StringVar(&qp, "qp", "", "only traffic to this destination QP (decimal or 0x hex)")
+	fs.StringVar(&flowSpec, "flow", "", "only the flow SRC,DST,QP (e.g. 10.0.0.1,10.0.0.2,0x11)")
+	fs.Var(portList{&cfg.rocePorts}, "decode-as", "decode another UDP destination port as RoCE v2: udp.port=N (repeatable)")
+	fs.BoolVar(&cfg.noICRC, "no-icrc", false, "skip ICRC/VCRC verification")
+	fs.DurationVar(&cfg.interval, "interval", time.Millisecond, "throughput series interval")
+	fs.StringVar(&cfg.plot, "plot", "", "write per-flow throughput over time to FILE.svg or FILE.png")
+	fs.IntVar(&cfg.maxFlows, "max-flows", 1_000_000, "track at most N flows (more are counted, not tracked)")
+	fs.StringVar(&cfg.progress, "progress", "auto", "progress bar on stderr: auto (terminal, reads over 1 s) or never")
+
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, nil, err
+			}
+			return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		files = append(files, args[0])
+		args = args[1:]
+	}
+	if len(files) == 0 {
+		return nil, nil, fmt.Errorf("%w: no capture file given", errUsage)
+	}
+	switch cfg.output {
+	case "text", "json", "csv":
+	default:
+		return nil, nil, fmt.Errorf("%w: -o %q: want text, json or csv", errUsage, cfg.output)
+	}
+	switch cfg.color {
+	case "auto", "always", "never":
+	default:
+		return nil, nil, fmt.Errorf("%w: --color %q: want auto, always or never", errUsage, cfg.color)
+	}
+	if cfg.interval <= 0 {
+		return nil, nil, fmt.Errorf("%w: --interval must be positive", errUsage)
+	}
+	if cfg.maxFlows <= 0 {
+		return nil, nil, fmt.Errorf("%w: --max-flows must be positive", errUsage)
+	}
+	if qp != "" {
+		n, err := parseQP(qp)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: --qp: %v", errUsage, err)
+		}
+		cfg.qp = int64(n)
+	}
+	if flowSpec != "" {
+		parts := strings.Split(flowSpec, ",")
+		if len(parts) != 3 {
+			return nil, nil, fmt.Errorf("%w: --flow wants SRC,DST,QP", errUsage)
+		}
+		n, err := parseQP(parts[2])
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: --flow: %v", errUsage, err)
+		}
+		cfg.flow = &flowFilter{src: normAddr(parts[0]), dst: normAddr(parts[1]), qp: n}
+	}
+	if cfg.plot != "" && !strings.HasSuffix(cfg.plot, ".svg") && !strings.HasSuffix(cfg.plot, ".png") {
+		return nil, nil, fmt.Errorf("%w: --plot wants a .svg or .png file", errUsage)
+	}
+	return cfg, files, nil
+}
+
+func parseQP(s string) (uint32, error) {
+	n, err := strconv.ParseUint(s, 0, 32)
+	if err != nil || n > 0xFFFFFF {
+		return 0, fmt.Errorf("bad QP %q (24 bits, decimal or 0x hex)", s)
+	}
+	return uint32(n), nil
+}
+
+// normAddr writes an address the way reports do.
+func normAddr(s string) string {
+	s = strings.TrimSpace(s)
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.Unmap().String()
+	}
+	return s
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, usageText)
+	fmt.Fprint(w, flagHelp)
+}
+
+const flagHelp = `  -P, --packets              one line per RDMA packet (like tshark's summary)
+  -V, --verbose              every header of every RDMA packet as a tree (like tshark -V)
+  -o, --output FORMAT        text (default), json or csv
+                             json: the report (docs/json.md); with -P one object per packet
+                             csv: the flow table; with -P the packet lines
+      --color WHEN           auto (default: on for a terminal, off when NO_COLOR is set),
+                             always or never
+  -c N                       stop after N frames of each file
+      --qp N                 only traffic to destination QP N (decimal or 0x hex)
+      --flow SRC,DST,QP      only that flow
+      --decode-as udp.port=N decode UDP destination port N as RoCE v2 (repeatable)
+      --no-icrc              skip ICRC/VCRC verification
+      --interval DURATION    throughput series interval (default 1ms)
+      --plot FILE            per-flow throughput over time, PSN gaps and CNPs marked
+                             (.svg or .png)
+      --max-flows N          track at most N flows (default 1000000)
+      --progress WHEN        auto (default) or never
+  -h, --help                 this help
+
+Exit status: 0 ok, 1 a capture was damaged or unreadable (the report of what
+was read is still printed), 2 bad usage.
+`

@@ -1,0 +1,290 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fatih/color"
+	"github.com/mattn/go-isatty"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+)
+
+// palette colours the text output: problems red, warnings yellow, healthy
+// green. Each colour is set on or off for this run only (no global state).
+type palette struct {
+	on                       bool
+	red, yellow, green, bold *color.Color
+}
+
+func newPalette(mode string, w io.Writer) palette {
+	on := false
+	switch mode {
+	case "always":
+		on = true
+	case "auto":
+		if f, ok := w.(*os.File); ok && os.Getenv("NO_COLOR") == "" {
+			on = isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+		}
+	}
+	p := palette{on: on, red: color.New(color.FgRed, color.Bold), yellow: color.New(color.FgYellow), green: color.New(color.FgGreen), bold: color.New(color.Bold)}
+	for _, c := range []*color.Color{p.red, p.yellow, p.green, p.bold} {
+		if on {
+			c.EnableColor()
+		} else {
+			c.DisableColor()
+		}
+	}
+	return p
+}
+
+func (p palette) severity(s string) *color.Color {
+	switch s {
+	case analyze.SeverityError:
+		return p.red
+	case analyze.SeverityWarning:
+		return p.yellow
+	}
+	return p.green
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// cell is one table cell with an optional colour.
+type cell struct {
+	text string
+	c    *color.Color
+	left bool
+}
+
+// table writes aligned columns; widths come from the plain text, colour is
+// added after padding.
+func (p palette) table(w io.Writer, indent string, rows [][]cell) {
+	var widths []int
+	for _, row := range rows {
+		for i, c := range row {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(c.text))
+		}
+	}
+	for _, row := range rows {
+		var b strings.Builder
+		b.WriteString(indent)
+		for i, c := range row {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c.text))
+			text := c.text
+			if c.c != nil {
+				text = c.c.Sprint(c.text)
+			}
+			if c.left {
+				b.WriteString(text + pad)
+			} else {
+				b.WriteString(pad + text)
+			}
+			if i < len(row)-1 {
+				b.WriteString("  ")
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+// humanBytes renders a byte count in SI units.
+func humanBytes(n uint64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, u := float64(n), 0
+	for v >= unit && u < 5 {
+		v /= unit
+		u++
+	}
+	return fmt.Sprintf("%.1f %cB", v, "kMGTPE"[u-1])
+}
+
+// humanRate renders bits per second.
+func humanRate(bps *float64) string {
+	if bps == nil {
+		return "-"
+	}
+	v, u := *bps, 0
+	units := []string{"b/s", "kb/s", "Mb/s", "Gb/s", "Tb/s"}
+	for v >= 1000 && u < len(units)-1 {
+		v /= 1000
+		u++
+	}
+	return fmt.Sprintf("%.2f %s", v, units[u])
+}
+
+func humanDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.1fµs", float64(d)/float64(time.Microsecond))
+	case d < time.Second:
+		return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.3fs", d.Seconds())
+}
+
+func qpString(qp uint32) string { return fmt.Sprintf("0x%06x", qp) }
+
+func optInt(v *int) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprint(*v)
+}
+
+// writeText prints the report for people.
+func (r *runner) writeText(title string, rep *analyze.Report) {
+	w, p := r.stdout, r.pal
+	c := rep.Capture
+	p.bold.Fprintf(w, "Capture %s\n", title)
+	fmt.Fprintf(w, "  %d frames: %d RDMA, %d other, ", c.Frames, c.RoCEPackets, c.OtherPackets)
+	if c.Malformed > 0 {
+		p.red.Fprintf(w, "%d malformed", c.Malformed)
+	} else {
+		fmt.Fprintf(w, "%d malformed", c.Malformed)
+	}
+	fmt.Fprintf(w, "; %s", humanBytes(c.Bytes))
+	if c.FirstTime != nil {
+		fmt.Fprintf(w, "; %s to %s (%s)", c.FirstTime.UTC().Format(time.RFC3339Nano), c.LastTime.UTC().Format(time.RFC3339Nano), humanDuration(c.LastTime.Sub(*c.FirstTime)))
+	}
+	fmt.Fprintln(w)
+	if c.FlowsDropped > 0 {
+		p.yellow.Fprintf(w, "  flow table full: about %d more flows (%d packets) counted but not tracked (--max-flows)\n", c.FlowsDropped, c.PacketsOfDroppedFlows)
+	}
+
+	if len(rep.Connections) > 0 {
+		fmt.Fprintln(w)
+		p.bold.Fprintln(w, "Connections (CM)")
+		rows := [][]cell{{{text: "#", left: true}, {text: "TRANSPORT", left: true}, {text: "REQUESTER", left: true}, {text: "QPN"}, {text: "START PSN"}, {text: ""}, {text: "RESPONDER", left: true}, {text: "QPN"}, {text: "START PSN"}, {text: "MTU"}, {text: "STATE", left: true}}}
+		for _, cn := range rep.Connections {
+			state := cell{text: cn.State, left: true, c: p.green}
+			switch cn.State {
+			case analyze.StateRejected:
+				state = cell{text: "rejected: " + cn.RejectReason, left: true, c: p.red}
+			case analyze.StateRequested:
+				state.c = p.yellow
+			}
+			rows = append(rows, []cell{
+				{text: fmt.Sprint(cn.ID), left: true}, {text: cn.Transport, left: true},
+				{text: endpointAddr(cn.Requester), left: true}, {text: qpString(cn.Requester.QPN)}, {text: fmt.Sprint(cn.Requester.StartingPSN)},
+				{text: "↔"},
+				{text: endpointAddr(cn.Responder), left: true}, {text: qpString(cn.Responder.QPN)}, {text: fmt.Sprint(cn.Responder.StartingPSN)},
+				{text: fmt.Sprint(cn.PathMTU)}, state,
+			})
+		}
+		p.table(w, "  ", rows)
+		for _, cn := range rep.Connections {
+			svc := "service " + cn.ServiceID
+			if cn.RDMACMPortSpace != "" {
+				svc += fmt.Sprintf(" (RDMA-CM %s port %d)", cn.RDMACMPortSpace, cn.RDMACMPort)
+			}
+			fmt.Fprintf(w, "  #%d %s; LIDs %s / %s; GIDs %s / %s; frames%s\n", cn.ID, svc,
+				lidString(cn.Requester), lidString(cn.Responder), cn.Requester.GID, cn.Responder.GID, connFrames(cn.Frames))
+		}
+	}
+
+	fmt.Fprintln(w)
+	p.bold.Fprintln(w, "Flows")
+	if len(rep.Flows) == 0 {
+		fmt.Fprintln(w, "  no RDMA flows")
+	} else {
+		rows := [][]cell{{{text: "SRC → DST", left: true}, {text: "QP"}, {text: "TRANSPORT", left: true}, {text: "PACKETS"}, {text: "PAYLOAD"}, {text: "DURATION"}, {text: "THROUGHPUT"}, {text: "MTU INF/NEG"}, {text: "MISSING"}, {text: "RETX"}, {text: "NAKS"}, {text: "CNPS"}, {text: "ECN-CE"}, {text: "ICRC-ERR"}}}
+		for _, f := range rep.Flows {
+			rows = append(rows, []cell{
+				{text: f.Src + " → " + f.Dst, left: true}, {text: qpString(f.DestQP)}, {text: f.Transport, left: true},
+				{text: fmt.Sprint(f.Packets)}, {text: humanBytes(f.PayloadBytes)}, {text: humanDuration(f.LastTime.Sub(f.FirstTime))},
+				{text: humanRate(f.ThroughputBps)},
+				mtuCell(p, &f),
+				countCell(p, f.Requests.Missing, p.red), countCell(p, f.Requests.Retransmitted+f.Requests.Duplicates, p.yellow),
+				countCell(p, f.Responses.NAKs+f.Responses.RNRNAKs, p.red), countCell(p, f.Congestion.CNPs, p.yellow),
+				countCell(p, f.Congestion.ECNCE, p.yellow), countCell(p, f.ICRC.Bad, p.red),
+			})
+		}
+		p.table(w, "  ", rows)
+	}
+
+	fmt.Fprintln(w)
+	if len(rep.Findings) == 0 {
+		p.green.Fprintln(w, "No problems found.")
+		return
+	}
+	fs := append([]analyze.Finding{}, rep.Findings...)
+	sort.SliceStable(fs, func(i, j int) bool {
+		return analyze.SeverityRank(fs[i].Severity) < analyze.SeverityRank(fs[j].Severity)
+	})
+	counts := map[string]int{}
+	for _, f := range fs {
+		counts[f.Severity]++
+	}
+	p.bold.Fprintf(w, "Findings (worst first): %d errors, %d warnings, %d notes\n", counts[analyze.SeverityError], counts[analyze.SeverityWarning], counts[analyze.SeverityInfo])
+	for _, f := range fs {
+		where := fmt.Sprintf("frame %d", f.Frame)
+		if f.File != "" {
+			where = f.File + " " + where
+		}
+		fmt.Fprintf(w, "  %s %s %s  %s: %s\n", p.severity(f.Severity).Sprintf("%-7s", strings.ToUpper(f.Severity)), where, f.Kind, f.Flow, f.Detail)
+	}
+	if rep.FindingsDropped > 0 {
+		p.yellow.Fprintf(w, "  … and %d more findings not listed\n", rep.FindingsDropped)
+	}
+}
+
+func countCell(p palette, n uint64, bad *color.Color) cell {
+	if n == 0 {
+		return cell{text: "0", c: p.green}
+	}
+	return cell{text: fmt.Sprint(n), c: bad}
+}
+
+func mtuCell(p palette, f *analyze.Flow) cell {
+	text := optInt(f.MTU.Inferred) + "/" + optInt(f.MTU.Negotiated)
+	if f.MTU.Inferred != nil && f.MTU.Negotiated != nil && *f.MTU.Inferred != *f.MTU.Negotiated || f.MTU.AboveNegotiated > 0 {
+		return cell{text: text, c: p.red}
+	}
+	return cell{text: text}
+}
+
+func endpointAddr(e analyze.Endpoint) string {
+	if e.IP != "" {
+		return e.IP
+	}
+	return e.GID
+}
+
+func lidString(e analyze.Endpoint) string {
+	if e.LIDPlaceholder {
+		return fmt.Sprintf("%d (placeholder)", e.LID)
+	}
+	return fmt.Sprint(e.LID)
+}
+
+func connFrames(f analyze.ConnFrames) string {
+	var b strings.Builder
+	for _, x := range []struct {
+		name  string
+		frame uint64
+	}{{"REQ", f.REQ}, {"REP", f.REP}, {"RTU", f.RTU}, {"REJ", f.REJ}, {"DREQ", f.DREQ}, {"DREP", f.DREP}} {
+		if x.frame != 0 {
+			fmt.Fprintf(&b, " %s %d", x.name, x.frame)
+		}
+	}
+	return b.String()
+}
