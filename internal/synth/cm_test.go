@@ -1,0 +1,83 @@
+package synth
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+	"github.com/roce-dissect/roce-dissect/cm"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCMMessages decodes the generated CM MADs with package cm and checks
+// them against the truth's connections.
+func TestCMMessages(t *testing.T) {
+	for _, enc := range allEncaps {
+		for _, sc := range []string{ScenarioWriteBW, ScenarioMix} {
+			t.Run(sc+"/"+enc.String(), func(t *testing.T) {
+				capture, tr, infos := generate(t, Config{Scenario: sc, Encap: enc, Messages: 3, Packets: 500, QPs: 5})
+				lt, recs := readCapture(t, capture)
+				byReq := map[uint32]*Connection{}
+				for i := range tr.Connections {
+					byReq[tr.Connections[i].Requester.QPN] = &tr.Connections[i]
+				}
+				byComm := map[uint32]*Connection{} // requester's LocalCommID
+				seen := map[string]int{}
+				for i, rec := range recs {
+					fi := infos[i]
+					if fi.CM == "" {
+						continue
+					}
+					msg := fmt.Sprintf("frame %d %s", i+1, fi.CM)
+					p := gopacket.NewPacket(rec.data, lt, gopacket.Default)
+					require.Nil(t, p.ErrorLayer(), msg)
+					mad, ok := p.Layer(cm.LayerTypeMAD).(*cm.MAD)
+					require.True(t, ok, msg)
+					assert.Equal(t, cm.ClassCM, mad.Header.MgmtClass, msg)
+					assert.Equal(t, cm.MethodSend, mad.Header.Method, msg)
+					seen[fi.CM]++
+					switch m := mad.Message.(type) {
+					case *cm.ConnectRequest:
+						c := byReq[m.LocalQPN]
+						require.NotNil(t, c, msg)
+						byComm[m.LocalCommID] = c
+						assert.Equal(t, c.Requester.StartingPSN, m.StartingPSN, msg)
+						assert.Equal(t, c.PathMTU, m.PathMTU.Bytes(), msg)
+						assert.Equal(t, cm.TransportServiceType(0), m.TransportServiceType, msg)
+						if enc.Native() {
+							assert.Equal(t, c.Requester.IP, fmt.Sprintf("LID %d", m.PrimaryLocalLID), msg)
+							assert.Equal(t, c.Responder.IP, fmt.Sprintf("LID %d", m.PrimaryRemoteLID), msg)
+						} else {
+							assert.Equal(t, c.Requester.IP, m.PrimaryLocalGID.String(), msg)
+							assert.Equal(t, c.Responder.IP, m.PrimaryRemoteGID.String(), msg)
+						}
+						ip, ok := m.IPPrivateData()
+						require.True(t, ok, msg)
+						if enc.RoCEv2() {
+							assert.Equal(t, c.Requester.IP, ip.SourceIP.String(), msg)
+							assert.Equal(t, c.Responder.IP, ip.DestinationIP.String(), msg)
+						}
+					case *cm.ConnectReply:
+						c := byComm[m.RemoteCommID]
+						require.NotNil(t, c, msg)
+						assert.Equal(t, c.Responder.QPN, m.LocalQPN, msg)
+						assert.Equal(t, c.Responder.StartingPSN, m.StartingPSN, msg)
+					case *cm.ReadyToUse:
+						assert.NotNil(t, byComm[m.LocalCommID], msg)
+					case *cm.DisconnectRequest:
+						c := byComm[m.LocalCommID]
+						require.NotNil(t, c, msg)
+						assert.Equal(t, c.Responder.QPN, m.RemoteQPN, msg)
+					case *cm.DisconnectReply:
+						assert.NotNil(t, byComm[m.RemoteCommID], msg)
+					default:
+						t.Fatalf("%s: message %T", msg, mad.Message)
+					}
+				}
+				n := len(tr.Connections)
+				assert.Equal(t, map[string]int{"REQ": n, "REP": n, "RTU": n, "DREQ": n, "DREP": n}, seen)
+			})
+		}
+	}
+}

@@ -1,0 +1,364 @@
+package synth
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/roce-dissect/roce-dissect/layers"
+)
+
+// StartTime is the timestamp of the first frame of every capture.
+var StartTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// FrameInfo describes a written frame to Config.OnFrame. Fields of
+// headers the frame does not carry are zero.
+type FrameInfo struct {
+	Index         int // frame number, from 1
+	Timestamp     time.Time
+	CaptureLength int
+	Length        int
+	Src, Dst      string // network addresses as in the truth
+	Opcode        layers.Opcode
+	DestQP        uint32
+	PSN           uint32
+	AckReq        bool
+	ECNCE         bool
+	ICRC          layers.ICRCStatus // what a decoder finds
+	VA            uint64            // RETH, AtomicETH
+	RKey          uint32
+	DMALength     uint32
+	Syndrome      uint8 // AETH
+	MSN           uint32
+	QKey          uint32 // DETH
+	SrcQP         uint32
+	Immediate     uint32 // ImmDt or IETH
+	PayloadLen    int
+	CM            string // "REQ", "REP", "RTU", "DREQ", "DREP" for CM MADs
+	// Data is the captured bytes, valid during the callback only.
+	Data []byte
+}
+
+var cmNames = [...]string{"", "REQ", "REP", "RTU", "DREQ", "DREP"}
+
+// Generate writes the capture described by cfg to capture and, when truth
+// is not nil, the truth as indented JSON. It returns the truth.
+func Generate(cfg Config, capture, truth io.Writer) (*Truth, error) {
+	if err := cfg.normalize(); err != nil {
+		return nil, err
+	}
+	g, err := newGenerator(&cfg, capture)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Scenario == ScenarioMix {
+		err = g.runMix()
+	} else {
+		err = g.runSingle()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := g.w.flush(); err != nil {
+		return nil, err
+	}
+	t := g.tr.finish()
+	t.Scenario, t.Encap, t.LinkType, t.Seed = cfg.Scenario, cfg.Encap.String(), int(linkType(cfg.Encap)), cfg.Seed
+	for _, c := range g.conns {
+		if c.kind == kindUD {
+			continue
+		}
+		if cn, ok := connectionTruth(c, cfg.Encap, cfg.SnapLen); ok {
+			t.Connections = append(t.Connections, cn)
+		}
+	}
+	if truth != nil {
+		if err := WriteTruth(truth, t); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// WriteTruth writes t as indented JSON with a final newline.
+func WriteTruth(w io.Writer, t *Truth) error {
+	b, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+type generator struct {
+	cfg   *Config
+	rng   *rand.Rand
+	hosts []*host
+	conns []*conn
+	b     *builder
+	w     *capWriter
+	tr    *tracker
+	nowNs int64
+	rate  int64 // Mbit/s
+	info  FrameInfo
+}
+
+func newGenerator(cfg *Config, out io.Writer) (*generator, error) {
+	g := &generator{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x726f6365))}
+	g.rate = max(1, int64(cfg.Gbps*1000))
+	g.b = newBuilder(cfg.Encap, cfg.Scenario == ScenarioMix)
+	g.tr = newTracker()
+	w, err := newCapWriter(out, cfg)
+	if err != nil {
+		return nil, err
+	}
+	g.w = w
+	return g, nil
+}
+
+func scenarioKind(s string) opKind {
+	switch s {
+	case ScenarioReadBW:
+		return kindRead
+	case ScenarioSendBW:
+		return kindSend
+	case ScenarioAtomic:
+		return kindAtomic
+	case ScenarioUD:
+		return kindUD
+	}
+	return kindWrite
+}
+
+const qpBase = 0x000110
+
+// runSingle generates the one-connection scenarios with their impairments.
+func (g *generator) runSingle() error {
+	cfg := g.cfg
+	g.hosts = []*host{newHost(0, cfg.Encap, g.rng), newHost(1, cfg.Encap, g.rng)}
+	c := newConn(0, g.hosts[0], g.hosts[1], scenarioKind(cfg.Scenario), cfg.MTU, g.rng, qpBase+uint32(g.rng.IntN(0x4000))*2)
+	if cfg.StartPSN != nil {
+		c.psnA = *cfg.StartPSN
+	}
+	g.conns = []*conn{c}
+	gen := newConnGen(c, g.rng, cfg.Messages, cfg.MsgSize)
+	var list []pkt
+	var p pkt
+	for gen.next(&p) {
+		list = append(list, p)
+	}
+	list, err := applyImpairments(list, &cfg.Impairments, c.psnA)
+	if err != nil {
+		return err
+	}
+	for i := range list {
+		if err := g.emit(&list[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runMix interleaves many RC connections: all CM setups, then the data of
+// the connections picked at random packet by packet, then all teardowns,
+// for exactly cfg.Packets frames. Memory does not grow with the packets.
+func (g *generator) runMix() error {
+	cfg := g.cfg
+	pairs := max(1, cfg.QPs/4)
+	for i := range 2 * pairs {
+		g.hosts = append(g.hosts, newHost(i, cfg.Encap, g.rng))
+	}
+	kinds := [...]opKind{kindWrite, kindWrite, kindSend, kindRead}
+	gens := make([]*connGen, cfg.QPs)
+	for i := range cfg.QPs {
+		pair := i % pairs
+		a, b := g.hosts[2*pair], g.hosts[2*pair+1]
+		if (i/pairs)%2 == 1 {
+			a, b = b, a
+		}
+		c := newConn(i, a, b, kinds[g.rng.IntN(len(kinds))], cfg.MTU, g.rng, qpBase)
+		g.conns = append(g.conns, c)
+		gens[i] = newConnGen(c, g.rng, 0, cfg.MsgSize)
+	}
+	var p pkt
+	emitted := 0
+	for _, gen := range gens { // REQ, REP, RTU
+		for range 3 {
+			gen.next(&p)
+			if err := g.emit(&p); err != nil {
+				return err
+			}
+			emitted++
+		}
+	}
+	for data := cfg.Packets - 5*cfg.QPs; data > 0; data-- {
+		gen := gens[g.rng.IntN(len(gens))]
+		gen.next(&p)
+		if err := g.emit(&p); err != nil {
+			return err
+		}
+	}
+	for _, gen := range gens { // DREQ, DREP
+		gen.teardown()
+		for range 2 {
+			gen.next(&p)
+			if err := g.emit(&p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// emit writes one packet and records it in the truth.
+func (g *generator) emit(p *pkt) error {
+	g.nowNs += p.delayNs
+	ts := StartTime.Add(time.Duration(g.nowNs))
+	frame, err := g.b.build(p, ts)
+	if err != nil {
+		return err
+	}
+	orig := len(frame)
+	data := frame
+	if s := g.cfg.SnapLen; s > 0 && len(data) > s {
+		data = data[:s]
+	}
+	if err := g.w.write(ts, data, orig); err != nil {
+		return err
+	}
+	status := layers.ICRCOK
+	switch {
+	case len(data) < orig-g.b.trailerAfterICRC():
+		status = layers.ICRCUnverifiable
+	case p.corrupt:
+		status = layers.ICRCBad
+	}
+	g.tr.add(p, data, status)
+	if g.cfg.OnFrame != nil {
+		g.frameInfo(p, ts, data, orig, status)
+		g.cfg.OnFrame(&g.info)
+	}
+	g.nowNs += ((int64(orig)+24)*8*1000 + g.rate - 1) / g.rate
+	return nil
+}
+
+func (g *generator) frameInfo(p *pkt, ts time.Time, data []byte, orig int, st layers.ICRCStatus) {
+	src, dst := p.c.a, p.c.b
+	if p.fromB {
+		src, dst = dst, src
+	}
+	g.info = FrameInfo{Index: g.tr.truth.Frames, Timestamp: ts, CaptureLength: len(data), Length: orig,
+		Src: src.addr, Dst: dst.addr, Opcode: p.op, DestQP: p.destQP, PSN: p.psn, AckReq: p.ackReq,
+		ECNCE: p.ce, ICRC: st, VA: p.va, RKey: p.rkey, DMALength: p.dmaLen, Syndrome: p.aeth, MSN: p.msn,
+		QKey: p.qkey, SrcQP: p.srcQP, Immediate: p.imm, PayloadLen: p.payLen, CM: cmNames[p.cm], Data: data}
+}
+
+// capWriter writes pcap or pcapng records.
+type capWriter struct {
+	bw *bufio.Writer
+	pw *pcapgo.Writer
+	ng *pcapgo.NgWriter
+	ci gopacket.CaptureInfo
+}
+
+func newCapWriter(out io.Writer, cfg *Config) (*capWriter, error) {
+	w := &capWriter{}
+	lt := linkType(cfg.Encap)
+	snap := uint32(cfg.SnapLen)
+	if cfg.Format == FormatPcapNG {
+		intf := pcapgo.NgInterface{Name: "roce-synth", LinkType: lt, SnapLength: snap, TimestampResolution: 9}
+		opts := pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Application: "roce-synth"}}
+		ng, err := pcapgo.NewNgWriterInterface(out, intf, opts)
+		if err != nil {
+			return nil, fmt.Errorf("synth: pcapng: %w", err)
+		}
+		w.ng = ng
+		return w, nil
+	}
+	if snap == 0 {
+		snap = 262144
+	}
+	w.bw = bufio.NewWriterSize(out, 1<<20)
+	if cfg.Nanos {
+		w.pw = pcapgo.NewWriterNanos(w.bw)
+	} else {
+		w.pw = pcapgo.NewWriter(w.bw)
+	}
+	if err := w.pw.WriteFileHeader(snap, lt); err != nil {
+		return nil, fmt.Errorf("synth: pcap: %w", err)
+	}
+	return w, nil
+}
+
+func (w *capWriter) write(ts time.Time, data []byte, orig int) error {
+	w.ci = gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(data), Length: orig}
+	if w.ng != nil {
+		return w.ng.WritePacket(w.ci, data)
+	}
+	return w.pw.WritePacket(w.ci, data)
+}
+
+func (w *capWriter) flush() error {
+	if w.ng != nil {
+		return w.ng.Flush()
+	}
+	return w.bw.Flush()
+}
+
+// madOffset is where the MAD of a CM packet (UD SEND_ONLY with DETH)
+// starts in the frame of each encapsulation.
+func madOffset(e Encap) int {
+	const ib = layers.BTHLen + layers.DETHLen
+	switch e {
+	case EncapIPv6:
+		return 14 + 40 + 8 + ib
+	case EncapVLAN:
+		return 18 + 20 + 8 + ib
+	case EncapRoCEv1:
+		return 14 + layers.GRHLen + ib
+	case EncapIB:
+		return layers.LRHLen + ib
+	case EncapERF:
+		return layers.ERFHeaderLen + layers.LRHLen + ib
+	}
+	return 14 + 20 + 8 + ib
+}
+
+// connectionTruth is what a capture shows of a connection: a snap length
+// that cuts the REQ or REP inside its fixed fields hides the fields beyond
+// it (reported as zero, with Truncated set); a REQ cut before its
+// LocalCommID hides the connection.
+func connectionTruth(c *conn, e Encap, snap int) (Connection, bool) {
+	data := madOffset(e) + 24 // start of the MAD data
+	seen := func(off, n int) bool { return snap == 0 || data+off+n <= snap }
+	if !seen(0, 4) || !seen(4, 4) {
+		return Connection{}, false
+	}
+	cn := Connection{
+		Requester: Endpoint{IP: c.a.addr},
+		Responder: Endpoint{IP: c.b.addr},
+		State:     "disconnected",
+	}
+	if seen(32, 3) { // REQ LocalQPN
+		cn.Requester.QPN = c.qa
+	}
+	if seen(44, 3) { // REQ StartingPSN
+		cn.Requester.StartingPSN = c.psnA
+	}
+	if seen(50, 1) { // REQ PathMTU
+		cn.PathMTU = c.mtu
+	}
+	if seen(12, 3) { // REP LocalQPN
+		cn.Responder.QPN = c.qb
+	}
+	if seen(20, 3) { // REP StartingPSN
+		cn.Responder.StartingPSN = c.psnB
+	}
+	cn.Truncated = !seen(72, 16) // through the REQ's primary GIDs
+	return cn, true
+}

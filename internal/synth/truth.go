@@ -1,0 +1,385 @@
+package synth
+
+import (
+	"bytes"
+
+	"github.com/roce-dissect/roce-dissect/layers"
+)
+
+// Truth is what a capture contains, computed by the generator from what it
+// wrote. It is written as JSON next to the capture (see docs of each field
+// for the definitions the analyzer shares).
+type Truth struct {
+	Scenario    string       `json:"scenario"`
+	Encap       string       `json:"encap"`
+	LinkType    int          `json:"link_type"`
+	Seed        uint64       `json:"seed"`
+	Frames      int          `json:"frames"`
+	RoCEPackets int          `json:"roce_packets"`
+	Connections []Connection `json:"connections"`
+	Flows       []*Flow      `json:"flows"`
+}
+
+// Endpoint is one side of a CM connection.
+type Endpoint struct {
+	QPN         uint32 `json:"qpn"`
+	StartingPSN uint32 `json:"starting_psn"`
+	IP          string `json:"ip"`
+}
+
+// Connection is a connection set up by CM REQ/REP/RTU.
+type Connection struct {
+	Requester Endpoint `json:"requester"`
+	Responder Endpoint `json:"responder"`
+	PathMTU   int      `json:"path_mtu"`
+	// State is "disconnected" after DREQ/DREP, else "established".
+	State string `json:"state"`
+	// Truncated is set when the snap length cut the REQ's fixed fields:
+	// the fields it hid are zero.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Flow is the traffic of one (source, destination, DestQP): requests of
+// one side and responses/CNPs to it.
+type Flow struct {
+	Src          string `json:"src"`
+	Dst          string `json:"dst"`
+	DestQP       uint32 `json:"dest_qp"`
+	Transport    string `json:"transport"`
+	Packets      int    `json:"packets"`
+	PayloadBytes int64  `json:"payload_bytes"`
+	Requests     struct {
+		Packets       int      `json:"packets"`
+		PSNFirst      *uint32  `json:"psn_first"`
+		PSNLast       *uint32  `json:"psn_last"`
+		Missing       int64    `json:"missing"`
+		Gaps          []PSNGap `json:"gaps"`
+		Retransmitted int      `json:"retransmitted"`
+		Duplicates    int      `json:"duplicates"`
+		OutOfOrder    int      `json:"out_of_order"`
+	} `json:"requests"`
+	Responses struct {
+		ACKs          int `json:"acks"`
+		NAKs          int `json:"naks"`
+		RNRNAKs       int `json:"rnr_naks"`
+		ReadResponses int `json:"read_responses"`
+		AtomicACKs    int `json:"atomic_acks"`
+	} `json:"responses"`
+	Messages struct {
+		Count int   `json:"count"`
+		Bytes int64 `json:"bytes"`
+	} `json:"messages"`
+	MTU struct {
+		Inferred *int `json:"inferred"`
+	} `json:"mtu"`
+	Congestion struct {
+		ECNCE int `json:"ecn_ce"`
+		CNPs  int `json:"cnps"`
+	} `json:"congestion"`
+	ICRC struct {
+		OK           int `json:"ok"`
+		Bad          int `json:"bad"`
+		Unverifiable int `json:"unverifiable"`
+	} `json:"icrc"`
+}
+
+// PSNGap is a range of request PSNs never seen in the capture.
+type PSNGap struct {
+	From  uint32 `json:"from"`
+	To    uint32 `json:"to"`
+	Count int64  `json:"count"`
+}
+
+// psnSpace unwraps 24-bit PSNs of one stream onto int64, 0 being the
+// first PSN seen.
+type psnSpace struct {
+	set  bool
+	base uint32
+	hi   int64 // unwrapped highest PSN seen
+}
+
+func serial24(d uint32) int64 { return int64(int32(d<<8) >> 8) }
+
+// at returns the unwrapped value of p (the first call fixes the origin).
+func (s *psnSpace) at(p uint32) int64 {
+	if !s.set {
+		s.set, s.base = true, p
+		return 0
+	}
+	ref := (s.base + uint32(s.hi)) & psnMask
+	return s.hi + serial24(p-ref)
+}
+
+func (s *psnSpace) psn(u int64) uint32 { return (s.base + uint32(u)) & psnMask }
+
+// intervals is a sorted set of disjoint, non-adjacent closed ranges.
+type intervals [][2]int64
+
+func (iv intervals) contains(x int64) bool {
+	for i := len(iv) - 1; i >= 0; i-- {
+		if x > iv[i][1] {
+			return false
+		}
+		if x >= iv[i][0] {
+			return true
+		}
+	}
+	return false
+}
+
+// covers reports whether every value of [lo, hi] is in the set.
+func (iv intervals) covers(lo, hi int64) bool {
+	for i := len(iv) - 1; i >= 0; i-- {
+		if iv[i][0] <= lo {
+			return hi <= iv[i][1]
+		}
+	}
+	return false
+}
+
+// add inserts [lo, hi]; the common case (extending the last range) is O(1).
+func (iv *intervals) add(lo, hi int64) {
+	s := *iv
+	if n := len(s); n > 0 && lo >= s[n-1][0] && lo <= s[n-1][1]+1 {
+		s[n-1][1] = max(s[n-1][1], hi)
+		return
+	}
+	out := s[:0:0]
+	placed := false
+	for _, r := range s {
+		switch {
+		case r[1]+1 < lo:
+			out = append(out, r)
+		case hi+1 < r[0]:
+			if !placed {
+				out = append(out, [2]int64{lo, hi})
+				placed = true
+			}
+			out = append(out, r)
+		default:
+			lo, hi = min(lo, r[0]), max(hi, r[1])
+		}
+	}
+	if !placed {
+		out = append(out, [2]int64{lo, hi})
+	}
+	*iv = out
+}
+
+type flowKey struct {
+	src, dst int
+	qp       uint32
+}
+
+type pendingMsg struct {
+	resp   bool
+	psn, n uint32
+	size   uint32
+}
+
+type flowState struct {
+	f         Flow
+	req, resp psnSpace
+	reqSeen   intervals // request PSNs seen (READ requests cover their range)
+	reqHiSet  bool
+	respSeen  intervals // READ response PSNs seen
+	doneReq   intervals // PSNs of completed request messages
+	doneResp  intervals // PSNs of completed READ responses
+	pending   []pendingMsg
+	lastReq   []byte
+}
+
+// tracker computes the truth from the frames as they are written.
+type tracker struct {
+	flows map[flowKey]*flowState
+	order []*flowState
+	truth Truth
+}
+
+func newTracker() *tracker { return &tracker{flows: make(map[flowKey]*flowState)} }
+
+func transportName(c *conn, p *pkt) string {
+	if p.cm != cmNone || c.kind == kindUD {
+		return "UD"
+	}
+	return "RC"
+}
+
+// add records one written frame: p is what it carries, frame the captured
+// bytes, status the ICRC status a decoder finds.
+func (t *tracker) add(p *pkt, frame []byte, status layers.ICRCStatus) {
+	t.truth.Frames++
+	t.truth.RoCEPackets++
+	src, dst := p.c.a, p.c.b
+	if p.fromB {
+		src, dst = dst, src
+	}
+	k := flowKey{src.idx, dst.idx, p.destQP}
+	fs := t.flows[k]
+	if fs == nil {
+		fs = &flowState{}
+		fs.f.Src, fs.f.Dst, fs.f.DestQP = src.addr, dst.addr, p.destQP
+		fs.f.Transport = transportName(p.c, p)
+		fs.f.Requests.Gaps = []PSNGap{}
+		t.flows[k] = fs
+		t.order = append(t.order, fs)
+	}
+	f := &fs.f
+	f.Packets++
+	f.PayloadBytes += int64(p.payLen)
+	if p.ce {
+		f.Congestion.ECNCE++
+	}
+	switch status {
+	case layers.ICRCOK:
+		f.ICRC.OK++
+	case layers.ICRCBad:
+		f.ICRC.Bad++
+	default:
+		f.ICRC.Unverifiable++
+	}
+	if pos := p.op.Position(); (pos == layers.PositionFirst || pos == layers.PositionMiddle) && f.MTU.Inferred == nil {
+		n := p.payLen
+		f.MTU.Inferred = &n
+	}
+	switch {
+	case p.op.IsCNP():
+		f.Congestion.CNPs++
+	case p.op.IsRequest():
+		t.request(fs, p, frame)
+	default:
+		t.response(fs, p)
+	}
+}
+
+func (t *tracker) request(fs *flowState, p *pkt, frame []byte) {
+	f := &fs.f
+	r := &f.Requests
+	r.Packets++
+	u := fs.req.at(p.psn)
+	if r.PSNFirst == nil {
+		v := p.psn
+		r.PSNFirst = &v
+	}
+	span := int64(max(p.span, 1))
+	switch {
+	case !fs.reqHiSet:
+		fs.reqHiSet = true
+		fs.req.hi = u
+	case fs.reqSeen.contains(u):
+		if bytes.Equal(frame, fs.lastReq) {
+			r.Duplicates++
+		} else {
+			r.Retransmitted++
+		}
+	case u < fs.req.hi:
+		r.OutOfOrder++
+	}
+	if u > fs.req.hi {
+		fs.req.hi = u
+	}
+	fs.reqSeen.add(u, u+span-1)
+	fs.lastReq = append(fs.lastReq[:0], frame...)
+	if p.isMsg && p.msgLast {
+		t.complete(fs, pendingMsg{psn: p.msgPSN, n: p.msgN, size: p.msgSize})
+	}
+}
+
+func (t *tracker) response(fs *flowState, p *pkt) {
+	f := &fs.f
+	switch p.op.Operation() {
+	case layers.OperationAcknowledge:
+		a := layers.AETH{Syndrome: p.aeth}
+		switch {
+		case a.IsACK():
+			f.Responses.ACKs++
+		case a.IsNAK():
+			f.Responses.NAKs++
+		case a.IsRNRNAK():
+			f.Responses.RNRNAKs++
+		}
+		return
+	case layers.OperationAtomicAcknowledge:
+		f.Responses.AtomicACKs++
+		return
+	}
+	// READ responses.
+	f.Responses.ReadResponses++
+	u := fs.resp.at(p.psn)
+	if u > fs.resp.hi {
+		fs.resp.hi = u
+	}
+	fs.respSeen.add(u, u)
+	if p.msgLast {
+		t.complete(fs, pendingMsg{resp: true, psn: p.msgPSN, n: p.msgN, size: p.msgSize})
+	}
+}
+
+// complete counts the message if all its PSNs have been seen, else keeps
+// it for the end of the capture.
+func (t *tracker) complete(fs *flowState, m pendingMsg) {
+	if !t.tryComplete(fs, m) {
+		fs.pending = append(fs.pending, m)
+	}
+}
+
+func (t *tracker) tryComplete(fs *flowState, m pendingMsg) bool {
+	sp, seen, done := &fs.req, &fs.reqSeen, &fs.doneReq
+	if m.resp {
+		sp, seen, done = &fs.resp, &fs.respSeen, &fs.doneResp
+	}
+	lo := sp.at(m.psn)
+	hi := lo + int64(m.n) - 1
+	if done.contains(lo) {
+		return true // already counted
+	}
+	if !seen.covers(lo, hi) {
+		return false
+	}
+	done.add(lo, hi)
+	fs.f.Messages.Count++
+	fs.f.Messages.Bytes += int64(m.size)
+	return true
+}
+
+// finish resolves pending messages and the PSN gaps.
+func (t *tracker) finish() *Truth {
+	for _, fs := range t.order {
+		for _, m := range fs.pending {
+			t.tryComplete(fs, m)
+		}
+		fs.pending = nil
+		r := &fs.f.Requests
+		if r.PSNFirst == nil {
+			t.truth.Flows = append(t.truth.Flows, &fs.f)
+			continue
+		}
+		hi := fs.req.hi
+		last := fs.req.psn(hi)
+		r.PSNLast = &last
+		// Missing: PSNs in [0, hi] (from the first PSN of the capture to
+		// the highest) not covered.
+		next := int64(0)
+		for _, iv := range fs.reqSeen {
+			if iv[1] < next {
+				continue
+			}
+			if iv[0] > hi {
+				break
+			}
+			if iv[0] > next {
+				r.Gaps = append(r.Gaps, PSNGap{From: fs.req.psn(next), To: fs.req.psn(iv[0] - 1), Count: iv[0] - next})
+				r.Missing += iv[0] - next
+			}
+			next = iv[1] + 1
+		}
+		t.truth.Flows = append(t.truth.Flows, &fs.f)
+	}
+	if t.truth.Flows == nil {
+		t.truth.Flows = []*Flow{}
+	}
+	if t.truth.Connections == nil {
+		t.truth.Connections = []Connection{}
+	}
+	return &t.truth
+}
