@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"fmt"
 	"sort"
 )
 
@@ -22,6 +23,14 @@ func (a *Analyzer) Report() *Report {
 	}
 	for _, f := range a.flowList {
 		r.Flows = append(r.Flows, a.flowReport(f))
+		for _, pm := range f.reqMsg.pending {
+			if len(r.Findings) >= a.opts.MaxFindings {
+				r.FindingsDropped++
+				continue
+			}
+			r.Findings = append(r.Findings, Finding{Frame: pm.frame, Kind: KindIncomplete, Severity: SeverityWarning, Flow: f.name(), File: a.opts.File,
+				Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes)})
+		}
 	}
 	r.Capture.FlowsDropped = a.dropSketch.estimate()
 	sortFindings(r.Findings)
@@ -89,13 +98,14 @@ func (a *Analyzer) flowReport(f *flowState) Flow {
 	}
 	out.MTU.AboveNegotiated = f.aboveMTU
 	out.reqOrphan, out.respOrphan = f.reqMsg.orphan, f.respMsg.orphan
-	out.reqOpen, out.respOpen = openOf(&f.reqMsg), openOf(&f.respMsg)
-	if f.reqMsg.open {
+	out.reqOpen, out.respOpen = openOf(&f.reqMsg.cur), openOf(&f.respMsg.cur)
+	if f.reqMsg.cur.open {
 		out.Messages.Incomplete++
 	}
-	if f.respMsg.open {
+	if f.respMsg.cur.open {
 		out.Messages.Incomplete++
 	}
+	out.Messages.Incomplete += uint64(len(f.reqMsg.pending))
 	setRates(&out)
 	return out
 }

@@ -13,6 +13,8 @@ type connTable struct {
 	byFlow map[flowKey]int // data flow → connection
 	reqAt  []flowKey       // requester → responder flow key without QP, per connection
 	mad    cm.MAD
+	req    cm.ConnectRequest // prefixes of truncated MADs
+	rep    cm.ConnectReply
 }
 
 func newConnTable() connTable {
@@ -25,7 +27,9 @@ func endpointOf(addr Addr, gid cm.GID, lid cm.LID, qpn, psn uint32) Endpoint {
 	switch {
 	case gid.IsIPv4Mapped():
 		e.IP = gid.Addr().String()
-	case addr.IsLID || !addr.IP.IsValid():
+	case addr.IsLID:
+		e.IP = addr.String()
+	case !addr.IP.IsValid():
 		e.IP = ""
 	default:
 		e.IP = addr.IP.Unmap().String()
@@ -36,10 +40,28 @@ func endpointOf(addr Addr, gid cm.GID, lid cm.LID, qpn, psn uint32) Endpoint {
 // handleMAD follows the CM handshake.
 func (a *Analyzer) handleMAD(p *Packet) {
 	t := &a.conns
-	if err := t.mad.DecodeFromBytes(p.MAD, &a.fb); err != nil && t.mad.Message == nil {
-		return
+	err := t.mad.DecodeFromBytes(p.MAD, &a.fb)
+	msg := t.mad.CM()
+	truncated := false
+	if err != nil && msg == nil {
+		// Cut inside the fixed fields: use what was captured.
+		if len(p.MAD) < cm.HeaderLen || t.mad.Header.MgmtClass != cm.ClassCM {
+			return
+		}
+		var ok bool
+		switch t.mad.Header.AttributeID {
+		case cm.AttrConnectRequest:
+			ok, truncated = prefixREQ(t.mad.Data, &t.req)
+			msg = &t.req
+		case cm.AttrConnectReply:
+			ok, truncated = prefixREP(t.mad.Data, &t.rep)
+			msg = &t.rep
+		}
+		if !ok {
+			return
+		}
 	}
-	switch m := t.mad.CM().(type) {
+	switch m := msg.(type) {
 	case *cm.ConnectRequest:
 		idx, ok := t.byComm[m.LocalCommID]
 		if !ok {
@@ -53,6 +75,7 @@ func (a *Analyzer) handleMAD(p *Packet) {
 				PathMTU:     m.PathMTU.Bytes(),
 				State:       StateRequested,
 				LocalCommID: m.LocalCommID,
+				Truncated:   truncated,
 			}
 			if m.ServiceID.IsRDMACM() {
 				c.RDMACMPortSpace = m.ServiceID.PortSpace().String()
@@ -73,6 +96,7 @@ func (a *Analyzer) handleMAD(p *Packet) {
 		c := &t.list[idx]
 		c.Responder.QPN, c.Responder.StartingPSN = m.LocalQPN, m.StartingPSN
 		c.RemoteCommID = m.LocalCommID
+		c.Truncated = c.Truncated || truncated
 		t.byComm[m.LocalCommID] = idx
 		if c.Frames.REP == 0 {
 			c.Frames.REP = p.Frame

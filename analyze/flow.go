@@ -29,16 +29,39 @@ func pairOf(x, y Addr) hostPair {
 // message follows one message being reassembled.
 type message struct {
 	open    bool
-	broken  bool // a packet of it is missing, or its start was not seen
-	bytes   uint64
+	broken  bool // a PSN inside it is missing (so far)
+	noStart bool // its FIRST was not seen and where it began is unknown
+	start   uint32
 	next    uint32 // PSN expected next
+	bytes   uint64
 	dmaLen  uint32
 	isWrite bool
 	hasDMA  bool
 	frame   uint64
+}
 
+// pendingMsg is a message whose LAST arrived while PSNs inside it were
+// missing: it completes if out-of-order packets fill them.
+type pendingMsg struct {
+	from, to uint32
+	bytes    uint64
+	isWrite  bool
+	hasDMA   bool
+	dmaLen   uint32
+	frame    uint64 // of its LAST
+}
+
+// maxPending bounds the pending messages of one stream.
+const maxPending = 256
+
+// msgStream reassembles the messages of one PSN stream.
+type msgStream struct {
+	cur     message
 	started bool // a FIRST or ONLY was seen in this stream
 	orphan  seamMessage
+	prevEnd uint32 // PSN of the last packet of the previous message
+	hasPrev bool
+	pending []pendingMsg
 }
 
 // seamMessage is a message cut by the start or the end of the capture,
@@ -92,7 +115,7 @@ type flowState struct {
 
 	resp Responses
 
-	reqMsg, respMsg message
+	reqMsg, respMsg msgStream
 	msgs            Messages
 
 	inferredMTU int
@@ -273,7 +296,8 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 		span = a.readSpan(f, p)
 	}
 	if !a.tracksPSN(f, p) {
-		a.reassemble(f, &f.reqMsg, p, payload, false)
+		f.psn.note(bth.PSN)
+		a.reassemble(f, &f.reqMsg, p, payload, false, nil)
 		return
 	}
 	icrc, _ := bth.ICRCValue()
@@ -287,10 +311,10 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 	switch obs {
 	case obsGap:
 		a.addFinding(p, KindPSNGap, SeverityError, f.name(), fmt.Sprintf("PSN jumped to %d: %d PSNs missing (%d–%d)", bth.PSN, gap.count(), gap.from, gap.to))
-		f.reqMsg.broken = true
 	case obsFill:
 		f.ooo++
 		a.addFinding(p, KindOutOfOrder, SeverityWarning, f.name(), fmt.Sprintf("PSN %d arrived after PSN %d", bth.PSN, f.psn.high))
+		a.fillMessage(f, &f.reqMsg, p, payload, &f.psn)
 		return
 	case obsOld:
 		if isDup {
@@ -310,7 +334,7 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 		}
 	}
 	isWrite := op.Operation() >= layers.OperationRDMAWriteFirst && op.Operation() <= layers.OperationRDMAWriteOnlyWithImmediate
-	a.reassemble(f, &f.reqMsg, p, payload, isWrite)
+	a.reassemble(f, &f.reqMsg, p, payload, isWrite, &f.psn)
 }
 
 // multicastQP is the DestQP of multicast UD packets.
@@ -335,64 +359,132 @@ func (a *Analyzer) tracksPSN(f *flowState, p *Packet) bool {
 }
 
 // reassemble follows FIRST/MIDDLE/LAST/ONLY packets of a message stream.
-func (a *Analyzer) reassemble(f *flowState, m *message, p *Packet, payload int, isWrite bool) {
+// holes, when not nil, is the stream's PSN tracker: a message whose LAST
+// arrives with PSNs missing inside it waits for out-of-order packets to
+// fill them.
+func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload int, isWrite bool, holes *psnTracker) {
 	bth := p.BTH
+	m := &st.cur
 	if payload < 0 {
 		payload = 0
 	}
-	switch bth.Opcode.Position() {
+	pos := bth.Opcode.Position()
+	switch pos {
 	case layers.PositionOnly:
 		if m.open {
-			a.incomplete(f, p, m)
+			a.incomplete(f, p, m.frame, m.bytes)
 		}
-		*m = message{started: true, orphan: m.orphan}
+		*m = message{}
+		st.started, st.prevEnd, st.hasPrev = true, bth.PSN, true
 		a.completeMessage(f, p, uint64(payload), p.RETH, isWrite)
 	case layers.PositionFirst:
 		if m.open {
-			a.incomplete(f, p, m)
+			a.incomplete(f, p, m.frame, m.bytes)
 		}
-		*m = message{open: true, started: true, orphan: m.orphan, bytes: uint64(payload), next: psnAdd(bth.PSN, 1), isWrite: isWrite, frame: p.Frame}
+		*m = message{open: true, start: bth.PSN, bytes: uint64(payload), next: psnAdd(bth.PSN, 1), isWrite: isWrite, frame: p.Frame}
+		st.started = true
 		if p.RETH != nil {
 			m.hasDMA, m.dmaLen = true, p.RETH.DMALength
 		}
 	case layers.PositionMiddle, layers.PositionLast:
 		if !m.open {
-			if !m.started && !m.orphan.valid {
-				m.orphan = seamMessage{valid: true, psn: bth.PSN}
+			if !st.started && !st.orphan.valid {
+				st.orphan = seamMessage{valid: true, psn: bth.PSN}
 			}
-			*m = message{open: true, broken: true, next: bth.PSN, frame: p.Frame, started: m.started, orphan: m.orphan}
+			*m = message{open: true, next: bth.PSN, frame: p.Frame, isWrite: isWrite}
+			if st.hasPrev {
+				// It began after the previous message's end: its FIRST is
+				// missing (or late).
+				m.start, m.broken = psnAdd(st.prevEnd, 1), true
+			} else {
+				m.noStart, m.broken = true, true
+			}
 		}
-		orphaned := m.orphan.valid && !m.orphan.complete && !m.started
+		orphaned := st.orphan.valid && !st.orphan.complete && !st.started
 		if bth.PSN != m.next {
 			m.broken = true
 			if orphaned {
-				m.orphan.broken = true
+				st.orphan.broken = true
 			}
 		}
 		m.bytes += uint64(payload)
 		m.next = psnAdd(bth.PSN, 1)
 		if orphaned {
-			m.orphan.bytes = m.bytes
-			m.orphan.complete = bth.Opcode.Position() == layers.PositionLast
+			st.orphan.bytes = m.bytes
+			st.orphan.complete = pos == layers.PositionLast
 		}
-		if bth.Opcode.Position() == layers.PositionLast {
-			if m.broken {
-				a.incomplete(f, p, m)
-			} else {
-				var reth *layers.RETH
-				if m.hasDMA {
-					reth = &layers.RETH{DMALength: m.dmaLen}
-				}
-				a.completeMessage(f, p, m.bytes, reth, m.isWrite)
-			}
-			*m = message{started: m.started, orphan: m.orphan}
+		if pos == layers.PositionLast {
+			st.prevEnd, st.hasPrev = bth.PSN, true
+			a.endMessage(f, st, p, holes)
+			*m = message{}
 		}
 	}
 }
 
-func (a *Analyzer) incomplete(f *flowState, p *Packet, m *message) {
+// endMessage completes a message at its LAST, or keeps it pending while
+// PSNs inside it are missing.
+func (a *Analyzer) endMessage(f *flowState, st *msgStream, p *Packet, holes *psnTracker) {
+	m := &st.cur
+	switch {
+	case !m.broken:
+		a.completeMessage(f, p, m.bytes, dmaOf(m.hasDMA, m.dmaLen), m.isWrite)
+	case m.noStart || holes == nil:
+		a.incomplete(f, p, m.frame, m.bytes)
+	case !holes.anyIn(m.start, p.BTH.PSN):
+		// The holes were filled before the LAST came.
+		a.completeMessage(f, p, m.bytes, dmaOf(m.hasDMA, m.dmaLen), m.isWrite)
+	case len(st.pending) < maxPending:
+		st.pending = append(st.pending, pendingMsg{from: m.start, to: p.BTH.PSN, bytes: m.bytes, isWrite: m.isWrite, hasDMA: m.hasDMA, dmaLen: m.dmaLen, frame: p.Frame})
+	default:
+		a.incomplete(f, p, m.frame, m.bytes)
+	}
+}
+
+// fillMessage gives an out-of-order packet to the message it belongs to:
+// the open one, or a pending one, which completes once no PSN inside it is
+// missing.
+func (a *Analyzer) fillMessage(f *flowState, st *msgStream, p *Packet, payload int, holes *psnTracker) {
+	psn := p.BTH.PSN
+	if payload < 0 {
+		payload = 0
+	}
+	m := &st.cur
+	if m.open && !m.noStart && psnDiff(psn, m.start) >= 0 && psnDiff(psn, m.next) < 0 {
+		m.bytes += uint64(payload)
+		if p.RETH != nil {
+			m.hasDMA, m.dmaLen = true, p.RETH.DMALength
+		}
+		return
+	}
+	for i := range st.pending {
+		pm := &st.pending[i]
+		if psnDiff(psn, pm.from) < 0 || psnDiff(psn, pm.to) > 0 {
+			continue
+		}
+		pm.bytes += uint64(payload)
+		if p.RETH != nil {
+			pm.hasDMA, pm.dmaLen = true, p.RETH.DMALength
+		}
+		if !holes.anyIn(pm.from, pm.to) {
+			done := *pm
+			st.pending = append(st.pending[:i], st.pending[i+1:]...)
+			a.completeMessage(f, p, done.bytes, dmaOf(done.hasDMA, done.dmaLen), done.isWrite)
+		}
+		return
+	}
+}
+
+// dmaOf returns a RETH carrying a message's DMALength, for the check.
+func dmaOf(has bool, n uint32) *layers.RETH {
+	if !has {
+		return nil
+	}
+	return &layers.RETH{DMALength: n}
+}
+
+func (a *Analyzer) incomplete(f *flowState, p *Packet, frame, bytes uint64) {
 	f.msgs.Incomplete++
-	a.addFinding(p, KindIncomplete, SeverityWarning, f.name(), fmt.Sprintf("message begun at frame %d is incomplete (%d bytes seen)", m.frame, m.bytes))
+	a.addFinding(p, KindIncomplete, SeverityWarning, f.name(), fmt.Sprintf("message begun at frame %d is incomplete (%d bytes seen)", frame, bytes))
 }
 
 func (a *Analyzer) completeMessage(f *flowState, p *Packet, size uint64, reth *layers.RETH, isWrite bool) {
@@ -418,7 +510,7 @@ func (a *Analyzer) response(f *flowState, p *Packet, payload int) {
 	case layers.OperationRDMAReadResponseFirst, layers.OperationRDMAReadResponseMiddle,
 		layers.OperationRDMAReadResponseLast, layers.OperationRDMAReadResponseOnly:
 		f.resp.ReadResponses++
-		a.reassemble(f, &f.respMsg, p, payload, false)
+		a.reassemble(f, &f.respMsg, p, payload, false, nil)
 	case layers.OperationAtomicAcknowledge:
 		f.resp.AtomicACKs++
 	}

@@ -122,3 +122,25 @@ func (t *psnTracker) missing() uint64 {
 	}
 	return n
 }
+
+// note records a PSN without judging it: first and highest only, for
+// streams whose gaps mean nothing (see tracksPSN).
+func (t *psnTracker) note(psn uint32) {
+	if !t.seen {
+		t.seen, t.first, t.high, t.next = true, psn, psn, psnAdd(psn, 1)
+		return
+	}
+	if psnDiff(psn, t.high) > 0 {
+		t.high, t.next = psn, psnAdd(psn, 1)
+	}
+}
+
+// anyIn reports whether a PSN in [from, to] is still missing.
+func (t *psnTracker) anyIn(from, to uint32) bool {
+	for _, g := range t.gaps {
+		if psnDiff(g.to, from) >= 0 && psnDiff(g.from, to) <= 0 {
+			return true
+		}
+	}
+	return false
+}

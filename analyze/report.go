@@ -52,7 +52,8 @@ type Malformed struct {
 // Endpoint is one side of a CM connection.
 type Endpoint struct {
 	// IP is the address the GID maps (IPv4-mapped GIDs give the IPv4
-	// address), or the network source/destination of the CM packet.
+	// address), else the network address of that side as flows show it
+	// (an IP address, a GID in IPv6 form, or "LID n" on native IB).
 	IP  string `json:"ip"`
 	GID string `json:"gid"`
 	LID uint16 `json:"lid"`
@@ -92,6 +93,9 @@ type Connection struct {
 	Frames       ConnFrames `json:"frames"`
 	LocalCommID  uint32     `json:"local_comm_id"`
 	RemoteCommID uint32     `json:"remote_comm_id"`
+	// Truncated is true when the capture cut the REQ or REP inside the
+	// fields the report uses: those not captured are zero.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // Connection states.
