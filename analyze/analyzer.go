@@ -57,15 +57,16 @@ type Analyzer struct {
 
 	pkt Packet
 
-	capture  Capture
-	first    time.Time
-	last     time.Time
-	flows    map[flowKey]int32
-	flowList []*flowState
-	hostMTU  map[hostPair]int
-	conns    connTable
-	findings []Finding
-	dropped  uint64
+	capture   Capture
+	first     time.Time
+	last      time.Time
+	flows     map[mapKey]int32
+	flowCache [flowCacheLen]cachedFlow
+	flowList  []*flowState
+	hostMTU   map[hostPair]int
+	conns     connTable
+	findings  []Finding
+	dropped   uint64
 
 	dropSketch sketch
 }
@@ -84,7 +85,7 @@ func New(opts Options) *Analyzer {
 	return &Analyzer{
 		opts:    opts,
 		ib:      layers.NewTransportLayers(),
-		flows:   make(map[flowKey]int32),
+		flows:   make(map[mapKey]int32),
 		hostMTU: make(map[hostPair]int),
 		conns:   newConnTable(),
 	}

@@ -156,11 +156,11 @@ func (a *Analyzer) bindFlows(idx int, fwd, rev flowKey) {
 	t := &a.conns
 	t.byFlow[fwd], t.byFlow[rev] = idx, idx
 	var ff, rf *flowState
-	if i, ok := a.flows[fwd]; ok {
+	if i, ok := a.flows[fwd.packed()]; ok {
 		ff = a.flowList[i]
 		ff.conn = idx
 	}
-	if i, ok := a.flows[rev]; ok {
+	if i, ok := a.flows[rev.packed()]; ok {
 		rf = a.flowList[i]
 		rf.conn = idx
 	}
@@ -184,7 +184,7 @@ func (a *Analyzer) linkConnection(f *flowState) {
 	} else {
 		rev = flowKey{src: k.src, dst: k.dst, qp: c.Responder.QPN}
 	}
-	if i, ok := a.flows[rev]; ok {
+	if i, ok := a.flows[rev.packed()]; ok {
 		f.peer = i
 		a.flowList[i].peer = f.index
 	}

@@ -16,6 +16,39 @@ type flowKey struct {
 	qp       uint32
 }
 
+// mapKey is flowKey packed into plain bytes, which hash faster than
+// netip.Addr's handle.
+type mapKey struct {
+	src, dst [16]byte
+	lids     [2]uint16
+	qp       uint32
+	kinds    uint8
+}
+
+func addrKind(a Addr) uint8 {
+	switch {
+	case a.IsLID:
+		return 1
+	case a.IP.Is4():
+		return 2
+	}
+	return 0
+}
+
+func (k flowKey) packed() mapKey {
+	return mapKey{src: k.src.IP.As16(), dst: k.dst.IP.As16(), lids: [2]uint16{k.src.LID, k.dst.LID}, qp: k.qp, kinds: addrKind(k.src)<<2 | addrKind(k.dst)}
+}
+
+// flowCache is a direct-mapped cache in front of the flow map: most
+// packets find their flow without hashing.
+const flowCacheLen = 256
+
+type cachedFlow struct {
+	key mapKey
+	idx int32
+	ok  bool
+}
+
 // hostPair keys the path MTU inferred between two hosts (either direction).
 type hostPair struct{ a, b Addr }
 
@@ -142,7 +175,13 @@ type flowState struct {
 // the flow table is full.
 func (a *Analyzer) flowFor(p *Packet) *flowState {
 	k := flowKey{src: p.Src, dst: p.Dst, qp: p.BTH.DestQP}
-	if i, ok := a.flows[k]; ok {
+	mk := k.packed()
+	slot := &a.flowCache[(mk.qp^uint32(mk.src[15])^uint32(mk.dst[15])<<4)%flowCacheLen]
+	if slot.ok && slot.key == mk {
+		return a.flowList[slot.idx]
+	}
+	if i, ok := a.flows[mk]; ok {
+		*slot = cachedFlow{key: mk, idx: i, ok: true}
 		return a.flowList[i]
 	}
 	if len(a.flowList) >= a.opts.MaxFlows {
@@ -150,7 +189,7 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 		return nil
 	}
 	f := &flowState{key: k, index: int32(len(a.flowList)), firstSeen: p.Frame, peer: -1, conn: -1, lastBucket: -1}
-	a.flows[k] = f.index
+	a.flows[mk] = f.index
 	a.flowList = append(a.flowList, f)
 	a.linkConnection(f)
 	return f

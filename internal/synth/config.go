@@ -182,6 +182,9 @@ type Config struct {
 	Packets int
 	// QPs is the number of RC connections of mix.
 	QPs int
+	// MixOp restricts mix to one operation: "write", "send" or "read"
+	// ("" mixes writes, sends and reads).
+	MixOp string
 	// Seed fixes every random choice (QPNs, PSNs, keys, interleaving).
 	Seed uint64
 	// Gbps is the link rate the timestamps follow (frame after frame,
@@ -284,6 +287,11 @@ func (c *Config) normalize() error {
 	}
 	if int(c.Encap) >= len(encapNames) {
 		return fmt.Errorf("synth: %w: encapsulation %d", ErrConfig, c.Encap)
+	}
+	switch c.MixOp {
+	case "", "write", "send", "read":
+	default:
+		return fmt.Errorf("synth: %w: --mix-op %q: want write, send or read", ErrConfig, c.MixOp)
 	}
 	if c.Scenario == ScenarioMix && c.any() {
 		return fmt.Errorf("synth: %w: impairments do not apply to mix", ErrConfig)

@@ -173,7 +173,15 @@ func (g *generator) runMix() error {
 	for i := range 2 * pairs {
 		g.hosts = append(g.hosts, newHost(i, cfg.Encap, g.rng))
 	}
-	kinds := [...]opKind{kindWrite, kindWrite, kindSend, kindRead}
+	kinds := []opKind{kindWrite, kindWrite, kindSend, kindRead}
+	switch cfg.MixOp {
+	case "write":
+		kinds = []opKind{kindWrite}
+	case "send":
+		kinds = []opKind{kindSend}
+	case "read":
+		kinds = []opKind{kindRead}
+	}
 	gens := make([]*connGen, cfg.QPs)
 	for i := range cfg.QPs {
 		pair := i % pairs
