@@ -205,18 +205,11 @@ func (b *BTH) carriesMAD() bool {
 	if b.DestQP <= 1 {
 		return true
 	}
-	off := 0
-	for _, h := range b.Opcode.Headers() {
-		if h == LayerTypeDETH {
-			if len(b.Payload) >= off+8 {
-				src := uint32(b.Payload[off+5])<<16 | uint32(b.Payload[off+6])<<8 | uint32(b.Payload[off+7])
-				return src <= 1
-			}
-			return false
-		}
-		off += extHeaderLen(h)
+	off := int(opTable[b.Opcode].dethOff)
+	if off < 0 || len(b.Payload) < off+DETHLen {
+		return false
 	}
-	return false
+	return get24(b.Payload[off+5:off+8]) <= 1
 }
 
 // IsMAD reports whether the payload of this packet is a management

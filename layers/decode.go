@@ -118,8 +118,17 @@ func decodeGRH(data []byte, p gopacket.PacketBuilder) error {
 		return err
 	}
 	p.SetNetworkLayer(grh)
-	if len(grh.Payload) == 0 && grh.PayLen > 0 {
-		return fmt.Errorf("grh: %w: nothing captured of its %d-byte payload", ErrTruncated, grh.PayLen)
+	if len(grh.Payload) == 0 {
+		if grh.PayLen > 0 {
+			return fmt.Errorf("grh: %w: nothing captured of its %d-byte payload", ErrTruncated, grh.PayLen)
+		}
+		return nil
+	}
+	if grh.NxtHdr == NxtHdrBTH {
+		// Decoded at once, not through p.NextDecoder, so that an LRH
+		// decoding this GRH can add the VCRC after the whole packet even
+		// when the packet is decoded lazily.
+		return decodeBTH(grh.Payload, p)
 	}
 	return p.NextDecoder(grh.NextLayerType())
 }
@@ -134,6 +143,9 @@ func decodeLRH(data []byte, p gopacket.PacketBuilder) error {
 	if len(lrh.Payload) == 0 && int(lrh.PktLen)*4 > LRHLen {
 		return fmt.Errorf("lrh: %w: nothing captured after the LRH", ErrTruncated)
 	}
+	// The layers inside are decoded at once (GRH and BTH do not defer to
+	// p.NextDecoder), so that the VCRC comes last. (A raw IPv6 packet
+	// decoded lazily ends after its IPv6 header.)
 	var innerErr error
 	if len(lrh.Payload) > 0 {
 		innerErr = lrh.NextLayerType().Decode(lrh.Payload, p)

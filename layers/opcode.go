@@ -146,6 +146,8 @@ type opInfo struct {
 	position Position
 	nHeaders uint8
 	headers  [maxExtHeaders]gopacket.LayerType
+	hdrLen   uint8 // total length of headers
+	dethOff  int8  // offset of the DETH after the BTH, -1 without one
 }
 
 // opTable is built once from the IBTA rules; read only afterwards.
@@ -193,8 +195,14 @@ func buildOpTable() (t [256]opInfo) {
 	base := baseOps()
 	add := func(op Opcode, prefix string, d opDef, pre ...gopacket.LayerType) {
 		hs := append(append([]gopacket.LayerType{}, pre...), d.headers...)
-		info := opInfo{name: prefix + d.name, known: true, request: !d.response, position: d.position, nHeaders: uint8(len(hs))}
+		info := opInfo{name: prefix + d.name, known: true, request: !d.response, position: d.position, nHeaders: uint8(len(hs)), dethOff: -1}
 		copy(info.headers[:], hs)
+		for _, h := range hs {
+			if h == LayerTypeDETH {
+				info.dethOff = int8(info.hdrLen)
+			}
+			info.hdrLen += uint8(extHeaderLen(h))
+		}
 		t[op] = info
 	}
 	for op, d := range base {
@@ -263,14 +271,7 @@ func (o Opcode) Headers() []gopacket.LayerType {
 }
 
 // HeaderLen returns the total length of the opcode's extension headers.
-func (o Opcode) HeaderLen() int {
-	n := 0
-	info := &opTable[o]
-	for _, h := range info.headers[:info.nHeaders] {
-		n += extHeaderLen(h)
-	}
-	return n
-}
+func (o Opcode) HeaderLen() int { return int(opTable[o].hdrLen) }
 
 // IsRequest reports whether packets of this opcode carry the requester's
 // PSN (sends, writes, read requests, atomics), as opposed to responses

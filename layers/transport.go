@@ -12,6 +12,12 @@ import "github.com/gopacket/gopacket"
 //	ib := roce.NewTransportLayers()
 //	parser := gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet,
 //		append([]gopacket.DecodingLayer{&eth, &ip4, &udp}, ib.DecodingLayers()...)...)
+//
+// The parser's default container is a map; for the fastest lookups put
+// the layers in a gopacket.DecodingLayerSparse and pass it to
+// SetDecodingLayerContainer (about a third faster per frame). After
+// DecodeLayers, CheckICRC(NetworkIPv4, ip4.Contents, udp.Contents, &ib.BTH)
+// verifies the ICRC.
 type TransportLayers struct {
 	ERF          ERF
 	LRH          LRH

@@ -1,0 +1,52 @@
+// Package layers decodes and builds the InfiniBand transport headers as
+// gopacket layers: RoCE v2 (UDP destination port 4791 over IPv4 or IPv6),
+// RoCE v1 (EtherType 0x8915, GRH first) and native InfiniBand
+// (LINKTYPE_INFINIBAND 247, LRH first, and ibdump's ERF records,
+// LINKTYPE_ERF 197 with record type 21 or 25).
+//
+// # Layers
+//
+// LRH, GRH, BTH and the extension headers RDETH, DETH, XRCETH, RETH,
+// AtomicETH, AETH, AtomicAckETH, ImmDt, IETH, FETH and the CNP body, then the
+// payload, the ICRC trailer and, on native IB, the VCRC; ERF is the record
+// header of an ERF capture. Each has its bit diagram in its doc comment.
+// The IBTA headers carry no next-header field: the BTH opcode (see Opcode
+// and Opcode.Headers) fixes which extension headers follow. Payloads to or
+// from QP0/QP1 are management datagrams (LayerTypeMAD); importing package
+// cm decodes them, otherwise they stay raw payload.
+//
+// Importing this package registers the layers with gopacket (UDP port
+// 4791, EtherType 0x8915, link types 247 and 197), so gopacket.NewPacket
+// decodes RoCE and native IB and checks every ICRC and VCRC: the ICRC and
+// VCRC layers carry a Status (ok, bad, or unverifiable when the capture cut
+// the packet short).
+//
+// # Zero-allocation decoding
+//
+// For a hot loop use gopacket.DecodingLayerParser with the layers of a
+// TransportLayers from NewTransportLayers, whose extension headers are
+// linked to its BTH so that each knows what follows it. Decoding allocates
+// nothing; slices (Contents, Payload, GIDs, Pad, Trailer) alias the decoded
+// data. The BTH keeps the ICRC in Trailer; CheckICRC verifies it against
+// the IPv4/IPv6 and UDP, GRH or LRH header the parser decoded.
+//
+// # Truncated and malformed packets
+//
+// Decoders check lengths before reading and report short data with an
+// error wrapping ErrTruncated (after calling DecodeFeedback.SetTruncated);
+// other errors wrap ErrBadHeader, ErrUnknownOpcode or, when serializing,
+// ErrFieldRange. A capture cut inside the payload (snap length) decodes
+// without error: the layers below flag the packet truncated, BTH.Truncated
+// is set, and the ICRC cannot be verified. The BTH bounds the packet by the
+// length fields below it (IPv4 total length, UDP length, GRH PayLen, LRH
+// PktLen), so Ethernet padding is never taken for payload.
+//
+// # Building packets
+//
+// SerializeTo writes every header; with gopacket.SerializeOptions
+// FixLengths it sets PadCnt and inserts the pad (the ICRC layer must be
+// serialized after the payload), GRH PayLen, LRH PktLen and ERF lengths;
+// with ComputeChecksums it computes the ICRC — for RoCE v2 after
+// BTH.SetNetworkLayerForChecksum, for RoCE v1 and native IB in the GRH and
+// LRH — and the VCRC. See docs/protocol.md for the wire format.
+package layers
