@@ -66,44 +66,33 @@ func ComputeICRC(kind NetworkKind, netHdr, udpHdr, ib []byte) (uint32, error) {
 	if len(ib) < BTHLen {
 		return 0, fmt.Errorf("icrc: %w: %d bytes from the BTH on", ErrTruncated, len(ib))
 	}
-	crc := ^uint32(0) // running register of crc32, before the final complement
+	var crc uint32 // running register of crc32, before the final complement
 	switch kind {
 	case NetworkIPv4:
 		if len(netHdr) < 20 || len(netHdr) > 60 {
 			return 0, fmt.Errorf("icrc: %w: IPv4 header of %d bytes", ErrBadHeader, len(netHdr))
 		}
-		crc = crcOnes(crc, 8) // the LRH RoCE does not have
-		for i, b := range netHdr {
-			switch i {
-			case 1, 8, 10, 11: // TOS (DSCP, ECN), TTL, header checksum
-				b = 0xFF
-			}
+		crc = crcAfterOnes                                      // the LRH RoCE does not have
+		crc = crcWord(crc, le64(netHdr[0:])|0x000000000000FF00) // TOS (DSCP, ECN)
+		crc = crcWord(crc, le64(netHdr[8:])|0x00000000FFFF00FF) // TTL, header checksum
+		for _, b := range netHdr[16:] {                         // destination, options
 			crc = crcByte(crc, b)
 		}
 	case NetworkIPv6, NetworkGRH:
 		if len(netHdr) < 40 {
 			return 0, fmt.Errorf("icrc: %w: %d-byte IPv6/GRH header", ErrTruncated, len(netHdr))
 		}
-		crc = crcOnes(crc, 8)
-		for i, b := range netHdr[:40] {
-			switch i {
-			case 0: // version kept, traffic class high nibble masked
-				b |= 0x0F
-			case 1, 2, 3, 7: // traffic class low nibble, flow label, hop limit
-				b = 0xFF
-			}
-			crc = crcByte(crc, b)
+		crc = crcAfterOnes
+		// Version kept; traffic class, flow label and hop limit masked.
+		crc = crcWord(crc, le64(netHdr[0:])|0xFF000000FFFFFF0F)
+		for off := 8; off < 40; off += 8 {
+			crc = crcWord(crc, le64(netHdr[off:]))
 		}
 	case NetworkLRH:
 		if len(netHdr) < LRHLen {
 			return 0, fmt.Errorf("icrc: %w: %d-byte LRH", ErrTruncated, len(netHdr))
 		}
-		for i, b := range netHdr[:LRHLen] {
-			if i == 0 {
-				b |= 0xF0 // VL
-			}
-			crc = crcByte(crc, b)
-		}
+		crc = crcWord(^uint32(0), le64(netHdr)|0xF0) // VL
 	default:
 		return 0, fmt.Errorf("icrc: %w: no network header", ErrBadHeader)
 	}
@@ -111,31 +100,46 @@ func ComputeICRC(kind NetworkKind, netHdr, udpHdr, ib []byte) (uint32, error) {
 		if len(udpHdr) < 8 {
 			return 0, fmt.Errorf("icrc: %w: %d-byte UDP header", ErrTruncated, len(udpHdr))
 		}
-		for _, b := range udpHdr[:6] {
-			crc = crcByte(crc, b)
-		}
-		crc = crcOnes(crc, 2) // UDP checksum
+		crc = crcWord(crc, le64(udpHdr)|0xFFFF000000000000) // UDP checksum
 	}
-	for i, b := range ib[:BTHLen] {
-		if i == 4 {
-			b = 0xFF // FECN, BECN, resv6
-		}
-		crc = crcByte(crc, b)
-	}
-	return crc32.Update(^crc, crc32.IEEETable, ib[BTHLen:]), nil
+	crc = crcWord(crc, le64(ib)|0x000000FF00000000) // FECN, BECN, resv6
+	return crc32.Update(^crc, crc32.IEEETable, ib[8:]), nil
 }
 
-// crcByte feeds one byte to the CRC-32 (IEEE, reflected) register.
+// crcSlicing8 holds the slicing-by-8 tables of CRC-32 (IEEE, reflected),
+// built once from hash/crc32's table and only read afterwards.
+var crcSlicing8 = func() (t [8][256]uint32) {
+	t[0] = *crc32.IEEETable
+	for i := range 256 {
+		c := t[0][i]
+		for k := 1; k < 8; k++ {
+			c = t[0][c&0xFF] ^ c>>8
+			t[k][i] = c
+		}
+	}
+	return t
+}()
+
+// crcAfterOnes is the register after the 8 bytes of 0xFF that stand for
+// the LRH of RoCE packets.
+var crcAfterOnes = crcWord(^uint32(0), ^uint64(0))
+
+// le64 reads 8 bytes, least significant first: byte 0 is fed first.
+func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+
+// crcWord feeds 8 bytes (v, byte 0 in its low bits) to the register, with
+// slicing-by-8; header masks are ORed into v by the caller.
+func crcWord(crc uint32, v uint64) uint32 {
+	t := &crcSlicing8
+	lo := crc ^ uint32(v)
+	hi := uint32(v >> 32)
+	return t[0][hi>>24] ^ t[1][hi>>16&0xFF] ^ t[2][hi>>8&0xFF] ^ t[3][hi&0xFF] ^
+		t[4][lo>>24] ^ t[5][lo>>16&0xFF] ^ t[6][lo>>8&0xFF] ^ t[7][lo&0xFF]
+}
+
+// crcByte feeds one byte to the register.
 func crcByte(crc uint32, b byte) uint32 {
 	return crc32.IEEETable[byte(crc)^b] ^ crc>>8
-}
-
-// crcOnes feeds n bytes of 0xFF.
-func crcOnes(crc uint32, n int) uint32 {
-	for range n {
-		crc = crcByte(crc, 0xFF)
-	}
-	return crc
 }
 
 // CheckICRC verifies the ICRC of a decoded BTH against its network header
@@ -273,10 +277,11 @@ func (b *BTH) fillICRCv2(ib []byte, opts gopacket.SerializeOptions) error {
 	return nil
 }
 
-// crc16Table is the table of the VCRC: polynomial 0x100B, processed
-// least-significant bit first (reflected form 0xD008).
-var crc16Table = func() (t [256]uint16) {
-	for i := range t {
+// crc16Tables are the slicing-by-8 tables of the VCRC: polynomial 0x100B,
+// processed least-significant bit first (reflected form 0xD008). Built
+// once, only read afterwards.
+var crc16Tables = func() (t [8][256]uint16) {
+	for i := range t[0] {
 		c := uint16(i)
 		for range 8 {
 			if c&1 != 0 {
@@ -285,7 +290,14 @@ var crc16Table = func() (t [256]uint16) {
 				c >>= 1
 			}
 		}
-		t[i] = c
+		t[0][i] = c
+	}
+	for i := range 256 {
+		c := t[0][i]
+		for k := 1; k < 8; k++ {
+			c = t[0][c&0xFF] ^ c>>8
+			t[k][i] = c
+		}
 	}
 	return t
 }()
@@ -295,9 +307,15 @@ var crc16Table = func() (t [256]uint16) {
 // significant first and a final complement, over the packet from the LRH
 // through the ICRC. The wire carries it least-significant byte first.
 func ComputeVCRC(pkt []byte) uint16 {
+	t := &crc16Tables
 	crc := uint16(0xFFFF)
+	for ; len(pkt) >= 8; pkt = pkt[8:] {
+		c := crc ^ uint16(pkt[0]) ^ uint16(pkt[1])<<8
+		crc = t[7][c&0xFF] ^ t[6][c>>8] ^ t[5][pkt[2]] ^ t[4][pkt[3]] ^
+			t[3][pkt[4]] ^ t[2][pkt[5]] ^ t[1][pkt[6]] ^ t[0][pkt[7]]
+	}
 	for _, x := range pkt {
-		crc = crc>>8 ^ crc16Table[byte(crc)^x]
+		crc = crc>>8 ^ t[0][byte(crc)^x]
 	}
 	return ^crc
 }
