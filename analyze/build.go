@@ -56,7 +56,7 @@ func (a *Analyzer) flowReport(f *flowState) Flow {
 		Series:          append([]Sample{}, f.series...),
 	}
 	if !f.hasTransport {
-		out.Transport = "CNP"
+		out.Transport = a.cnpFlowTransport(f)
 	}
 	if f.conn >= 0 {
 		id := a.conns.list[f.conn].ID
@@ -138,6 +138,21 @@ func joinSeam(m *Messages, open, orphan seamMessage) {
 	if open.isWrite && open.hasDMA && uint64(open.dmaLen) != size {
 		m.DMALengthMismatches++
 	}
+}
+
+// cnpFlowTransport names the transport of a flow that carried only CNPs:
+// that of its QP's connection, or of the datagram flow the QP sends from
+// (its requests carry it as DETH SrcQP), else "CNP".
+func (a *Analyzer) cnpFlowTransport(f *flowState) string {
+	if f.conn >= 0 {
+		return a.conns.list[f.conn].Transport
+	}
+	for _, g := range a.flowList {
+		if g.key.src == f.key.dst && g.key.dst == f.key.src && g.hasDatagramSrc && g.datagramSrc == f.key.qp && g.hasTransport {
+			return g.transport.String()
+		}
+	}
+	return "CNP"
 }
 
 func copyMap(m map[string]uint64) map[string]uint64 {

@@ -152,6 +152,7 @@ type flowState struct {
 	msgs            Messages
 
 	inferredMTU int
+	readMTU     int // path MTU the PSN jumps of READ requests showed
 	maxPayload  int
 	aboveMTU    uint64
 	mtuReported bool
@@ -294,6 +295,9 @@ func (a *Analyzer) pmtuFor(f *flowState) int {
 	if f.inferredMTU > 0 {
 		return f.inferredMTU
 	}
+	if f.readMTU > 0 {
+		return f.readMTU
+	}
 	if f.conn >= 0 {
 		if m := a.conns.list[f.conn].PathMTU; m > 0 {
 			return m
@@ -302,27 +306,23 @@ func (a *Analyzer) pmtuFor(f *flowState) int {
 	return a.hostMTU[pairOf(f.key.src, f.key.dst)]
 }
 
-// readSpan returns how many PSNs an RDMA READ request reserves.
-func (a *Analyzer) readSpan(f *flowState, p *Packet) uint32 {
+// readSpan returns how many PSNs an RDMA READ request reserves, and
+// whether the path MTU that decides it is unknown (the span is then a
+// guess, settled by the next request's PSN).
+func (a *Analyzer) readSpan(f *flowState, p *Packet) (uint32, bool) {
 	if p.RETH == nil || p.RETH.DMALength == 0 {
-		return 1
+		return 1, false
 	}
-	n := uint64(p.RETH.DMALength)
 	pmtu := a.pmtuFor(f)
-	if pmtu == 0 && f.psn.seen {
-		// Unknown path MTU: the jump from this request to the next
-		// tells; until then assume the PMTU that makes the PSN after
-		// the request the one a request would carry next. Guess 1024
-		// (the RoCE default) and let a later inference correct it.
-		pmtu = 1024
-	} else if pmtu == 0 {
-		pmtu = 1024
+	if pmtu == 0 {
+		return 1, true
 	}
-	span := (n + uint64(pmtu) - 1) / uint64(pmtu)
-	if span < 1 {
-		span = 1
-	}
-	return uint32(span)
+	return spanOf(p.RETH.DMALength, pmtu), false
+}
+
+// spanOf is ceil(dmaLen / pmtu), at least 1.
+func spanOf(dmaLen uint32, pmtu int) uint32 {
+	return max(1, uint32((uint64(dmaLen)+uint64(pmtu)-1)/uint64(pmtu)))
 }
 
 // request accounts a request packet (the requester's PSN space).
@@ -330,9 +330,9 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 	bth := p.BTH
 	op := bth.Opcode
 	f.reqPackets++
-	span := uint32(1)
+	span, guessed := uint32(1), false
 	if op.Operation() == layers.OperationRDMAReadRequest {
-		span = a.readSpan(f, p)
+		span, guessed = a.readSpan(f, p)
 	}
 	if !a.tracksPSN(f, p) {
 		f.psn.note(bth.PSN)
@@ -343,7 +343,13 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 	isDup := f.lastReq.valid && f.lastReq.psn == bth.PSN && f.lastReq.op == op && f.lastReq.n == p.Length && f.lastReq.icrc == icrc
 	f.lastReq.valid, f.lastReq.psn, f.lastReq.op, f.lastReq.n, f.lastReq.icrc = true, bth.PSN, op, p.Length, icrc
 
+	if m := f.psn.settleRead(bth.PSN); m > 0 && f.readMTU == 0 {
+		f.readMTU = m
+	}
 	obs, gap := f.psn.observe(bth.PSN, span, p.Frame)
+	if guessed && (obs == obsInOrder || obs == obsGap) {
+		f.psn.guess = readGuess{active: true, psn: bth.PSN, dmaLen: p.RETH.DMALength}
+	}
 	if !f.psn.seen || obs == obsInOrder || obs == obsGap {
 		f.highPSN = f.psn.high
 	}
@@ -372,8 +378,7 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 			f.pendN++
 		}
 	}
-	isWrite := op.Operation() >= layers.OperationRDMAWriteFirst && op.Operation() <= layers.OperationRDMAWriteOnlyWithImmediate
-	a.reassemble(f, &f.reqMsg, p, payload, isWrite, &f.psn)
+	a.reassemble(f, &f.reqMsg, p, payload, isWriteOp(op), &f.psn)
 }
 
 // multicastQP is the DestQP of multicast UD packets.
@@ -487,6 +492,10 @@ func (a *Analyzer) fillMessage(f *flowState, st *msgStream, p *Packet, payload i
 	if payload < 0 {
 		payload = 0
 	}
+	if p.BTH.Opcode.Position() == layers.PositionOnly {
+		a.completeMessage(f, p, uint64(payload), p.RETH, isWriteOp(p.BTH.Opcode))
+		return
+	}
 	m := &st.cur
 	if m.open && !m.noStart && psnDiff(psn, m.start) >= 0 && psnDiff(psn, m.next) < 0 {
 		m.bytes += uint64(payload)
@@ -511,6 +520,11 @@ func (a *Analyzer) fillMessage(f *flowState, st *msgStream, p *Packet, payload i
 		}
 		return
 	}
+}
+
+// isWriteOp reports an RDMA WRITE opcode.
+func isWriteOp(op layers.Opcode) bool {
+	return op.Operation() >= layers.OperationRDMAWriteFirst && op.Operation() <= layers.OperationRDMAWriteOnlyWithImmediate
 }
 
 // dmaOf returns a RETH carrying a message's DMALength, for the check.

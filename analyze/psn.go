@@ -32,6 +32,7 @@ type psnTracker struct {
 	high       uint32 // highest PSN seen
 	next       uint32 // PSN expected next (high + span of the highest request)
 	gaps       []psnGap
+	guess      readGuess
 	untracked  uint64 // missing PSNs beyond maxGaps
 }
 
@@ -143,4 +144,45 @@ func (t *psnTracker) anyIn(from, to uint32) bool {
 		}
 	}
 	return false
+}
+
+// readGuess is a READ request whose span was guessed (1 PSN) because the
+// path MTU was unknown.
+type readGuess struct {
+	active bool
+	psn    uint32
+	dmaLen uint32
+}
+
+// settleRead settles a guessed READ span with the PSN of the request that
+// follows it: the jump is ceil(DMALength/PMTU) for the path MTU in use, so
+// a jump one of the five path MTUs explains is no gap, and names the path
+// MTU (returned; 0 when none or not settled). A longer jump is a gap after
+// the longest possible span.
+func (t *psnTracker) settleRead(psn uint32) int {
+	g := t.guess
+	if !g.active {
+		return 0
+	}
+	t.guess.active = false
+	if t.high != g.psn {
+		return 0
+	}
+	d := psnDiff(psn, g.psn)
+	if d <= 1 {
+		return 0
+	}
+	var longest uint32
+	for _, m := range [...]int{4096, 2048, 1024, 512, 256} {
+		k := spanOf(g.dmaLen, m)
+		if int32(k) == d {
+			t.next = psnAdd(g.psn, int64(k))
+			return m
+		}
+		if int32(k) < d {
+			longest = max(longest, k)
+		}
+	}
+	t.next = psnAdd(g.psn, int64(max(longest, 1)))
+	return 0
 }

@@ -1,6 +1,7 @@
 package analyze_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/internal/capture"
+	"github.com/roce-dissect/roce-dissect/internal/synth"
 )
 
 // analyzeCapture runs the analyzer over any capture the reader takes.
@@ -91,44 +93,139 @@ func TestGeneratedCapturesMatchTruth(t *testing.T) {
 		t.Run(filepath.Base(capFile), func(t *testing.T) {
 			raw, err := os.ReadFile(truthFile)
 			require.NoError(t, err)
-			var truth map[string]any
-			require.NoError(t, json.Unmarshal(raw, &truth))
-			rep := toMap(t, analyzeCapture(t, capFile, analyze.Options{})).(map[string]any)
-			var diffs []string
-			capt := rep["capture"].(map[string]any)
-			for _, k := range []string{"frames", "roce_packets"} {
-				if v, ok := truth[k]; ok {
-					diffs = append(diffs, subset(k, v, capt[k])...)
-				}
-			}
-			flows := rep["flows"].([]any)
-			tflows, _ := truth["flows"].([]any)
-			assert.Len(t, flows, len(tflows), "number of flows")
-			for _, tf := range tflows {
-				tfm := tf.(map[string]any)
-				key := fmt.Sprintf("%v→%v/%v", tfm["src"], tfm["dst"], tfm["dest_qp"])
-				var found any
-				for _, f := range flows {
-					fm := f.(map[string]any)
-					if fmt.Sprintf("%v→%v/%v", fm["src"], fm["dst"], fm["dest_qp"]) == key {
-						found = fm
-					}
-				}
-				if found == nil {
-					diffs = append(diffs, "flow "+key+": not in the report")
-					continue
-				}
-				diffs = append(diffs, subset("flow "+key, tfm, found)...)
-			}
-			conns := rep["connections"].([]any)
-			tconns, _ := truth["connections"].([]any)
-			assert.Len(t, conns, len(tconns), "number of connections")
-			for i, tc := range tconns {
-				if i < len(conns) {
-					diffs = append(diffs, subset(fmt.Sprintf("connections[%d]", i), tc, conns[i])...)
-				}
-			}
+			diffs := compareTruth(t, raw, analyzeCapture(t, capFile, analyze.Options{}))
 			assert.Empty(t, diffs, "report differs from the truth:\n%s", strings.Join(diffs, "\n"))
 		})
 	}
+}
+
+// compareTruth returns every difference between a truth JSON and a report.
+func compareTruth(t *testing.T, raw []byte, report *analyze.Report) []string {
+	t.Helper()
+	var truth map[string]any
+	require.NoError(t, json.Unmarshal(raw, &truth))
+	rep := toMap(t, report).(map[string]any)
+	var diffs []string
+	capt := rep["capture"].(map[string]any)
+	for _, k := range []string{"frames", "roce_packets"} {
+		if v, ok := truth[k]; ok {
+			diffs = append(diffs, subset(k, v, capt[k])...)
+		}
+	}
+	flows := rep["flows"].([]any)
+	tflows, _ := truth["flows"].([]any)
+	if len(flows) != len(tflows) {
+		diffs = append(diffs, fmt.Sprintf("%d flows, the truth has %d", len(flows), len(tflows)))
+	}
+	for _, tf := range tflows {
+		tfm := tf.(map[string]any)
+		key := fmt.Sprintf("%v→%v/%v", tfm["src"], tfm["dst"], tfm["dest_qp"])
+		var found any
+		for _, f := range flows {
+			fm := f.(map[string]any)
+			if fmt.Sprintf("%v→%v/%v", fm["src"], fm["dst"], fm["dest_qp"]) == key {
+				found = fm
+			}
+		}
+		if found == nil {
+			diffs = append(diffs, "flow "+key+": not in the report")
+			continue
+		}
+		diffs = append(diffs, subset("flow "+key, tfm, found)...)
+	}
+	conns := rep["connections"].([]any)
+	tconns, _ := truth["connections"].([]any)
+	if len(conns) != len(tconns) {
+		diffs = append(diffs, fmt.Sprintf("%d connections, the truth has %d", len(conns), len(tconns)))
+	}
+	for i, tc := range tconns {
+		if i < len(conns) {
+			diffs = append(diffs, subset(fmt.Sprintf("connections[%d]", i), tc, conns[i])...)
+		}
+	}
+	return diffs
+}
+
+// TestScenarioMatrix generates every scenario over every encapsulation and
+// path MTU, with every impairment, in memory, and compares the report with
+// the generator's truth field by field.
+func TestScenarioMatrix(t *testing.T) {
+	// Impairments name request packets by index; rel turns them into PSN
+	// offsets (a READ REQUEST of 3 path MTUs reserves 3 PSNs).
+	rel := func(vs ...uint32) []synth.PSNRef {
+		var out []synth.PSNRef
+		for _, v := range vs {
+			out = append(out, synth.PSNRef{Value: v, Relative: true})
+		}
+		return out
+	}
+	scale := func(im synth.Impairments, k uint32) synth.Impairments {
+		for _, l := range []*[]synth.PSNRef{&im.Drop, &im.NAK, &im.RNR, &im.Dup, &im.Reorder, &im.ECN, &im.CorruptICRC} {
+			refs := make([]synth.PSNRef, len(*l))
+			for i, r := range *l {
+				refs[i] = synth.PSNRef{Value: r.Value * k, Relative: true}
+			}
+			*l = refs
+		}
+		return im
+	}
+	impairments := map[string]synth.Impairments{
+		"clean":        {},
+		"drop":         {Drop: rel(3, 10)},
+		"nak":          {NAK: rel(5)},
+		"drop+nak":     {Drop: rel(2), NAK: rel(8)},
+		"dup+reorder":  {Dup: rel(4), Reorder: rel(9)},
+		"rnr":          {RNR: rel(6)},
+		"corrupt-icrc": {CorruptICRC: rel(1, 7)},
+		"ecn":          {ECN: rel(2, 3, 11)},
+	}
+	encaps := []synth.Encap{synth.EncapIPv4, synth.EncapIPv6, synth.EncapVLAN, synth.EncapRoCEv1, synth.EncapIB, synth.EncapERF}
+	scenarios := []string{synth.ScenarioWriteBW, synth.ScenarioReadBW, synth.ScenarioSendBW, synth.ScenarioAtomic, synth.ScenarioUD}
+	n := 0
+	for _, sc := range scenarios {
+		for _, enc := range encaps {
+			for _, mtu := range []int{256, 512, 1024, 2048, 4096} {
+				for name, im := range impairments {
+					if name == "ecn" && !enc.RoCEv2() || sc == synth.ScenarioUD && (name == "nak" || name == "drop+nak" || name == "rnr") {
+						continue
+					}
+					if mtu != 1024 && name != "clean" && name != "drop+nak" {
+						continue // every MTU clean and with loss; every impairment at 1024
+					}
+					for _, snap := range []int{0, 128} {
+						// At least 12 request packets, so that every index exists.
+						k, msgs, size := uint32(1), 6, 3*mtu
+						switch sc {
+						case synth.ScenarioReadBW:
+							k, msgs = 3, 12
+						case synth.ScenarioAtomic:
+							msgs = 18
+						case synth.ScenarioUD:
+							msgs, size = 18, mtu
+						}
+						cfg := synth.Config{Scenario: sc, Encap: enc, MTU: mtu, Messages: msgs, MsgSize: size, SnapLen: snap, Impairments: scale(im, k)}
+						label := fmt.Sprintf("%s/%s/mtu%d/%s/snap%d", sc, enc, mtu, name, snap)
+						var capBuf, truthBuf bytes.Buffer
+						if _, err := synth.Generate(cfg, &capBuf, &truthBuf); !assert.NoError(t, err, label) {
+							continue
+						}
+						r, err := capture.NewReader(&capBuf)
+						require.NoError(t, err, label)
+						a := analyze.New(analyze.Options{})
+						for {
+							ci, data, lt, err := r.Next()
+							if err != nil {
+								break
+							}
+							a.Feed(ci, lt, data)
+						}
+						diffs := compareTruth(t, truthBuf.Bytes(), a.Report())
+						assert.Empty(t, diffs, "%s: report differs from the truth:\n%s", label, strings.Join(diffs, "\n"))
+						n++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d generated captures compared with their truth", n)
 }

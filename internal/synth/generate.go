@@ -246,7 +246,13 @@ func (g *generator) emit(p *pkt) error {
 	case p.corrupt:
 		status = layers.ICRCBad
 	}
-	g.tr.add(p, data, status)
+	// The ERF record header carries the timestamp: a duplicated packet is
+	// the same IB packet in a new record.
+	pktBytes := data
+	if g.cfg.Encap == EncapERF && len(pktBytes) >= layers.ERFHeaderLen {
+		pktBytes = pktBytes[layers.ERFHeaderLen:]
+	}
+	g.tr.add(p, pktBytes, status)
 	if g.cfg.OnFrame != nil {
 		g.frameInfo(p, ts, data, orig, status)
 		g.cfg.OnFrame(&g.info)
