@@ -76,6 +76,7 @@ type message struct {
 // pendingMsg is a message whose LAST arrived while PSNs inside it were
 // missing: it completes if out-of-order packets fill them.
 type pendingMsg struct {
+	noStart  bool // its FIRST has not been seen: from is unknown
 	from, to uint32
 	bytes    uint64
 	isWrite  bool
@@ -103,11 +104,40 @@ type seamMessage struct {
 	valid    bool
 	complete bool   // its LAST was seen (orphan at the start)
 	psn      uint32 // first PSN seen (orphan) or PSN expected next (open at the end)
+	start    uint32 // first PSN (open at the end)
 	bytes    uint64
 	broken   bool
 	isWrite  bool
 	hasDMA   bool
 	dmaLen   uint32
+}
+
+// headLen bounds the head log: the first requests of a flow and the
+// messages they completed, kept so that Merge can reclassify a part's
+// first packets against the part before it (a go-back-N resend after the
+// seam is a retransmission of the whole capture, not news).
+const headLen = 64
+
+// headReq is one of the first requests of a flow.
+type headReq struct {
+	psn uint32
+	obs observation
+	key reqKey
+}
+
+// reqKey identifies a request packet byte for byte closely enough to tell
+// an exact duplicate.
+type reqKey struct {
+	psn  uint32
+	op   layers.Opcode
+	n    int
+	icrc uint32
+}
+
+// headMsg is a message completed while the head log was open.
+type headMsg struct {
+	from, to uint32
+	bytes    uint64
 }
 
 // pendingReq is a request waiting for its ACK, for the RTT.
@@ -138,13 +168,10 @@ type flowState struct {
 	retrans        uint64
 	dups           uint64
 	ooo            uint64
-	lastReq        struct {
-		valid bool
-		psn   uint32
-		op    layers.Opcode
-		n     int
-		icrc  uint32
-	}
+	lastReq        reqKey
+	hasLastReq     bool
+	head           []headReq
+	headMsgs       []headMsg
 
 	resp Responses
 
@@ -340,13 +367,17 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 		return
 	}
 	icrc, _ := bth.ICRCValue()
-	isDup := f.lastReq.valid && f.lastReq.psn == bth.PSN && f.lastReq.op == op && f.lastReq.n == p.Length && f.lastReq.icrc == icrc
-	f.lastReq.valid, f.lastReq.psn, f.lastReq.op, f.lastReq.n, f.lastReq.icrc = true, bth.PSN, op, p.Length, icrc
+	key := reqKey{psn: bth.PSN, op: op, n: p.Length, icrc: icrc}
+	isDup := f.hasLastReq && f.lastReq == key
+	f.lastReq, f.hasLastReq = key, true
 
 	if m := f.psn.settleRead(bth.PSN); m > 0 && f.readMTU == 0 {
 		f.readMTU = m
 	}
 	obs, gap := f.psn.observe(bth.PSN, span, p.Frame)
+	if len(f.head) < headLen {
+		f.head = append(f.head, headReq{psn: bth.PSN, obs: obs, key: key})
+	}
 	if guessed && (obs == obsInOrder || obs == obsGap) {
 		f.psn.guess = readGuess{active: true, psn: bth.PSN, dmaLen: p.RETH.DMALength}
 	}
@@ -421,6 +452,9 @@ func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload in
 		*m = message{}
 		st.started, st.prevEnd, st.hasPrev = true, bth.PSN, true
 		a.completeMessage(f, p, uint64(payload), p.RETH, isWrite)
+		if holes != nil {
+			f.logHeadMsg(bth.PSN, bth.PSN, uint64(payload))
+		}
 	case layers.PositionFirst:
 		if m.open {
 			a.incomplete(f, p, m.frame, m.bytes)
@@ -472,11 +506,20 @@ func (a *Analyzer) endMessage(f *flowState, st *msgStream, p *Packet, holes *psn
 	switch {
 	case !m.broken:
 		a.completeMessage(f, p, m.bytes, dmaOf(m.hasDMA, m.dmaLen), m.isWrite)
-	case m.noStart || holes == nil:
+		if holes != nil {
+			f.logHeadMsg(m.start, p.BTH.PSN, m.bytes)
+		}
+	case holes == nil:
+		a.incomplete(f, p, m.frame, m.bytes)
+	case m.noStart && len(st.pending) < maxPending:
+		// Its FIRST may still come out of order.
+		st.pending = append(st.pending, pendingMsg{noStart: true, to: p.BTH.PSN, bytes: m.bytes, isWrite: m.isWrite, frame: p.Frame})
+	case m.noStart:
 		a.incomplete(f, p, m.frame, m.bytes)
 	case !holes.anyIn(m.start, p.BTH.PSN):
 		// The holes were filled before the LAST came.
 		a.completeMessage(f, p, m.bytes, dmaOf(m.hasDMA, m.dmaLen), m.isWrite)
+		f.logHeadMsg(m.start, p.BTH.PSN, m.bytes)
 	case len(st.pending) < maxPending:
 		st.pending = append(st.pending, pendingMsg{from: m.start, to: p.BTH.PSN, bytes: m.bytes, isWrite: m.isWrite, hasDMA: m.hasDMA, dmaLen: m.dmaLen, frame: p.Frame})
 	default:
@@ -494,6 +537,7 @@ func (a *Analyzer) fillMessage(f *flowState, st *msgStream, p *Packet, payload i
 	}
 	if p.BTH.Opcode.Position() == layers.PositionOnly {
 		a.completeMessage(f, p, uint64(payload), p.RETH, isWriteOp(p.BTH.Opcode))
+		f.logHeadMsg(psn, psn, uint64(payload))
 		return
 	}
 	m := &st.cur
@@ -506,6 +550,12 @@ func (a *Analyzer) fillMessage(f *flowState, st *msgStream, p *Packet, payload i
 	}
 	for i := range st.pending {
 		pm := &st.pending[i]
+		if pm.noStart {
+			if p.BTH.Opcode.Position() != layers.PositionFirst || psnDiff(psn, pm.to) >= 0 {
+				continue
+			}
+			pm.from, pm.noStart = psn, false // its FIRST, late
+		}
 		if psnDiff(psn, pm.from) < 0 || psnDiff(psn, pm.to) > 0 {
 			continue
 		}
@@ -517,8 +567,17 @@ func (a *Analyzer) fillMessage(f *flowState, st *msgStream, p *Packet, payload i
 			done := *pm
 			st.pending = append(st.pending[:i], st.pending[i+1:]...)
 			a.completeMessage(f, p, done.bytes, dmaOf(done.hasDMA, done.dmaLen), done.isWrite)
+			f.logHeadMsg(done.from, done.to, done.bytes)
 		}
 		return
+	}
+}
+
+// logHeadMsg records a request message completed while the head log is
+// open.
+func (f *flowState) logHeadMsg(from, to uint32, bytes uint64) {
+	if len(f.head) < headLen && len(f.headMsgs) < headLen {
+		f.headMsgs = append(f.headMsgs, headMsg{from: from, to: to, bytes: bytes})
 	}
 }
 

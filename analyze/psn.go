@@ -28,6 +28,7 @@ const maxGaps = 1024
 type psnTracker struct {
 	seen       bool
 	first      uint32 // PSN of the first request in capture order
+	low        uint32 // lowest PSN seen
 	firstFrame uint64
 	high       uint32 // highest PSN seen
 	next       uint32 // PSN expected next (high + span of the highest request)
@@ -51,8 +52,23 @@ const (
 func (t *psnTracker) observe(psn uint32, span uint32, frame uint64) (observation, psnGap) {
 	end := psnAdd(psn, int64(span))
 	if !t.seen {
-		t.seen, t.first, t.high, t.next, t.firstFrame = true, psn, psn, end, frame
+		t.seen, t.first, t.low, t.high, t.next, t.firstFrame = true, psn, psn, psn, end, frame
 		return obsInOrder, psnGap{}
+	}
+	if psnDiff(psn, t.low) < 0 && psnDiff(psn, t.next) < 0 {
+		// Below every PSN seen: it came after higher ones (the capture
+		// began inside a reordering); the PSNs between it and the lowest
+		// seen are a hole.
+		if psnDiff(end, t.low) < 0 {
+			g := psnGap{from: end, to: psnAdd(t.low, -1), frame: frame}
+			if len(t.gaps) < maxGaps {
+				t.gaps = append([]psnGap{g}, t.gaps...)
+			} else {
+				t.untracked += uint64(g.count())
+			}
+		}
+		t.low = psn
+		return obsFill, psnGap{}
 	}
 	d := psnDiff(psn, t.next)
 	switch {
@@ -128,8 +144,11 @@ func (t *psnTracker) missing() uint64 {
 // streams whose gaps mean nothing (see tracksPSN).
 func (t *psnTracker) note(psn uint32) {
 	if !t.seen {
-		t.seen, t.first, t.high, t.next = true, psn, psn, psnAdd(psn, 1)
+		t.seen, t.first, t.low, t.high, t.next = true, psn, psn, psn, psnAdd(psn, 1)
 		return
+	}
+	if psnDiff(psn, t.low) < 0 {
+		t.low = psn
 	}
 	if psnDiff(psn, t.high) > 0 {
 		t.high, t.next = psn, psnAdd(psn, 1)

@@ -158,7 +158,13 @@ type Requests struct {
 	OutOfOrder    uint64 `json:"out_of_order"`
 
 	next       uint32 // PSN expected after PSNLast, for Merge
-	firstFrame uint64 // frame of the first request, for Merge
+	low        uint32 // lowest PSN seen, for Merge
+	head       []headReq
+	headMsgs   []headMsg
+	lastKey    reqKey
+	hasLast    bool
+	pendingTo  []uint32 // LAST PSNs of messages still waiting for their FIRST
+	firstFrame uint64   // frame of the first request, for Merge
 }
 
 // Gap is a range of PSNs never seen; Frame is the frame where the jump

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -228,4 +230,88 @@ func TestScenarioMatrix(t *testing.T) {
 		}
 	}
 	t.Logf("%d generated captures compared with their truth", n)
+}
+
+// TestMergeHalvesOfGeneratedCaptures splits each testdata capture in two,
+// analyzes the halves separately and checks that their merged report
+// equals the report of the whole capture, flow by flow.
+func TestMergeHalvesOfGeneratedCaptures(t *testing.T) {
+	caps, err := filepath.Glob("../testdata/*.pcap*")
+	require.NoError(t, err)
+	for _, file := range caps {
+		if strings.HasSuffix(file, ".json") {
+			continue
+		}
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			r, err := capture.Open(file)
+			require.NoError(t, err)
+			defer r.Close()
+			type frame struct {
+				ci   gopacket.CaptureInfo
+				lt   gplayers.LinkType
+				data []byte
+			}
+			var frames []frame
+			for {
+				ci, data, lt, err := r.Next()
+				if err != nil {
+					break
+				}
+				frames = append(frames, frame{ci, lt, append([]byte(nil), data...)})
+			}
+			whole, first, second := analyze.New(analyze.Options{}), analyze.New(analyze.Options{}), analyze.New(analyze.Options{})
+			for i, f := range frames {
+				whole.Feed(f.ci, f.lt, f.data)
+				if i < len(frames)/2 {
+					first.Feed(f.ci, f.lt, f.data)
+				} else {
+					second.Feed(f.ci, f.lt, f.data)
+				}
+			}
+			w, m := whole.Report(), first.Report()
+			m.Merge(second.Report())
+			assert.Equal(t, w.Capture.Frames, m.Capture.Frames)
+			assert.Equal(t, w.Capture.RoCEPackets, m.Capture.RoCEPackets)
+			assert.Equal(t, len(w.Connections), len(m.Connections))
+			require.Equal(t, len(w.Flows), len(m.Flows))
+			byKey := map[string]analyze.Flow{}
+			for _, f := range m.Flows {
+				byKey[fmt.Sprint(f.Src, f.Dst, f.DestQP)] = f
+			}
+			for _, wf := range w.Flows {
+				mf, ok := byKey[fmt.Sprint(wf.Src, wf.Dst, wf.DestQP)]
+				require.True(t, ok)
+				label := fmt.Sprintf("%s → %s QP %d", wf.Src, wf.Dst, wf.DestQP)
+				assert.Equal(t, wf.Packets, mf.Packets, label)
+				assert.Equal(t, wf.PayloadBytes, mf.PayloadBytes, label)
+				assert.Equal(t, wf.WireBytes, mf.WireBytes, label)
+				assert.Equal(t, wf.Transport, mf.Transport, label)
+				assert.Equal(t, wf.Requests.Packets, mf.Requests.Packets, label)
+				assert.Equal(t, wf.Requests.PSNFirst, mf.Requests.PSNFirst, label)
+				assert.Equal(t, wf.Requests.PSNLast, mf.Requests.PSNLast, label)
+				assert.Equal(t, wf.Requests.Missing, mf.Requests.Missing, label)
+				assert.Equal(t, wf.Requests.Retransmitted, mf.Requests.Retransmitted, label)
+				assert.Equal(t, wf.Requests.Duplicates, mf.Requests.Duplicates, label)
+				assert.Equal(t, wf.Requests.OutOfOrder, mf.Requests.OutOfOrder, label)
+				require.Equal(t, len(wf.Requests.Gaps), len(mf.Requests.Gaps), label)
+				for i, g := range wf.Requests.Gaps {
+					mg := mf.Requests.Gaps[i]
+					assert.Equal(t, [3]uint32{g.From, g.To, g.Count}, [3]uint32{mg.From, mg.To, mg.Count}, label)
+				}
+				assert.Equal(t, wf.Responses.ACKs, mf.Responses.ACKs, label)
+				assert.Equal(t, wf.Responses.NAKs, mf.Responses.NAKs, label)
+				assert.Equal(t, wf.Messages, mf.Messages, label)
+				assert.Equal(t, wf.Responses.RNRNAKs, mf.Responses.RNRNAKs, label)
+				assert.Equal(t, wf.Responses.NAKCodes, mf.Responses.NAKCodes, label)
+				assert.Equal(t, wf.Responses.ReadResponses, mf.Responses.ReadResponses, label)
+				assert.Equal(t, wf.Responses.AtomicACKs, mf.Responses.AtomicACKs, label)
+				assert.Equal(t, wf.Congestion, mf.Congestion, label)
+				assert.Equal(t, wf.ICRC, mf.ICRC, label)
+				assert.Equal(t, wf.MTU, mf.MTU, label)
+				assert.Equal(t, wf.Connection, mf.Connection, label)
+				assert.Equal(t, wf.Series, mf.Series, label)
+				assert.Equal(t, wf.ThroughputBps, mf.ThroughputBps, label)
+			}
+		})
+	}
 }
