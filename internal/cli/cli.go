@@ -200,12 +200,20 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 		err = writeFlowsCSV(r.stdout, merged)
 	default:
 		if multi {
+			failed := 0
 			for _, res := range results {
-				r.writeText(res.name, res.report)
+				r.writeText(res.name, res.report, errText(res.err))
+				if res.err != nil {
+					failed++
+				}
 			}
-			r.writeText(fmt.Sprintf("all %d files", len(files)), merged)
+			note := ""
+			if failed > 0 {
+				note = fmt.Sprintf("%d of %d files had errors (see above)", failed, len(files))
+			}
+			r.writeText(fmt.Sprintf("all %d files", len(files)), merged, note)
 		} else {
-			r.writeText(displayName(files[0]), merged)
+			r.writeText(displayName(files[0]), merged, errText(results[0].err))
 		}
 	}
 	if err != nil {
@@ -219,6 +227,14 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 		}
 	}
 	return status
+}
+
+// errText is an error's message, "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 func displayName(name string) string {

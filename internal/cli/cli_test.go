@@ -58,16 +58,34 @@ func TestReportText(t *testing.T) {
 	assert.NotContains(t, out, "\x1b[", "no colour when not asked and not a terminal")
 }
 
+// TestGoldenText compares whole outputs, colour off, with the files of
+// testdata/ (go test -run TestGoldenText -update rewrites them). The
+// captures of ../../testdata are committed and always there; the shared
+// ones are skipped when absent.
 func TestGoldenText(t *testing.T) {
-	for _, tc := range []struct{ golden, file string }{
-		{"rping.txt", "softroce/rping.pcap"},
-		{"rdma_read_bw.txt", "softroce/rdma_read_bw.pcap"},
-		{"infiniband.txt", "ib-erf/infiniband.pcap"},
+	for _, tc := range []struct {
+		golden string
+		args   []string
+		file   string
+		shared bool
+	}{
+		{"rping.txt", nil, "softroce/rping.pcap", true},
+		{"rdma_read_bw.txt", nil, "softroce/rdma_read_bw.pcap", true},
+		{"infiniband.txt", nil, "ib-erf/infiniband.pcap", true},
+		{"loss_nak_gobackn.txt", nil, "../../testdata/loss_nak_gobackn.pcap", false},
+		{"ecn_cnp.txt", nil, "../../testdata/ecn_cnp.pcap", false},
+		{"rnr_corrupt_icrc.txt", nil, "../../testdata/rnr_corrupt_icrc.pcap", false},
+		{"loss_nak_gobackn.P.txt", []string{"-P"}, "../../testdata/loss_nak_gobackn.pcap", false},
+		{"rnr_corrupt_icrc.P.txt", []string{"-P"}, "../../testdata/rnr_corrupt_icrc.pcap", false},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
-			file := needShared(t, filepath.Join(shared, tc.file))
-			code, out, _ := run(t, nil, "--color=never", file)
-			require.Equal(t, 0, code)
+			file := tc.file
+			if tc.shared {
+				file = needShared(t, filepath.Join(shared, tc.file))
+			}
+			args := append(append([]string{"--color=never"}, tc.args...), file)
+			code, out, errs := run(t, nil, args...)
+			require.Equal(t, 0, code, errs)
 			golden := filepath.Join("testdata", tc.golden)
 			if *update {
 				require.NoError(t, os.WriteFile(golden, []byte(out), 0o644))
@@ -245,6 +263,7 @@ func TestErrors(t *testing.T) {
 		{"bad output", []string{"-o", "xml", garbage}, 2, `-o "xml"`},
 		{"bad qp", []string{"--qp", "0x1000000", garbage}, 2, "bad QP"},
 		{"bad decode-as", []string{"--decode-as", "tcp.port=1", garbage}, 2, "udp.port=N"},
+		{"bad progress", []string{"--progress", "always", garbage}, 2, `--progress "always": want auto or never`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -254,6 +273,66 @@ func TestErrors(t *testing.T) {
 			assert.Equal(t, 1, strings.Count(strings.TrimSpace(errs), "roce-dissect:"), "one clear line: %q", errs)
 		})
 	}
+}
+
+// TestReadErrorInReport: a capture that could not be read to the end
+// still gets its report, which says so instead of "No problems found.".
+func TestReadErrorInReport(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/write_bw_ipv4.pcap")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	cut := filepath.Join(dir, "cut.pcap")
+	require.NoError(t, os.WriteFile(cut, data[:5000], 0o644))
+	missing := filepath.Join(dir, "nope.pcap")
+	whole := "../../testdata/write_bw_ipv4.pcap"
+
+	code, out, errs := run(t, nil, "--color=never", cut)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "cut.pcap: capture: truncated record at byte offset 4348")
+	assert.Contains(t, out, "  6 frames: 6 RDMA")
+	assert.Contains(t, out, "\n  error: capture: truncated record at byte offset 4348: packet data has 636 of 1082 bytes\n")
+	assert.Contains(t, out, "\nNo problems found in what could be read.\n")
+	assert.NotContains(t, out, "No problems found.")
+
+	code, out, _ = run(t, nil, "--color=never", missing)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "  error: capture: open "+missing)
+	assert.NotContains(t, out, "No problems found.")
+
+	code, out, _ = run(t, nil, "--color=never", whole, missing)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "Capture all 2 files\n  45 frames: 45 RDMA, 0 other, 0 malformed; 36.9 kB; 2026-01-01T00:00:00Z to 2026-01-01T00:00:00.000012Z (12.0µs)\n  error: 1 of 2 files had errors (see above)\n")
+	assert.Equal(t, 1, strings.Count(out, "\nNo problems found.\n"), "only the whole file is clean")
+
+	_, out, _ = run(t, nil, "--color=never", whole)
+	assert.NotContains(t, out, "error:")
+	assert.Contains(t, out, "\nNo problems found.\n")
+}
+
+// TestFindingCounts: the findings header writes its counts in good English.
+func TestFindingCounts(t *testing.T) {
+	code, out, _ := run(t, nil, "--color=never", "--qp", "0x5669", "../../testdata/loss_nak_gobackn.pcap")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "Findings (worst first): 1 error, 4 warnings, 0 notes\n")
+	_, out, _ = run(t, nil, "--color=never", "../../testdata/loss_nak_gobackn.pcap")
+	assert.Contains(t, out, "Findings (worst first): 2 errors, 4 warnings, 0 notes\n")
+}
+
+// TestICRCAsOnTheWire: -P, -V and -o json all show an ICRC as its bytes
+// on the wire, as Wireshark does (tshark shows infiniband.invariant.crc
+// 0x6d15e0db for this frame).
+func TestICRCAsOnTheWire(t *testing.T) {
+	file := "../../testdata/rnr_corrupt_icrc.pcap"
+	_, out, _ := run(t, nil, "-P", "--color=never", file)
+	assert.Contains(t, out, "PSN=304 A SE Imm=0x00001004 len=1024 ICRC=bad(0x6d15e0db, expected 0xc8b0457e) !\n")
+	_, out, _ = run(t, nil, "-V", "--color=never", file)
+	assert.Contains(t, out, "  ICRC\n    Value: 0x6d15e0db\n    Status: bad\n    Expected: 0xc8b0457e\n")
+	assert.Contains(t, out, "    Trailer: 6d15e0db\n", "the BTH's trailer is the same bytes")
+	assert.Contains(t, out, "    Pad: none\n")
+	assert.Contains(t, out, "Frame 15: 1086 bytes on wire, 1086 captured, 0.000642000 s (1 finding)\n")
+	assert.NotRegexp(t, `(?m) $`, out, "no line ends in a space (empty byte fields)")
+	_, out, _ = run(t, nil, "-P", "-o", "json", file)
+	assert.Contains(t, out, `"icrc":{"status":"bad","value":"0x6d15e0db","expected":"0xc8b0457e"}`)
 }
 
 func TestTruncatedCaptureStillReports(t *testing.T) {
@@ -272,9 +351,11 @@ func TestTruncatedCaptureStillReports(t *testing.T) {
 func TestHelp(t *testing.T) {
 	code, out, _ := run(t, nil, "--help")
 	assert.Equal(t, 0, code)
-	for _, f := range []string{"--packets", "--verbose", "--output", "--color", "-c N", "--qp", "--flow", "--decode-as", "--no-icrc", "--interval", "--plot", "--max-flows", "Examples:"} {
+	for _, f := range []string{"--packets", "--verbose", "--output", "--color", "-c N", "--qp", "--flow", "--decode-as", "--no-icrc", "--interval", "--plot", "--max-flows", "--progress", "Examples:"} {
 		assert.Contains(t, out, f)
 	}
+	// Each example's command and its description are apart.
+	assert.Contains(t, out, "roce-dissect -o json roce.pcap | jq .flows   the report as JSON\n")
 }
 
 func TestStdinAndGzip(t *testing.T) {

@@ -61,16 +61,18 @@ Usage:
   roce-dissect [flags] FILE...
 
 Examples:
-  roce-dissect roce.pcap                     report: connections, flows, findings
-  roce-dissect -P roce.pcap                  one line per RDMA packet
-  roce-dissect -V -c 10 roce.pcap            every header of the first 10 frames
-  roce-dissect -o json roce.pcap | jq .flows the report as JSON
-  roce-dissect -P -o json roce.pcap          one JSON object per packet (NDJSON)
-  roce-dissect -o csv roce.pcap              the flow table as CSV
-  roce-dissect --qp 0x11 roce.pcap           only traffic to QP 0x11
+  roce-dissect roce.pcap                       report: connections, flows, findings
+  roce-dissect -P roce.pcap                    one line per RDMA packet
+  roce-dissect -V -c 10 roce.pcap              every header of the first 10 frames
+  roce-dissect -o json roce.pcap | jq .flows   the report as JSON
+  roce-dissect -P -o json roce.pcap            one JSON object per packet (NDJSON)
+  roce-dissect -o csv roce.pcap                the flow table as CSV
+  roce-dissect --qp 0x11 roce.pcap             only traffic to QP 0x11
   roce-dissect --decode-as udp.port=4792 x.pcap
-  roce-dissect --plot tput.svg roce.pcap     throughput per flow over time
+                                               RoCE v2 on UDP port 4792 too
+  roce-dissect --plot tput.svg roce.pcap       throughput per flow over time
   tcpdump -i eth0 -w - udp port 4791 | roce-dissect -
+                                               read a live capture from stdin
 
 Flags:
 `
@@ -124,6 +126,11 @@ func parseArgs(args []string) (*config, []string, error) {
 	case "auto", "always", "never":
 	default:
 		return nil, nil, fmt.Errorf("%w: --color %q: want auto, always or never", errUsage, cfg.color)
+	}
+	switch cfg.progress {
+	case "auto", "never":
+	default:
+		return nil, nil, fmt.Errorf("%w: --progress %q: want auto or never", errUsage, cfg.progress)
 	}
 	if cfg.interval <= 0 {
 		return nil, nil, fmt.Errorf("%w: --interval must be positive", errUsage)

@@ -155,7 +155,7 @@ func icrcWord(pal palette, p *analyze.Packet) string {
 	case layers.ICRCOK:
 		return pal.green.Sprint("ICRC=ok")
 	case layers.ICRCBad:
-		return pal.red.Sprintf("ICRC=bad(0x%08x, expected 0x%08x)", p.ICRC.Value, p.ICRC.Expected)
+		return pal.red.Sprintf("ICRC=bad(%s, expected %s)", wireHex(p.ICRC.Value), wireHex(p.ICRC.Expected))
 	}
 	return "ICRC=unverifiable"
 }
@@ -167,7 +167,7 @@ func (r *runner) writeTree(p *analyze.Packet, f *frame, rel time.Duration) {
 	w := r.stdout
 	r.pal.bold.Fprintf(w, "Frame %d: %d bytes on wire, %d captured, %.9f s", p.Frame, p.Length, p.CapLength, rel.Seconds())
 	if p.Findings > 0 {
-		r.pal.yellow.Fprintf(w, " (%d findings)", p.Findings)
+		r.pal.yellow.Fprintf(w, " (%s)", plural(p.Findings, "finding"))
 	}
 	fmt.Fprintln(w)
 	pkt := gopacket.NewPacket(f.data, f.linkType, gopacket.DecodeOptions{NoCopy: true})
@@ -177,6 +177,9 @@ func (r *runner) writeTree(p *analyze.Packet, f *frame, rel time.Duration) {
 			fmt.Fprintf(w, "  %s: %d bytes\n", name, len(*raw))
 			continue
 		}
+		if writeCRC(w, l) {
+			continue
+		}
 		fmt.Fprintf(w, "  %s\n", name)
 		writeFields(w, "    ", reflect.ValueOf(l), 0)
 	}
@@ -184,6 +187,28 @@ func (r *runner) writeTree(p *analyze.Packet, f *frame, rel time.Duration) {
 		r.pal.red.Fprintf(w, "  malformed: %v\n", p.Err)
 	}
 	fmt.Fprintln(w)
+}
+
+// writeCRC prints an ICRC or VCRC layer with its values as the bytes on
+// the wire, as -P, -o json and Wireshark show them (the layers hold the
+// CRC value, which the wire carries least significant byte first); false
+// for other layers.
+func writeCRC(w io.Writer, l gopacket.Layer) bool {
+	var value, expected string
+	var status layers.ICRCStatus
+	switch c := l.(type) {
+	case *layers.ICRC:
+		value, expected, status = wireHex(c.Value), wireHex(c.Expected), c.Status
+	case *layers.VCRC:
+		value, expected, status = fmt.Sprintf("0x%02x%02x", byte(c.Value), byte(c.Value>>8)), fmt.Sprintf("0x%02x%02x", byte(c.Expected), byte(c.Expected>>8)), c.Status
+	default:
+		return false
+	}
+	fmt.Fprintf(w, "  %s\n    Value: %s\n    Status: %s\n", l.LayerType(), value, status)
+	if status == layers.ICRCBad || status == layers.ICRCOK {
+		fmt.Fprintf(w, "    Expected: %s\n", expected)
+	}
+	return true
 }
 
 // writeFields prints the exported fields of a layer struct.
@@ -252,6 +277,9 @@ func fieldString(v reflect.Value) (string, bool) {
 		return v.String(), true
 	case reflect.Slice, reflect.Array:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
+			if v.Len() == 0 {
+				return "none", true
+			}
 			b := make([]byte, v.Len())
 			for i := range b {
 				b[i] = byte(v.Index(i).Uint())

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -32,12 +33,7 @@ func writePlot(path string, rep *analyze.Report) error {
 		if len(f.Series) == 0 || f.Requests.Packets == 0 && f.Responses.ReadResponses == 0 {
 			continue
 		}
-		pts := make(plotter.XYs, len(f.Series))
-		for j, s := range f.Series {
-			pts[j].X = s.Start.Sub(t0).Seconds()
-			pts[j].Y = float64(s.PayloadBytes) * 8 / f.IntervalSeconds / 1e9
-		}
-		line, err := plotter.NewLine(pts)
+		line, err := plotter.NewLine(seriesPoints(&f, t0))
 		if err != nil {
 			return err
 		}
@@ -91,4 +87,26 @@ func writePlot(path string, rep *analyze.Report) error {
 		return err
 	}
 	return saveTo(path, wt)
+}
+
+// seriesPoints returns a flow's throughput (Gb/s) at the start of each
+// interval, seconds since t0. The report lists non-empty intervals only;
+// the throughput of the empty ones between them is zero, so the line drops
+// to zero across a pause instead of joining its two sides.
+func seriesPoints(f *analyze.Flow, t0 time.Time) plotter.XYs {
+	step := time.Duration(f.IntervalSeconds * float64(time.Second))
+	pts := make(plotter.XYs, 0, len(f.Series))
+	for j, s := range f.Series {
+		if j > 0 && step > 0 {
+			prev := f.Series[j-1].Start
+			if gap := s.Start.Sub(prev); gap > step {
+				pts = append(pts, plotter.XY{X: prev.Add(step).Sub(t0).Seconds()})
+				if gap > 2*step {
+					pts = append(pts, plotter.XY{X: s.Start.Add(-step).Sub(t0).Seconds()})
+				}
+			}
+		}
+		pts = append(pts, plotter.XY{X: s.Start.Sub(t0).Seconds(), Y: float64(s.PayloadBytes) * 8 / f.IntervalSeconds / 1e9})
+	}
+	return pts
 }

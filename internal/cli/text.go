@@ -150,8 +150,10 @@ func optInt(v *int) string {
 	return fmt.Sprint(*v)
 }
 
-// writeText prints the report for people.
-func (r *runner) writeText(title string, rep *analyze.Report) {
+// writeText prints the report for people. readErr, when not empty, says
+// why the capture could not be read completely; the report then covers
+// what was read, and says so.
+func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 	w, p := r.stdout, r.pal
 	c := rep.Capture
 	p.bold.Fprintf(w, "Capture %s\n", title)
@@ -166,6 +168,9 @@ func (r *runner) writeText(title string, rep *analyze.Report) {
 		fmt.Fprintf(w, "; %s to %s (%s)", c.FirstTime.UTC().Format(time.RFC3339Nano), c.LastTime.UTC().Format(time.RFC3339Nano), humanDuration(c.LastTime.Sub(*c.FirstTime)))
 	}
 	fmt.Fprintln(w)
+	if readErr != "" {
+		p.red.Fprintf(w, "  error: %s\n", readErr)
+	}
 	if c.FlowsDropped > 0 {
 		p.yellow.Fprintf(w, "  flow table full: about %d more flows (%d packets) counted but not tracked (--max-flows)\n", c.FlowsDropped, c.PacketsOfDroppedFlows)
 	}
@@ -223,7 +228,11 @@ func (r *runner) writeText(title string, rep *analyze.Report) {
 
 	fmt.Fprintln(w)
 	if len(rep.Findings) == 0 {
-		p.green.Fprintln(w, "No problems found.")
+		if readErr != "" {
+			p.yellow.Fprintln(w, "No problems found in what could be read.")
+		} else {
+			p.green.Fprintln(w, "No problems found.")
+		}
 		return
 	}
 	fs := append([]analyze.Finding{}, rep.Findings...)
@@ -234,7 +243,7 @@ func (r *runner) writeText(title string, rep *analyze.Report) {
 	for _, f := range fs {
 		counts[f.Severity]++
 	}
-	p.bold.Fprintf(w, "Findings (worst first): %d errors, %d warnings, %d notes\n", counts[analyze.SeverityError], counts[analyze.SeverityWarning], counts[analyze.SeverityInfo])
+	p.bold.Fprintf(w, "Findings (worst first): %s, %s, %s\n", plural(counts[analyze.SeverityError], "error"), plural(counts[analyze.SeverityWarning], "warning"), plural(counts[analyze.SeverityInfo], "note"))
 	for _, f := range fs {
 		where := fmt.Sprintf("frame %d", f.Frame)
 		if f.File != "" {
@@ -287,4 +296,12 @@ func connFrames(f analyze.ConnFrames) string {
 		}
 	}
 	return b.String()
+}
+
+// plural writes "1 error", "2 errors".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
