@@ -14,6 +14,7 @@ func (a *Analyzer) Report() *Report {
 		Flows:           make([]Flow, 0, len(a.flowList)),
 		Findings:        append([]Finding{}, a.findings...),
 		FindingsDropped: a.dropped,
+		cmOrphans:       append([]cmOrphan(nil), a.conns.orphans...),
 	}
 	r.Capture.MalformedFrames = append([]Malformed{}, a.capture.MalformedFrames...)
 	if a.capture.Frames > 0 {
@@ -236,13 +237,20 @@ func (r *Report) Merge(o *Report) {
 	}
 
 	base := len(r.Connections)
-	connByComm := make(map[uint32]int)
-	for i, cn := range r.Connections {
-		connByComm[cn.LocalCommID] = i
+	type connID struct {
+		comm uint32
+		ip   string
+		qpn  uint32
 	}
+	idOf := func(c *Connection) connID { return connID{c.LocalCommID, c.Requester.IP, c.Requester.QPN} }
+	connByID := make(map[connID]int)
+	for i := range r.Connections {
+		connByID[idOf(&r.Connections[i])] = i
+	}
+	applyCMOrphans(r.Connections, o.cmOrphans)
 	remap := make(map[int]int)
 	for _, cn := range o.Connections {
-		if i, ok := connByComm[cn.LocalCommID]; ok && cn.LocalCommID != 0 {
+		if i, ok := connByID[idOf(&cn)]; ok {
 			mergeConn(&r.Connections[i], &cn)
 			remap[cn.ID] = r.Connections[i].ID
 			continue
@@ -281,6 +289,55 @@ type flowIDKey struct {
 }
 
 func flowID(f *Flow) flowIDKey { return flowIDKey{f.Src, f.Dst, f.DestQP} }
+
+// applyCMOrphans applies to the first part's connections the CM messages
+// the second part saw without their REQ (a REP, RTU, DREQ or DREP after
+// the seam).
+func applyCMOrphans(conns []Connection, orphans []cmOrphan) {
+	for _, o := range orphans {
+		for i := range conns {
+			c := &conns[i]
+			ids := func(x uint32) bool { return x == c.LocalCommID || c.RemoteCommID != 0 && x == c.RemoteCommID }
+			if !ids(o.localComm) && !ids(o.remoteComm) {
+				continue
+			}
+			switch o.kind {
+			case cmREP:
+				c.Responder.QPN, c.Responder.StartingPSN, c.RemoteCommID = o.qpn, o.psn, o.localComm
+				if c.Frames.REP == 0 {
+					c.Frames.REP = o.frame
+				}
+				if c.State == StateRequested {
+					c.State = StateEstablished
+				}
+			case cmRTU:
+				if c.Frames.RTU == 0 {
+					c.Frames.RTU = o.frame
+				}
+				if c.State == StateRequested {
+					c.State = StateEstablished
+				}
+			case cmREJ:
+				c.State, c.RejectReason = StateRejected, o.reason
+				if c.Frames.REJ == 0 {
+					c.Frames.REJ = o.frame
+				}
+			case cmDREQ:
+				if c.Frames.DREQ == 0 {
+					c.Frames.DREQ = o.frame
+				}
+			case cmDREP:
+				if c.Frames.DREP == 0 {
+					c.Frames.DREP = o.frame
+				}
+				if c.State != StateRejected {
+					c.State = StateDisconnected
+				}
+			}
+			break
+		}
+	}
+}
 
 func mergeConn(a, b *Connection) {
 	if a.Responder.QPN == 0 {
@@ -389,6 +446,19 @@ func mergeRequests(a, b *Requests) {
 		a.Packets, a.Retransmitted, a.Duplicates, a.OutOfOrder = pk, rt, dp, oo
 		return
 	}
+	// Two captures of unrelated runs can share a flow key: a second part
+	// whose PSNs are nowhere near the first part's is another stream, not
+	// a continuation (no gap at the seam).
+	if d := psnDiff(b.low, a.next); d > maxSeamJump || d < -maxSeamJump {
+		a.Gaps = append(a.Gaps, b.Gaps...)
+		a.Missing += b.Missing
+		if psnDiff(*b.PSNLast, *a.PSNLast) > 0 {
+			last := *b.PSNLast
+			a.PSNLast = &last
+		}
+		a.next = b.next
+		return
+	}
 	// PSNs are missing when neither part saw them, between the first PSN
 	// and the end of the later part: a jump at the seam is a gap, and PSNs
 	// one part missed but the other saw are not.
@@ -485,6 +555,10 @@ func reclassifyHead(a, b *Flow) {
 		}
 	}
 }
+
+// maxSeamJump is the largest PSN distance between two parts that Merge
+// still reads as one stream continuing.
+const maxSeamJump = 1 << 16
 
 func gapSum(gs []Gap) uint64 {
 	var n uint64

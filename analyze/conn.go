@@ -8,17 +8,48 @@ import (
 
 // connTable pairs CM messages into connections.
 type connTable struct {
-	list   []Connection
-	byComm map[uint32]int  // either side's CommID → connection
-	byFlow map[flowKey]int // data flow → connection
-	reqAt  []flowKey       // requester → responder flow key without QP, per connection
-	mad    cm.MAD
-	req    cm.ConnectRequest // prefixes of truncated MADs
-	rep    cm.ConnectReply
+	list    []Connection
+	byComm  map[uint32]int  // either side's CommID → connection
+	byFlow  map[flowKey]int // data flow → connection
+	reqAt   []flowKey       // requester → responder flow key without QP, per connection
+	mad     cm.MAD
+	req     cm.ConnectRequest // prefixes of truncated MADs
+	rep     cm.ConnectReply
+	orphans []cmOrphan
 }
 
 func newConnTable() connTable {
 	return connTable{byComm: make(map[uint32]int), byFlow: make(map[flowKey]int)}
+}
+
+// cmKind names the CM messages that can arrive without their REQ.
+type cmKind uint8
+
+const (
+	cmREP cmKind = iota
+	cmRTU
+	cmREJ
+	cmDREQ
+	cmDREP
+)
+
+// cmOrphan is a CM message whose connection's REQ was not in this
+// capture (it may be in the part before: see Merge).
+type cmOrphan struct {
+	kind                  cmKind
+	localComm, remoteComm uint32
+	qpn, psn              uint32
+	reason                string
+	frame                 uint64
+}
+
+// maxCMOrphans bounds the orphans kept.
+const maxCMOrphans = 1024
+
+func (t *connTable) orphan(o cmOrphan) {
+	if len(t.orphans) < maxCMOrphans {
+		t.orphans = append(t.orphans, o)
+	}
 }
 
 // endpointOf fills an endpoint from a GID, a LID and the packet address.
@@ -91,6 +122,7 @@ func (a *Analyzer) handleMAD(p *Packet) {
 	case *cm.ConnectReply:
 		idx, ok := t.byComm[m.RemoteCommID]
 		if !ok {
+			t.orphan(cmOrphan{kind: cmREP, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, qpn: m.LocalQPN, psn: m.StartingPSN, frame: p.Frame})
 			return
 		}
 		c := &t.list[idx]
@@ -107,6 +139,9 @@ func (a *Analyzer) handleMAD(p *Packet) {
 		k := t.reqAt[idx]
 		a.bindFlows(idx, flowKey{src: k.src, dst: k.dst, qp: c.Responder.QPN}, flowKey{src: k.dst, dst: k.src, qp: c.Requester.QPN})
 	case *cm.ReadyToUse:
+		if _, ok := t.byComm[m.LocalCommID]; !ok {
+			t.orphan(cmOrphan{kind: cmRTU, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame})
+		}
 		if idx, ok := t.byComm[m.LocalCommID]; ok {
 			c := &t.list[idx]
 			if c.Frames.RTU == 0 {
@@ -122,6 +157,7 @@ func (a *Analyzer) handleMAD(p *Packet) {
 			idx, ok = t.byComm[m.LocalCommID]
 		}
 		if !ok {
+			t.orphan(cmOrphan{kind: cmREJ, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, reason: m.Reason.String(), frame: p.Frame})
 			return
 		}
 		c := &t.list[idx]
@@ -131,6 +167,9 @@ func (a *Analyzer) handleMAD(p *Packet) {
 		}
 		a.addFinding(p, KindCMReject, SeverityError, fmt.Sprintf("connection %d", c.ID), "CM REJ: "+m.Reason.String())
 	case *cm.DisconnectRequest:
+		if _, ok := t.byComm[m.LocalCommID]; !ok {
+			t.orphan(cmOrphan{kind: cmDREQ, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame})
+		}
 		if idx, ok := t.byComm[m.LocalCommID]; ok {
 			c := &t.list[idx]
 			if c.Frames.DREQ == 0 {
@@ -138,6 +177,9 @@ func (a *Analyzer) handleMAD(p *Packet) {
 			}
 		}
 	case *cm.DisconnectReply:
+		if _, ok := t.byComm[m.LocalCommID]; !ok {
+			t.orphan(cmOrphan{kind: cmDREP, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame})
+		}
 		if idx, ok := t.byComm[m.LocalCommID]; ok {
 			c := &t.list[idx]
 			if c.Frames.DREP == 0 {

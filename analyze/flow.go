@@ -187,7 +187,10 @@ type flowState struct {
 	congestion Congestion
 	icrc       ICRCCounts
 
-	pending  [pendingLen]pendingReq
+	// pending is a ring of the last pendingLen requests awaiting an ACK,
+	// grown as requests come (most flows never fill it: its memory is
+	// paid by the flows that use it).
+	pending  []pendingReq
 	pendHead int
 	pendN    int
 	peer     int32 // reverse flow, -1 if unknown
@@ -274,12 +277,12 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 		f.icrc.OK++
 	case layers.ICRCBad:
 		f.icrc.Bad++
-		a.addFinding(p, KindBadICRC, SeverityError, f.name(), fmt.Sprintf("ICRC 0x%08x on the wire, 0x%08x expected (%s PSN %d)", p.ICRC.Value, p.ICRC.Expected, op, bth.PSN))
+		a.addFinding(p, KindBadICRC, SeverityError, f.name(), fmt.Sprintf("ICRC %s on the wire, %s expected (%s PSN %d)", layers.ICRCWire(p.ICRC.Value), layers.ICRCWire(p.ICRC.Expected), op, bth.PSN))
 	default:
 		f.icrc.Unverifiable++
 	}
 	if p.VCRC != nil && p.VCRC.Status == layers.ICRCBad {
-		a.addFinding(p, KindBadICRC, SeverityError, f.name(), fmt.Sprintf("VCRC 0x%04x on the wire, 0x%04x expected", p.VCRC.Value, p.VCRC.Expected))
+		a.addFinding(p, KindBadICRC, SeverityError, f.name(), fmt.Sprintf("VCRC %s on the wire, %s expected", layers.VCRCWire(p.VCRC.Value), layers.VCRCWire(p.VCRC.Expected)))
 	}
 
 	if p.ECN == 3 {
@@ -386,7 +389,7 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 	}
 	switch obs {
 	case obsGap:
-		a.addFinding(p, KindPSNGap, SeverityError, f.name(), fmt.Sprintf("PSN jumped to %d: %d PSNs missing (%d–%d)", bth.PSN, gap.count(), gap.from, gap.to))
+		a.addFinding(p, KindPSNGap, SeverityError, f.name(), gapDetail(bth.PSN, gap))
 	case obsFill:
 		f.ooo++
 		a.addFinding(p, KindOutOfOrder, SeverityWarning, f.name(), fmt.Sprintf("PSN %d arrived after PSN %d", bth.PSN, f.psn.high))
@@ -403,6 +406,9 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 		return
 	}
 	if bth.AckReq || op.Position() == layers.PositionLast || op.Position() == layers.PositionOnly || op.Position() == layers.PositionNone {
+		if len(f.pending) < pendingLen {
+			f.pending = append(f.pending, pendingReq{}) // pendHead == len(f.pending) until the ring is full
+		}
 		f.pending[f.pendHead] = pendingReq{psn: psnAdd(bth.PSN, int64(span)-1), t: p.Time.UnixNano()}
 		f.pendHead = (f.pendHead + 1) % pendingLen
 		if f.pendN < pendingLen {
@@ -579,6 +585,14 @@ func (f *flowState) logHeadMsg(from, to uint32, bytes uint64) {
 	if len(f.head) < headLen && len(f.headMsgs) < headLen {
 		f.headMsgs = append(f.headMsgs, headMsg{from: from, to: to, bytes: bytes})
 	}
+}
+
+// gapDetail describes a PSN jump.
+func gapDetail(psn uint32, g psnGap) string {
+	if g.count() == 1 {
+		return fmt.Sprintf("PSN jumped to %d: PSN %d missing", psn, g.from)
+	}
+	return fmt.Sprintf("PSN jumped to %d: %d PSNs missing (%d–%d)", psn, g.count(), g.from, g.to)
 }
 
 // isWriteOp reports an RDMA WRITE opcode.

@@ -14,6 +14,8 @@ type Report struct {
 	// FindingsDropped counts findings beyond Options.MaxFindings, counted
 	// but not listed.
 	FindingsDropped uint64 `json:"findings_dropped"`
+
+	cmOrphans []cmOrphan // CM messages without their REQ, for Merge
 }
 
 // Capture holds the totals of the frames read.

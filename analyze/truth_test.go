@@ -315,3 +315,56 @@ func TestMergeHalvesOfGeneratedCaptures(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeUnrelatedCaptures merges the reports of two different runs
+// whose flows share their keys: each keeps its own PSN stream (no gap
+// invented between them) and its own connection.
+func TestMergeUnrelatedCaptures(t *testing.T) {
+	a := analyzeCapture(t, "../testdata/write_bw_ipv4.pcap", analyze.Options{})
+	b := analyzeCapture(t, "../testdata/ecn_cnp.pcap", analyze.Options{})
+	var missing uint64
+	for _, r := range []*analyze.Report{a, b} {
+		for _, f := range r.Flows {
+			missing += f.Requests.Missing
+		}
+	}
+	conns := len(a.Connections) + len(b.Connections)
+	a.Merge(b)
+	var merged uint64
+	for _, f := range a.Flows {
+		merged += f.Requests.Missing
+	}
+	assert.Equal(t, missing, merged, "no gap between unrelated PSN streams")
+	assert.Len(t, a.Connections, conns-1, "the two runs' handshakes are byte-identical (same generator seed): one connection")
+
+	// Same CommIDs and QPNs, other addresses: two connections.
+	c := analyzeCapture(t, "../testdata/write_bw_ipv4.pcap", analyze.Options{})
+	c.Merge(analyzeCapture(t, "../testdata/send_bw_ipv6.pcapng", analyze.Options{}))
+	assert.Len(t, c.Connections, 2)
+}
+
+// TestMergeCompletesConnections: the halves of a capture cut between the
+// REQ and the DREP merge into one disconnected connection.
+func TestMergeCompletesConnections(t *testing.T) {
+	r, err := capture.Open("../testdata/write_bw_ipv4.pcap")
+	require.NoError(t, err)
+	defer r.Close()
+	first, second := analyze.New(analyze.Options{}), analyze.New(analyze.Options{})
+	for i := 0; ; i++ {
+		ci, data, lt, err := r.Next()
+		if err != nil {
+			break
+		}
+		if i < 2 { // REQ and REP in the first part; RTU, data, DREQ, DREP in the second
+			first.Feed(ci, lt, data)
+		} else {
+			second.Feed(ci, lt, data)
+		}
+	}
+	m := first.Report()
+	m.Merge(second.Report())
+	require.Len(t, m.Connections, 1)
+	assert.Equal(t, analyze.StateDisconnected, m.Connections[0].State)
+	assert.NotZero(t, m.Connections[0].Frames.DREP)
+	assert.NotZero(t, m.Connections[0].Frames.RTU)
+}

@@ -319,3 +319,20 @@ func ComputeVCRC(pkt []byte) uint16 {
 	}
 	return ^crc
 }
+
+// ICRCWire renders an ICRC value as its bytes on the wire, least
+// significant first, the way Wireshark shows them: 0x2a00fd82 is
+// "0x82fd002a".
+func ICRCWire(v uint32) string {
+	const hex = "0123456789abcdef"
+	b := [10]byte{'0', 'x'}
+	for i := range 4 {
+		x := byte(v >> (8 * i))
+		b[2+2*i], b[3+2*i] = hex[x>>4], hex[x&0xF]
+	}
+	return string(b[:])
+}
+
+// VCRCWire renders a VCRC value as its bytes on the wire, least
+// significant first.
+func VCRCWire(v uint16) string { return ICRCWire(uint32(v))[:6] }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/cm"
+	"github.com/roce-dissect/roce-dissect/layers"
 )
 
 // packetJSON is one line of `-P -o json`. Nested keys are nested objects;
@@ -106,12 +107,6 @@ func hex64(v uint64) string { return fmt.Sprintf("0x%016x", v) }
 
 func ptr[T any](v T) *T { return &v }
 
-// wireHex renders a CRC value as its bytes on the wire (least significant
-// first), as Wireshark shows them.
-func wireHex(v uint32) string {
-	return fmt.Sprintf("0x%02x%02x%02x%02x", byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
-}
-
 func packetObject(p *analyze.Packet, mad *cm.MAD) *packetJSON {
 	o := &packetJSON{Frame: p.Frame, Time: p.Time, Src: p.Src.String(), Dst: p.Dst.String(), Encap: p.Encap.String(), Length: p.Length, Findings: p.Findings}
 	if p.Err != nil {
@@ -121,9 +116,9 @@ func packetObject(p *analyze.Packet, mad *cm.MAD) *packetJSON {
 		o.BTH = &bthJSON{Opcode: uint8(b.Opcode), OpcodeName: b.Opcode.String(), SE: b.SolicitedEvent, M: b.MigReq, PadCnt: b.PadCnt, TVer: b.TVer, PKey: b.PKey, FECN: b.FECN, BECN: b.BECN, DestQP: b.DestQP, AckReq: b.AckReq, PSN: b.PSN}
 		st := icrcJSON{Status: p.ICRC.Status.String()}
 		if v, ok := b.ICRCValue(); ok {
-			st.Value = wireHex(v)
+			st.Value = layers.ICRCWire(v)
 			if p.ICRC.Status.String() == "bad" {
-				st.Expected = wireHex(p.ICRC.Expected)
+				st.Expected = layers.ICRCWire(p.ICRC.Expected)
 			}
 		}
 		o.ICRC = &st

@@ -155,7 +155,7 @@ func icrcWord(pal palette, p *analyze.Packet) string {
 	case layers.ICRCOK:
 		return pal.green.Sprint("ICRC=ok")
 	case layers.ICRCBad:
-		return pal.red.Sprintf("ICRC=bad(%s, expected %s)", wireHex(p.ICRC.Value), wireHex(p.ICRC.Expected))
+		return pal.red.Sprintf("ICRC=bad(%s, expected %s)", layers.ICRCWire(p.ICRC.Value), layers.ICRCWire(p.ICRC.Expected))
 	}
 	return "ICRC=unverifiable"
 }
@@ -198,9 +198,9 @@ func writeCRC(w io.Writer, l gopacket.Layer) bool {
 	var status layers.ICRCStatus
 	switch c := l.(type) {
 	case *layers.ICRC:
-		value, expected, status = wireHex(c.Value), wireHex(c.Expected), c.Status
+		value, expected, status = layers.ICRCWire(c.Value), layers.ICRCWire(c.Expected), c.Status
 	case *layers.VCRC:
-		value, expected, status = fmt.Sprintf("0x%02x%02x", byte(c.Value), byte(c.Value>>8)), fmt.Sprintf("0x%02x%02x", byte(c.Expected), byte(c.Expected>>8)), c.Status
+		value, expected, status = layers.VCRCWire(c.Value), layers.VCRCWire(c.Expected), c.Status
 	default:
 		return false
 	}

@@ -243,7 +243,7 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 	for _, f := range fs {
 		counts[f.Severity]++
 	}
-	p.bold.Fprintf(w, "Findings (worst first): %s, %s, %s\n", plural(counts[analyze.SeverityError], "error"), plural(counts[analyze.SeverityWarning], "warning"), plural(counts[analyze.SeverityInfo], "note"))
+	p.bold.Fprintf(w, "Findings (worst first): %s, %s, %s\n", plural(counts[analyze.SeverityError], "error"), plural(counts[analyze.SeverityWarning], "warning"), fmt.Sprintf("%d info", counts[analyze.SeverityInfo]))
 	for _, f := range fs {
 		where := fmt.Sprintf("frame %d", f.Frame)
 		if f.File != "" {
