@@ -117,6 +117,9 @@ func (r *runner) each(ctx context.Context, name string, fn func(*frame)) error {
 	defer cr.Close()
 	var tracker *progressFile
 	if r.progress != nil {
+		if cr.Format().Gzip || size == 0 {
+			size = -1 // offsets count decompressed bytes, or no size known: no percentage
+		}
 		tracker = r.progress.add(size)
 	}
 	unsupported := map[gplayers.LinkType]bool{}

@@ -14,7 +14,8 @@ import (
 // progress shows bytes read of the files' total size on stderr, once a
 // read has taken more than a second, when stderr is a terminal.
 type progress struct {
-	total atomic.Int64
+	total   atomic.Int64
+	unknown atomic.Bool // a file of unknown size (stdin, gzip): no percentage
 	done  atomic.Int64
 	quit  chan struct{}
 	wg    sync.WaitGroup
@@ -53,7 +54,7 @@ func (p *progress) run(w io.Writer) {
 			return
 		case <-tick.C:
 			if bar == nil && time.Since(start) > time.Second {
-				bar = progressbar.NewOptions64(max(p.total.Load(), 1),
+				bar = progressbar.NewOptions64(p.max(),
 					progressbar.OptionSetWriter(w),
 					progressbar.OptionShowBytes(true),
 					progressbar.OptionSetDescription("reading"),
@@ -61,18 +62,31 @@ func (p *progress) run(w io.Writer) {
 					progressbar.OptionSetPredictTime(true))
 			}
 			if bar != nil {
-				bar.ChangeMax64(max(p.total.Load(), 1))
+				bar.ChangeMax64(p.max())
 				_ = bar.Set64(p.done.Load())
 			}
 		}
 	}
 }
 
+// max is the bar's total: the files' sizes, or -1 (a spinner with bytes
+// and rate) when one size is unknown.
+func (p *progress) max() int64 {
+	if p.unknown.Load() {
+		return -1
+	}
+	return max(p.total.Load(), 1)
+}
+
 func (p *progress) add(size int64) *progressFile {
 	if p == nil {
 		return nil
 	}
-	p.total.Add(size)
+	if size < 0 {
+		p.unknown.Store(true)
+	} else {
+		p.total.Add(size)
+	}
 	return &progressFile{p: p}
 }
 
