@@ -16,9 +16,9 @@ import (
 type progress struct {
 	total   atomic.Int64
 	unknown atomic.Bool // a file of unknown size (stdin, gzip): no percentage
-	done  atomic.Int64
-	quit  chan struct{}
-	wg    sync.WaitGroup
+	done    atomic.Int64
+	quit    chan struct{}
+	wg      sync.WaitGroup
 }
 
 // progressFile tracks one file's share.
