@@ -108,17 +108,21 @@ func ComputeICRC(kind NetworkKind, netHdr, udpHdr, ib []byte) (uint32, error) {
 
 // crcSlicing8 holds the slicing-by-8 tables of CRC-32 (IEEE, reflected),
 // built once from hash/crc32's table and only read afterwards.
-var crcSlicing8 = func() (t [8][256]uint32) {
-	t[0] = *crc32.IEEETable
+var crcSlicing8 = slicing8([256]uint32(*crc32.IEEETable))
+
+// slicing8 extends the byte table of a reflected CRC to the eight tables
+// of slicing-by-8: table k gives the effect of a byte followed by k zeros.
+func slicing8[T uint16 | uint32](t0 [256]T) (t [8][256]T) {
+	t[0] = t0
 	for i := range 256 {
-		c := t[0][i]
+		c := t0[i]
 		for k := 1; k < 8; k++ {
-			c = t[0][c&0xFF] ^ c>>8
+			c = t0[c&0xFF] ^ c>>8
 			t[k][i] = c
 		}
 	}
 	return t
-}()
+}
 
 // crcAfterOnes is the register after the 8 bytes of 0xFF that stand for
 // the LRH of RoCE packets.
@@ -280,8 +284,8 @@ func (b *BTH) fillICRCv2(ib []byte, opts gopacket.SerializeOptions) error {
 // crc16Tables are the slicing-by-8 tables of the VCRC: polynomial 0x100B,
 // processed least-significant bit first (reflected form 0xD008). Built
 // once, only read afterwards.
-var crc16Tables = func() (t [8][256]uint16) {
-	for i := range t[0] {
+var crc16Tables = slicing8(func() (t [256]uint16) {
+	for i := range t {
 		c := uint16(i)
 		for range 8 {
 			if c&1 != 0 {
@@ -290,17 +294,10 @@ var crc16Tables = func() (t [8][256]uint16) {
 				c >>= 1
 			}
 		}
-		t[0][i] = c
-	}
-	for i := range 256 {
-		c := t[0][i]
-		for k := 1; k < 8; k++ {
-			c = t[0][c&0xFF] ^ c>>8
-			t[k][i] = c
-		}
+		t[i] = c
 	}
 	return t
-}()
+}())
 
 // ComputeVCRC returns the variant CRC of a native IB packet: CRC-16 with
 // polynomial 0x100B, initial value 0xFFFF, bits processed least
