@@ -1,10 +1,12 @@
 package analyze_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/gopacket/gopacket"
@@ -14,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/capture"
+	"github.com/roce-dissect/roce-dissect/internal/synth"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -363,4 +367,46 @@ func TestZeroAllocsPerPacket(t *testing.T) {
 		i++
 	})
 	assert.Zero(t, allocs)
+}
+
+// TestSteadyStateAllocations feeds a generated capture of every operation
+// (writes, sends, READ requests and responses, ACKs, CM) and counts the
+// allocations of its second half, once every flow exists: only the
+// amortized growth of the per-interval series may allocate.
+func TestSteadyStateAllocations(t *testing.T) {
+	var buf bytes.Buffer
+	_, err := synth.Generate(synth.Config{Scenario: synth.ScenarioMix, Packets: 100_000, QPs: 16, MTU: 1024}, &buf, nil)
+	require.NoError(t, err)
+	r, err := capture.NewReader(&buf)
+	require.NoError(t, err)
+	type frame struct {
+		ci   gopacket.CaptureInfo
+		data []byte
+	}
+	var frames []frame
+	var lt gplayers.LinkType
+	for {
+		ci, data, l, err := r.Next()
+		if err != nil {
+			break
+		}
+		lt = l
+		frames = append(frames, frame{ci, append([]byte(nil), data...)})
+	}
+	a := analyze.New(analyze.Options{})
+	half := len(frames) / 2
+	for _, f := range frames[:half] {
+		a.Feed(f.ci, lt, f.data)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	findings := 0
+	for _, f := range frames[half:] {
+		findings += a.Feed(f.ci, lt, f.data).Findings
+	}
+	runtime.ReadMemStats(&after)
+	require.Zero(t, findings, "a clean capture")
+	perPacket := float64(after.Mallocs-before.Mallocs) / float64(len(frames)-half)
+	t.Logf("%.5f allocations per packet", perPacket)
+	assert.Less(t, perPacket, 0.001, "%d allocations for %d packets", after.Mallocs-before.Mallocs, len(frames)-half)
 }

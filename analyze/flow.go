@@ -53,10 +53,21 @@ type cachedFlow struct {
 type hostPair struct{ a, b Addr }
 
 func pairOf(x, y Addr) hostPair {
-	if x.String() < y.String() {
+	if addrLess(x, y) {
 		return hostPair{x, y}
 	}
 	return hostPair{y, x}
+}
+
+// addrLess orders addresses without allocating.
+func addrLess(x, y Addr) bool {
+	if x.IsLID != y.IsLID {
+		return x.IsLID
+	}
+	if x.IsLID {
+		return x.LID < y.LID
+	}
+	return x.IP.Less(y.IP)
 }
 
 // message follows one message being reassembled.
