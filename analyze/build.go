@@ -2,12 +2,33 @@ package analyze
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 )
 
 // Report returns the report of everything fed so far. It may be called
 // more than once; the Analyzer can go on being fed.
-func (a *Analyzer) Report() *Report {
+func (a *Analyzer) Report() *Report { return a.report(false) }
+
+// Finish returns the report of everything fed, like Report, and frees the
+// flow table while it builds the report, so that memory peaks at about the
+// larger of the two rather than at their sum (with a million flows, each
+// is hundreds of megabytes). The Analyzer must not be used afterwards.
+func (a *Analyzer) Finish() *Report {
+	a.flows, a.hostMTU = nil, nil
+	a.flowCache = [flowCacheLen]cachedFlow{}
+	if len(a.flowList) >= releaseEvery {
+		runtime.GC() // before the reports are allocated, return the map's memory
+	}
+	return a.report(true)
+}
+
+// releaseEvery is how many flows Finish turns into reports between two
+// garbage collections, which hand the memory of the flows released to the
+// reports that follow.
+const releaseEvery = 1 << 15
+
+func (a *Analyzer) report(release bool) *Report {
 	r := &Report{
 		Capture:         a.capture,
 		Connections:     append([]Connection{}, a.conns.list...),
@@ -22,8 +43,14 @@ func (a *Analyzer) Report() *Report {
 		r.Capture.FirstTime, r.Capture.LastTime = &first, &last
 		r.Capture.DurationSeconds = last.Sub(first).Seconds()
 	}
-	for _, f := range a.flowList {
-		r.Flows = append(r.Flows, a.flowReport(f))
+	for i, f := range a.flowList {
+		r.Flows = append(r.Flows, a.flowReport(f, release))
+		if release {
+			a.flowList[i] = nil
+			if (i+1)%releaseEvery == 0 {
+				runtime.GC()
+			}
+		}
 		for _, pm := range f.reqMsg.pending {
 			if len(r.Findings) >= a.opts.MaxFindings {
 				r.FindingsDropped++
@@ -38,7 +65,15 @@ func (a *Analyzer) Report() *Report {
 	return r
 }
 
-func (a *Analyzer) flowReport(f *flowState) Flow {
+// flowReport builds the report of a flow; with move, it takes the flow's
+// slices instead of copying them (Finish: the flow is discarded).
+func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
+	keep := func(v []Sample) []Sample {
+		if move {
+			return v
+		}
+		return append([]Sample{}, v...)
+	}
 	out := Flow{
 		Src:             f.key.src.String(),
 		Dst:             f.key.dst.String(),
@@ -49,12 +84,11 @@ func (a *Analyzer) flowReport(f *flowState) Flow {
 		PayloadBytes:    f.payloadBytes,
 		FirstTime:       f.first,
 		LastTime:        f.last,
-		Responses:       f.resp,
 		Messages:        f.msgs,
 		Congestion:      f.congestion,
 		ICRC:            f.icrc,
 		IntervalSeconds: a.opts.Interval.Seconds(),
-		Series:          append([]Sample{}, f.series...),
+		Series:          keep(f.series),
 	}
 	if !f.hasTransport {
 		out.Transport = a.cnpFlowTransport(f)
@@ -63,8 +97,11 @@ func (a *Analyzer) flowReport(f *flowState) Flow {
 		id := a.conns.list[f.conn].ID
 		out.Connection = &id
 	}
-	out.Responses.NAKCodes = copyMap(f.resp.NAKCodes)
-	out.Responses.RNRTimers = copyMap(f.resp.RNRTimers)
+	if f.resp != nil {
+		out.Responses = *f.resp
+		out.Responses.NAKCodes = copyMap(f.resp.NAKCodes)
+		out.Responses.RNRTimers = copyMap(f.resp.RNRTimers)
+	}
 	out.Requests = Requests{
 		Packets:       f.reqPackets,
 		Missing:       f.psn.missing(),
@@ -77,9 +114,14 @@ func (a *Analyzer) flowReport(f *flowState) Flow {
 		first, high := f.psn.first, f.psn.high
 		out.Requests.PSNFirst, out.Requests.PSNLast = &first, &high
 		out.Requests.next, out.Requests.low = f.psn.next, f.psn.low
-		out.Requests.head = append([]headReq(nil), f.head...)
-		out.Requests.headMsgs = append([]headMsg(nil), f.headMsgs...)
-		out.Requests.lastKey, out.Requests.hasLast = f.lastReq, f.hasLastReq
+		if f.log != nil {
+			out.Requests.head, out.Requests.headMsgs = f.log.head, f.log.msgs
+			if !move {
+				out.Requests.head = append([]headReq(nil), f.log.head...)
+				out.Requests.headMsgs = append([]headMsg(nil), f.log.msgs...)
+			}
+			out.Requests.lastKey, out.Requests.hasLast = f.log.last, f.log.hasLast
+		}
 		for _, pm := range f.reqMsg.pending {
 			if pm.noStart {
 				out.Requests.pendingTo = append(out.Requests.pendingTo, pm.to)
@@ -95,9 +137,9 @@ func (a *Analyzer) flowReport(f *flowState) Flow {
 		out.rtt = &h
 		out.Responses.RTT = h.summary()
 	}
-	out.MTU.MaxPayload = f.maxPayload
+	out.MTU.MaxPayload = int(f.maxPayload)
 	if f.inferredMTU > 0 {
-		m := f.inferredMTU
+		m := int(f.inferredMTU)
 		out.MTU.Inferred = &m
 	}
 	if f.conn >= 0 {
@@ -106,12 +148,14 @@ func (a *Analyzer) flowReport(f *flowState) Flow {
 		}
 	}
 	out.MTU.AboveNegotiated = f.aboveMTU
-	out.reqOrphan, out.respOrphan = f.reqMsg.orphan, f.respMsg.orphan
-	out.reqOpen, out.respOpen = openOf(&f.reqMsg.cur), openOf(&f.respMsg.cur)
+	out.reqOrphan, out.reqOpen = f.reqMsg.orphan, openOf(&f.reqMsg.cur)
+	if f.respMsg != nil {
+		out.respOrphan, out.respOpen = f.respMsg.orphan, openOf(&f.respMsg.cur)
+	}
 	if f.reqMsg.cur.open {
 		out.Messages.Incomplete++
 	}
-	if f.respMsg.cur.open {
+	if f.respMsg != nil && f.respMsg.cur.open {
 		out.Messages.Incomplete++
 	}
 	out.Messages.Incomplete += uint64(len(f.reqMsg.pending))

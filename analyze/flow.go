@@ -145,6 +145,14 @@ type reqKey struct {
 	icrc uint32
 }
 
+// headLog holds a flow's first requests and the messages they completed.
+type headLog struct {
+	head    []headReq
+	msgs    []headMsg
+	last    reqKey // the last request, to tell an exact duplicate
+	hasLast bool
+}
+
 // headMsg is a message completed while the head log was open.
 type headMsg struct {
 	from, to uint32
@@ -161,11 +169,12 @@ const pendingLen = 64
 
 // flowState is the running state of one flow.
 type flowState struct {
+	// Fields are ordered to leave no padding: a flowState is what the
+	// flow table holds per flow (see docs/robustness.md on memory).
 	key          flowKey
-	index        int32
-	firstSeen    uint64 // frame
 	transport    layers.Transport
 	hasTransport bool
+	mtuReported  bool
 
 	packets, wireBytes, payloadBytes uint64
 	first, last                      time.Time
@@ -179,21 +188,18 @@ type flowState struct {
 	retrans        uint64
 	dups           uint64
 	ooo            uint64
-	lastReq        reqKey
-	hasLastReq     bool
-	head           []headReq
-	headMsgs       []headMsg
 
-	resp Responses
+	resp *Responses // allocated by the first response
 
-	reqMsg, respMsg msgStream
-	msgs            Messages
+	reqMsg  msgStream
+	respMsg *msgStream // READ responses, allocated by the first one
+	log     *headLog   // the first requests, for Merge
+	msgs    Messages
 
-	inferredMTU int
-	readMTU     int // path MTU the PSN jumps of READ requests showed
-	maxPayload  int
+	inferredMTU int32
+	readMTU     int32 // path MTU the PSN jumps of READ requests showed
+	maxPayload  int32
 	aboveMTU    uint64
-	mtuReported bool
 
 	congestion Congestion
 	icrc       ICRCCounts
@@ -205,6 +211,7 @@ type flowState struct {
 	pendHead int
 	pendN    int
 	peer     int32 // reverse flow, -1 if unknown
+	index    int32
 	rtt      *rttHist
 
 	conn int // connection index, -1 if none
@@ -230,7 +237,7 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 		a.dropSketch.add(k)
 		return nil
 	}
-	f := &flowState{key: k, index: int32(len(a.flowList)), firstSeen: p.Frame, peer: -1, conn: -1, lastBucket: -1}
+	f := &flowState{key: k, index: int32(len(a.flowList)), peer: -1, conn: -1, lastBucket: -1}
 	a.flows[mk] = f.index
 	a.flowList = append(a.flowList, f)
 	a.linkConnection(f)
@@ -323,8 +330,8 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 	case op.IsResponse():
 		a.response(f, p, payload)
 	}
-	if payload > f.maxPayload {
-		f.maxPayload = payload
+	if payload > int(f.maxPayload) {
+		f.maxPayload = int32(payload)
 	}
 	a.checkMTU(f, p, payload)
 }
@@ -334,10 +341,10 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 // two hosts; 0 when unknown.
 func (a *Analyzer) pmtuFor(f *flowState) int {
 	if f.inferredMTU > 0 {
-		return f.inferredMTU
+		return int(f.inferredMTU)
 	}
 	if f.readMTU > 0 {
-		return f.readMTU
+		return int(f.readMTU)
 	}
 	if f.conn >= 0 {
 		if m := a.conns.list[f.conn].PathMTU; m > 0 {
@@ -382,15 +389,18 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 	}
 	icrc, _ := bth.ICRCValue()
 	key := reqKey{psn: bth.PSN, op: op, n: p.Length, icrc: icrc}
-	isDup := f.hasLastReq && f.lastReq == key
-	f.lastReq, f.hasLastReq = key, true
+	if f.log == nil {
+		f.log = &headLog{}
+	}
+	isDup := f.log.hasLast && f.log.last == key
+	f.log.last, f.log.hasLast = key, true
 
 	if m := f.psn.settleRead(bth.PSN); m > 0 && f.readMTU == 0 {
-		f.readMTU = m
+		f.readMTU = int32(m)
 	}
 	obs, gap := f.psn.observe(bth.PSN, span, p.Frame)
-	if len(f.head) < headLen {
-		f.head = append(f.head, headReq{psn: bth.PSN, obs: obs, key: key})
+	if len(f.log.head) < headLen {
+		f.log.head = append(f.log.head, headReq{psn: bth.PSN, obs: obs, key: key})
 	}
 	if guessed && (obs == obsInOrder || obs == obsGap) {
 		f.psn.guess = readGuess{active: true, psn: bth.PSN, dmaLen: p.RETH.DMALength}
@@ -593,8 +603,8 @@ func (a *Analyzer) fillMessage(f *flowState, st *msgStream, p *Packet, payload i
 // logHeadMsg records a request message completed while the head log is
 // open.
 func (f *flowState) logHeadMsg(from, to uint32, bytes uint64) {
-	if len(f.head) < headLen && len(f.headMsgs) < headLen {
-		f.headMsgs = append(f.headMsgs, headMsg{from: from, to: to, bytes: bytes})
+	if f.log != nil && len(f.log.head) < headLen && len(f.log.msgs) < headLen {
+		f.log.msgs = append(f.log.msgs, headMsg{from: from, to: to, bytes: bytes})
 	}
 }
 
@@ -642,12 +652,18 @@ func (a *Analyzer) completeMessage(f *flowState, p *Packet, size uint64, reth *l
 // response accounts a response packet (ACK/NAK, READ response, atomic ACK).
 func (a *Analyzer) response(f *flowState, p *Packet, payload int) {
 	op := p.BTH.Opcode
+	if f.resp == nil {
+		f.resp = &Responses{}
+	}
 	f.resp.Packets++
 	switch op.Operation() {
 	case layers.OperationRDMAReadResponseFirst, layers.OperationRDMAReadResponseMiddle,
 		layers.OperationRDMAReadResponseLast, layers.OperationRDMAReadResponseOnly:
 		f.resp.ReadResponses++
-		a.reassemble(f, &f.respMsg, p, payload, false, nil)
+		if f.respMsg == nil {
+			f.respMsg = &msgStream{}
+		}
+		a.reassemble(f, f.respMsg, p, payload, false, nil)
 	case layers.OperationAtomicAcknowledge:
 		f.resp.AtomicACKs++
 	}
@@ -727,9 +743,9 @@ func (a *Analyzer) checkMTU(f *flowState, p *Packet, payload int) {
 	pos := p.BTH.Opcode.Position()
 	if (pos == layers.PositionFirst || pos == layers.PositionMiddle) && payload > 0 {
 		if f.inferredMTU == 0 {
-			f.inferredMTU = payload
+			f.inferredMTU = int32(payload)
 			a.hostMTU[pairOf(f.key.src, f.key.dst)] = payload
-		} else if payload != f.inferredMTU {
+		} else if payload != int(f.inferredMTU) {
 			a.addFinding(p, KindMTUMismatch, SeverityWarning, f.name(), fmt.Sprintf("%s carries %d bytes, earlier FIRST/MIDDLE packets %d", p.BTH.Opcode, payload, f.inferredMTU))
 		}
 	}
@@ -744,7 +760,7 @@ func (a *Analyzer) checkMTU(f *flowState, p *Packet, payload int) {
 		f.aboveMTU++
 		a.addFinding(p, KindMTUAbove, SeverityError, f.name(), fmt.Sprintf("payload %d bytes exceeds the negotiated path MTU %d", payload, neg))
 	}
-	if f.inferredMTU > 0 && f.inferredMTU != neg && !f.mtuReported {
+	if f.inferredMTU > 0 && int(f.inferredMTU) != neg && !f.mtuReported {
 		f.mtuReported = true
 		a.addFinding(p, KindMTUMismatch, SeverityWarning, f.name(), fmt.Sprintf("inferred path MTU %d differs from the negotiated %d", f.inferredMTU, neg))
 	}

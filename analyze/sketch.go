@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"encoding/binary"
-	"hash/fnv"
 	"math"
 	"math/bits"
 )
@@ -28,9 +27,15 @@ func (s *sketch) add(k flowKey) {
 	binary.BigEndian.PutUint16(buf[32:34], k.src.LID)
 	binary.BigEndian.PutUint16(buf[34:36], k.dst.LID)
 	binary.BigEndian.PutUint32(buf[36:40], k.qp)
-	h := fnv.New64a()
-	_, _ = h.Write(buf[:])
-	v := h.Sum64() % sketchBits
+	// FNV-1a, inline (hash/fnv's interface value would escape and
+	// allocate for every packet of a dropped flow). It leaves keys that
+	// differ in their last bytes (the QP) close together in the low bits:
+	// fmix64 spreads them before the bit is taken.
+	h := uint64(14695981039346656037)
+	for _, c := range buf {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	v := fmix64(h) % sketchBits
 	s.bits[v/64] |= 1 << (v % 64)
 }
 
@@ -46,6 +51,17 @@ func (s *sketch) estimate() uint64 {
 		zeros = 1
 	}
 	return uint64(math.Round(-sketchBits * math.Log(float64(zeros)/sketchBits)))
+}
+
+// fmix64 is the finalizer of MurmurHash3: every input bit flips about
+// half the output bits.
+func fmix64(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	k *= 0xc4ceb9fe1a85ec53
+	k ^= k >> 33
+	return k
 }
 
 func popcount(w uint64) int { return bits.OnesCount64(w) }

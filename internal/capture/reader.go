@@ -241,6 +241,13 @@ func (r *Reader) Next() (ci gopacket.CaptureInfo, data []byte, linkType layers.L
 	} else {
 		ci, data, linkType, err = r.nextPcap()
 	}
+	if err == nil && (ci.Timestamp.Year() < 0 || ci.Timestamp.Year() > 9999) {
+		// pcapng timestamps are 64-bit counts of any unit: a crafted one
+		// lands outside what RFC 3339 (and so the JSON report) can write.
+		end := r.Offset()
+		err = newError(ErrCorrupt, end, nil,
+			"capture: corrupt packet ending at byte offset %d: its timestamp is outside the years 0–9999", end)
+	}
 	if err != nil {
 		r.err = err
 		return gopacket.CaptureInfo{}, nil, 0, err

@@ -125,6 +125,7 @@ func (r *runner) each(ctx context.Context, name string, fn func(*frame)) error {
 	unsupported := map[gplayers.LinkType]bool{}
 	var linkErr error
 	var n uint64
+	var fr frame // reused: fn gets it for the call only (no allocation per frame)
 	for {
 		if r.cfg.count > 0 && n >= r.cfg.count {
 			break
@@ -150,7 +151,8 @@ func (r *runner) each(ctx context.Context, name string, fn func(*frame)) error {
 				linkErr = fmt.Errorf("unsupported link type %d (%s) at frame %d: its frames are counted as other", lt, lt, n)
 			}
 		}
-		fn(&frame{ci: ci, data: data, linkType: lt})
+		fr = frame{ci: ci, data: data, linkType: lt}
+		fn(&fr)
 	}
 	tracker.set(cr.Offset())
 	return linkErr
@@ -171,7 +173,7 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 			defer func() { <-sem }()
 			a := analyze.New(r.options(name, multi))
 			err := r.each(ctx, name, func(f *frame) { a.Feed(f.ci, f.linkType, f.data) })
-			results[i] = fileResult{name: name, report: a.Report(), err: err}
+			results[i] = fileResult{name: name, report: a.Finish(), err: err}
 		}()
 	}
 	wg.Wait()

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -54,11 +55,63 @@ func (p palette) severity(s string) *color.Color {
 	return p.green
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+// writeJSON writes the report as indented JSON, exactly the JSON of
+// analyze.Report, one element of its lists at a time: encoding the whole
+// report at once holds it twice in memory (a million flows are gigabytes).
+func writeJSON(w io.Writer, rep *analyze.Report) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	put := func(prefix string, v any) {
+		b, err := json.MarshalIndent(v, prefix, "  ")
+		if err != nil {
+			panic(jsonError{err}) // recovered below
+		}
+		bw.Write(b)
+	}
+	list := func(name string, n int, elem func(int) any, last bool) {
+		fmt.Fprintf(bw, "  %q: [", name)
+		for i := range n {
+			if i > 0 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n    ")
+			put("    ", elem(i))
+		}
+		if n > 0 {
+			bw.WriteString("\n  ")
+		}
+		bw.WriteString("]")
+		if !last {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n")
+	}
+	err := func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				je, ok := r.(jsonError)
+				if !ok {
+					panic(r)
+				}
+				err = je.err
+			}
+		}()
+		bw.WriteString("{\n  \"capture\": ")
+		put("  ", rep.Capture)
+		bw.WriteString(",\n")
+		list("connections", len(rep.Connections), func(i int) any { return &rep.Connections[i] }, false)
+		list("flows", len(rep.Flows), func(i int) any { return &rep.Flows[i] }, false)
+		list("findings", len(rep.Findings), func(i int) any { return &rep.Findings[i] }, false)
+		fmt.Fprintf(bw, "  \"findings_dropped\": %d\n}\n", rep.FindingsDropped)
+		return nil
+	}()
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
 }
+
+// jsonError carries an encoding error out of writeJSON's helpers.
+type jsonError struct{ err error }
 
 // cell is one table cell with an optional colour.
 type cell struct {
@@ -67,22 +120,31 @@ type cell struct {
 	left bool
 }
 
-// table writes aligned columns; widths come from the plain text, colour is
-// added after padding.
-func (p palette) table(w io.Writer, indent string, rows [][]cell) {
-	var widths []int
-	for _, row := range rows {
-		for i, c := range row {
+// table writes aligned columns: the header, then n rows that row(i, buf)
+// fills. Widths come from the plain text (a first pass over the rows),
+// colour is added after padding; rows are made twice rather than kept, so
+// that a table of a million flows is not held in memory.
+func (p palette) table(w io.Writer, indent string, header []cell, n int, row func(i int, buf []cell) []cell) {
+	widths := make([]int, len(header))
+	measure := func(cells []cell) {
+		for i, c := range cells {
 			if i >= len(widths) {
 				widths = append(widths, 0)
 			}
 			widths[i] = max(widths[i], utf8.RuneCountInString(c.text))
 		}
 	}
-	for _, row := range rows {
-		var b strings.Builder
+	measure(header)
+	var buf []cell
+	for i := range n {
+		buf = row(i, buf[:0])
+		measure(buf)
+	}
+	var b strings.Builder
+	emit := func(cells []cell) {
+		b.Reset()
 		b.WriteString(indent)
-		for i, c := range row {
+		for i, c := range cells {
 			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c.text))
 			text := c.text
 			if c.c != nil {
@@ -93,11 +155,16 @@ func (p palette) table(w io.Writer, indent string, rows [][]cell) {
 			} else {
 				b.WriteString(pad + text)
 			}
-			if i < len(row)-1 {
+			if i < len(cells)-1 {
 				b.WriteString("  ")
 			}
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	emit(header)
+	for i := range n {
+		buf = row(i, buf[:0])
+		emit(buf)
 	}
 }
 
@@ -178,8 +245,9 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 	if len(rep.Connections) > 0 {
 		fmt.Fprintln(w)
 		p.bold.Fprintln(w, "Connections (CM)")
-		rows := [][]cell{{{text: "#", left: true}, {text: "TRANSPORT", left: true}, {text: "REQUESTER", left: true}, {text: "QPN"}, {text: "START PSN"}, {text: ""}, {text: "RESPONDER", left: true}, {text: "QPN"}, {text: "START PSN"}, {text: "MTU"}, {text: "STATE", left: true}}}
-		for _, cn := range rep.Connections {
+		header := []cell{{text: "#", left: true}, {text: "TRANSPORT", left: true}, {text: "REQUESTER", left: true}, {text: "QPN"}, {text: "START PSN"}, {text: ""}, {text: "RESPONDER", left: true}, {text: "QPN"}, {text: "START PSN"}, {text: "MTU"}, {text: "STATE", left: true}}
+		p.table(w, "  ", header, len(rep.Connections), func(i int, row []cell) []cell {
+			cn := &rep.Connections[i]
 			state := cell{text: cn.State, left: true, c: p.green}
 			switch cn.State {
 			case analyze.StateRejected:
@@ -187,15 +255,13 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 			case analyze.StateRequested:
 				state.c = p.yellow
 			}
-			rows = append(rows, []cell{
-				{text: fmt.Sprint(cn.ID), left: true}, {text: cn.Transport, left: true},
-				{text: endpointAddr(cn.Requester), left: true}, {text: qpString(cn.Requester.QPN)}, {text: fmt.Sprint(cn.Requester.StartingPSN)},
-				{text: "↔"},
-				{text: endpointAddr(cn.Responder), left: true}, {text: qpString(cn.Responder.QPN)}, {text: fmt.Sprint(cn.Responder.StartingPSN)},
-				{text: fmt.Sprint(cn.PathMTU)}, state,
-			})
-		}
-		p.table(w, "  ", rows)
+			return append(row,
+				cell{text: fmt.Sprint(cn.ID), left: true}, cell{text: cn.Transport, left: true},
+				cell{text: endpointAddr(cn.Requester), left: true}, cell{text: qpString(cn.Requester.QPN)}, cell{text: fmt.Sprint(cn.Requester.StartingPSN)},
+				cell{text: "↔"},
+				cell{text: endpointAddr(cn.Responder), left: true}, cell{text: qpString(cn.Responder.QPN)}, cell{text: fmt.Sprint(cn.Responder.StartingPSN)},
+				cell{text: fmt.Sprint(cn.PathMTU)}, state)
+		})
 		for _, cn := range rep.Connections {
 			svc := "service " + cn.ServiceID
 			if cn.RDMACMPortSpace != "" {
@@ -211,19 +277,18 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 	if len(rep.Flows) == 0 {
 		fmt.Fprintln(w, "  no RDMA flows")
 	} else {
-		rows := [][]cell{{{text: "SRC → DST", left: true}, {text: "QP"}, {text: "TRANSPORT", left: true}, {text: "PACKETS"}, {text: "PAYLOAD"}, {text: "DURATION"}, {text: "THROUGHPUT"}, {text: "MTU INF/NEG"}, {text: "MISSING"}, {text: "RETX"}, {text: "NAKS"}, {text: "CNPS"}, {text: "ECN-CE"}, {text: "ICRC-ERR"}}}
-		for _, f := range rep.Flows {
-			rows = append(rows, []cell{
-				{text: f.Src + " → " + f.Dst, left: true}, {text: qpString(f.DestQP)}, {text: f.Transport, left: true},
-				{text: fmt.Sprint(f.Packets)}, {text: humanBytes(f.PayloadBytes)}, {text: humanDuration(f.LastTime.Sub(f.FirstTime))},
-				{text: humanRate(f.ThroughputBps)},
-				mtuCell(p, &f),
+		header := []cell{{text: "SRC → DST", left: true}, {text: "QP"}, {text: "TRANSPORT", left: true}, {text: "PACKETS"}, {text: "PAYLOAD"}, {text: "DURATION"}, {text: "THROUGHPUT"}, {text: "MTU INF/NEG"}, {text: "MISSING"}, {text: "RETX"}, {text: "NAKS"}, {text: "CNPS"}, {text: "ECN-CE"}, {text: "ICRC-ERR"}}
+		p.table(w, "  ", header, len(rep.Flows), func(i int, row []cell) []cell {
+			f := &rep.Flows[i]
+			return append(row,
+				cell{text: f.Src + " → " + f.Dst, left: true}, cell{text: qpString(f.DestQP)}, cell{text: f.Transport, left: true},
+				cell{text: fmt.Sprint(f.Packets)}, cell{text: humanBytes(f.PayloadBytes)}, cell{text: humanDuration(f.LastTime.Sub(f.FirstTime))},
+				cell{text: humanRate(f.ThroughputBps)},
+				mtuCell(p, f),
 				countCell(p, f.Requests.Missing, p.red), countCell(p, f.Requests.Retransmitted+f.Requests.Duplicates, p.yellow),
 				countCell(p, f.Responses.NAKs+f.Responses.RNRNAKs, p.red), countCell(p, f.Congestion.CNPs, p.yellow),
-				countCell(p, f.Congestion.ECNCE, p.yellow), countCell(p, f.ICRC.Bad, p.red),
-			})
-		}
-		p.table(w, "  ", rows)
+				countCell(p, f.Congestion.ECNCE, p.yellow), countCell(p, f.ICRC.Bad, p.red))
+		})
 	}
 
 	fmt.Fprintln(w)

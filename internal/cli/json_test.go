@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/capture"
+)
+
+// TestStreamedJSONIsTheReport: the streamed JSON decodes to exactly what
+// encoding/json makes of the whole analyze.Report.
+func TestStreamedJSONIsTheReport(t *testing.T) {
+	for _, file := range []string{"../../testdata/loss_nak_gobackn.pcap", "../../testdata/mix_small.pcap", "../../testdata/rnr_corrupt_icrc.pcap"} {
+		r, err := capture.Open(file)
+		require.NoError(t, err)
+		a := analyze.New(analyze.Options{})
+		for {
+			ci, data, lt, err := r.Next()
+			if err != nil {
+				break
+			}
+			a.Feed(ci, lt, data)
+		}
+		r.Close()
+		rep := a.Report()
+		var streamed bytes.Buffer
+		require.NoError(t, writeJSON(&streamed, rep))
+		whole, err := json.Marshal(rep)
+		require.NoError(t, err)
+		var got, want any
+		require.NoError(t, json.Unmarshal(streamed.Bytes(), &got), streamed.String())
+		require.NoError(t, json.Unmarshal(whole, &want))
+		assert.Equal(t, want, got, file)
+		var indented bytes.Buffer
+		require.NoError(t, json.Indent(&indented, whole, "", "  "))
+		assert.Equal(t, indented.String()+"\n", streamed.String(), "the same text as json.MarshalIndent")
+	}
+}

@@ -1,0 +1,126 @@
+package cli_test
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/layers"
+)
+
+// writeManyQPs writes a pcap of n RoCE v2 RC SEND ONLY frames, each to a
+// distinct destination QP (1, 2, …, n; n < 2^24) between the same two
+// hosts, with correct ICRCs: n flows of one packet each.
+func writeManyQPs(w io.Writer, n int) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	hdr := make([]byte, 24)
+	binary.LittleEndian.PutUint32(hdr[0:], 0xa1b2c3d4)
+	binary.LittleEndian.PutUint16(hdr[4:], 2)
+	binary.LittleEndian.PutUint16(hdr[6:], 4)
+	binary.LittleEndian.PutUint32(hdr[16:], 65535)
+	binary.LittleEndian.PutUint32(hdr[20:], uint32(gplayers.LinkTypeEthernet))
+	if _, err := bw.Write(hdr); err != nil {
+		return err
+	}
+	eth := &gplayers.Ethernet{SrcMAC: []byte{2, 0, 0, 0, 0, 1}, DstMAC: []byte{2, 0, 0, 0, 0, 2}, EthernetType: gplayers.EthernetTypeIPv4}
+	ip := &gplayers.IPv4{Version: 4, TTL: 64, Protocol: gplayers.IPProtocolUDP, SrcIP: []byte{10, 0, 0, 1}, DstIP: []byte{10, 0, 0, 2}}
+	udp := &gplayers.UDP{SrcPort: 49152, DstPort: layers.UDPPortRoCEv2}
+	if err := udp.SetNetworkLayerForChecksum(ip); err != nil {
+		return err
+	}
+	buf := gopacket.NewSerializeBuffer()
+	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
+	rec := make([]byte, 16)
+	for i := 1; i <= n; i++ {
+		bth := &layers.BTH{Opcode: layers.OpcodeRCSendOnly, PKey: 0xFFFF, DestQP: uint32(i), PSN: uint32(i)}
+		if err := bth.SetNetworkLayerForChecksum(ip, udp); err != nil {
+			return err
+		}
+		if err := gopacket.SerializeLayers(buf, opts, eth, ip, udp, bth, gopacket.Payload("0123456789abcdef"), &layers.ICRC{}); err != nil {
+			return err
+		}
+		frame := buf.Bytes()
+		binary.LittleEndian.PutUint32(rec[0:], uint32(1_700_000_000+i/1_000_000))
+		binary.LittleEndian.PutUint32(rec[4:], uint32(i%1_000_000))
+		binary.LittleEndian.PutUint32(rec[8:], uint32(len(frame)))
+		binary.LittleEndian.PutUint32(rec[12:], uint32(len(frame)))
+		if _, err := bw.Write(rec); err != nil {
+			return err
+		}
+		if _, err := bw.Write(frame); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// TestMaxFlows checks that --max-flows caps the flow table and that the
+// report states what it dropped: 5,000 flows with --max-flows 1000.
+func TestMaxFlows(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "qps.pcap")
+	f, err := os.Create(file)
+	require.NoError(t, err)
+	require.NoError(t, writeManyQPs(f, 5000))
+	require.NoError(t, f.Close())
+
+	code, out, errs := run(t, nil, "--color=never", "--max-flows", "1000", file)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "5000 frames: 5000 RDMA, 0 other, 0 malformed")
+	m := regexp.MustCompile(`flow table full: about (\d+) more flows \((\d+) packets\) counted but not tracked \(--max-flows\)`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	dropped, _ := strconv.Atoi(m[1])
+	assert.InEpsilon(t, 4000, dropped, 0.02, "linear counting is within about 1 %%")
+	assert.Equal(t, "4000", m[2])
+
+	code, out, _ = run(t, nil, "-o", "json", "--max-flows", "1000", file)
+	require.Equal(t, 0, code)
+	var rep struct {
+		Capture struct {
+			FlowsDropped          int `json:"flows_dropped"`
+			PacketsOfDroppedFlows int `json:"packets_of_dropped_flows"`
+		} `json:"capture"`
+		Flows []json.RawMessage `json:"flows"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Len(t, rep.Flows, 1000)
+	assert.Equal(t, 4000, rep.Capture.PacketsOfDroppedFlows)
+	assert.InEpsilon(t, 4000, rep.Capture.FlowsDropped, 0.02)
+
+	code, out, _ = run(t, nil, "--color=never", file)
+	require.Equal(t, 0, code)
+	assert.NotContains(t, out, "flow table full", "the default cap (1,000,000) is not reached")
+}
+
+// TestWriteManyQPs writes the capture of the memory check of
+// docs/robustness.md (2,000,000 distinct QPs) to the file named by
+// ROCE_DISSECT_MANY_QPS, when set:
+//
+//	ROCE_DISSECT_MANY_QPS=/tmp/qps.pcap go test ./internal/cli -run TestWriteManyQPs
+//	/usr/bin/time -v roce-dissect --max-flows 100000 /tmp/qps.pcap
+func TestWriteManyQPs(t *testing.T) {
+	name := os.Getenv("ROCE_DISSECT_MANY_QPS")
+	if name == "" {
+		t.Skip("ROCE_DISSECT_MANY_QPS not set")
+	}
+	n := 2_000_000
+	if s := os.Getenv("ROCE_DISSECT_MANY_QPS_N"); s != "" {
+		var err error
+		n, err = strconv.Atoi(s)
+		require.NoError(t, err)
+	}
+	f, err := os.Create(name)
+	require.NoError(t, err)
+	require.NoError(t, writeManyQPs(f, n))
+	require.NoError(t, f.Close())
+}
