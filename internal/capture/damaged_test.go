@@ -427,3 +427,24 @@ func TestReadError(t *testing.T) {
 	assert.Equal(t, offs[2], ce.Offset)
 	assert.Contains(t, err.Error(), fmt.Sprintf("capture: read error at byte offset %d, inside the record at byte offset %d", offs[2]+20, offs[2]))
 }
+
+// TestTimestampOutOfRange: a pcapng timestamp is a 64-bit count of any
+// unit; one past the year 9999 (found by FuzzCapture, where it broke the
+// JSON report) is a corrupt packet, after the frames before it.
+func TestTimestampOutOfRange(t *testing.T) {
+	frames := testFrames(2, linkTypeInfiniBand)
+	b := ngFile(binary.LittleEndian, linkTypeInfiniBand, frames)
+	body := b.epbBody(0, frames[0].ts, uint32(len(frames[0].data)), frames[0].origLen, frames[0].data)
+	binary.LittleEndian.PutUint32(body[4:8], 0xFFFFFFFF) // high word of the µs count: year ~ 584,000
+	b.block(6, body)
+	r, err := capture.NewReader(bytes.NewReader(b.buf))
+	require.NoError(t, err)
+	for range frames {
+		_, _, _, err := r.Next()
+		require.NoError(t, err)
+	}
+	_, _, _, err = r.Next()
+	require.ErrorIs(t, err, capture.ErrCorrupt)
+	assert.Contains(t, err.Error(), "its timestamp is outside the years 0–9999")
+	assert.Contains(t, err.Error(), fmt.Sprintf("byte offset %d", len(b.buf)))
+}
