@@ -64,6 +64,7 @@ type Analyzer struct {
 	flowCache [flowCacheLen]cachedFlow
 	flowList  []*flowState
 	hostMTU   map[hostPair]int
+	byHosts   map[hostsKey][]int32 // flows by (source, destination)
 	conns     connTable
 	findings  []Finding
 	dropped   uint64
@@ -87,6 +88,7 @@ func New(opts Options) *Analyzer {
 		ib:      layers.NewTransportLayers(),
 		flows:   make(map[mapKey]int32),
 		hostMTU: make(map[hostPair]int),
+		byHosts: make(map[hostsKey][]int32),
 		conns:   newConnTable(),
 	}
 }

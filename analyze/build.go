@@ -2,8 +2,10 @@ package analyze
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sort"
+	"time"
 )
 
 // Report returns the report of everything fed so far. It may be called
@@ -15,7 +17,7 @@ func (a *Analyzer) Report() *Report { return a.report(false) }
 // larger of the two rather than at their sum (with a million flows, each
 // is hundreds of megabytes). The Analyzer must not be used afterwards.
 func (a *Analyzer) Finish() *Report {
-	a.flows, a.hostMTU = nil, nil
+	a.flows, a.hostMTU, a.byHosts = nil, nil, nil
 	a.flowCache = [flowCacheLen]cachedFlow{}
 	if len(a.flowList) >= releaseEvery {
 		runtime.GC() // before the reports are allocated, return the map's memory
@@ -87,7 +89,7 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 		Messages:        f.msgs,
 		Congestion:      f.congestion,
 		ICRC:            f.icrc,
-		IntervalSeconds: a.opts.Interval.Seconds(),
+		IntervalSeconds: time.Duration(max(f.interval, int64(a.opts.Interval))).Seconds(),
 		Series:          keep(f.series),
 	}
 	if !f.hasTransport {
@@ -464,7 +466,15 @@ func mergeFlow(a, b *Flow) {
 	a.ICRC.OK += b.ICRC.OK
 	a.ICRC.Bad += b.ICRC.Bad
 	a.ICRC.Unverifiable += b.ICRC.Unverifiable
-	a.Series = mergeSeries(a.Series, b.Series)
+	// Series of different intervals (one part coarsened) meet at the
+	// coarser one, and stay within maxSeries.
+	iv := max(int64(math.Round(a.IntervalSeconds*1e9)), int64(math.Round(b.IntervalSeconds*1e9)))
+	a.Series = mergeSeries(coarsen(nil, a.Series, iv), coarsen(nil, b.Series, iv))
+	for len(a.Series) > maxSeries {
+		iv *= 2
+		a.Series = coarsen(a.Series[:0], a.Series, iv)
+	}
+	a.IntervalSeconds = time.Duration(iv).Seconds()
 	if b.rtt != nil {
 		if a.rtt == nil {
 			a.rtt = &rttHist{}

@@ -3,10 +3,13 @@ package analyze_test
 import (
 	"fmt"
 	"net"
+	"testing"
 	"time"
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/layers"
@@ -47,4 +50,48 @@ func Example() {
 	// 10.0.0.1 → 10.0.0.2 QP 17: 4 packets, 4096 payload bytes, ICRC ok 4
 	// missing 1: [{From:102 To:102 Count:1 Frame:3}]
 	// finding: frame 3 psn_gap: PSN jumped to 103: PSN 102 missing
+}
+
+// TestSeriesBounded: a flow whose packets come one interval apart (or a
+// crafted capture whose clock jumps) keeps at most 4,096 samples: the
+// interval doubles instead, and no packet or byte is lost.
+func TestSeriesBounded(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	whole, first, second := analyze.New(analyze.Options{}), analyze.New(analyze.Options{}), analyze.New(analyze.Options{})
+	const n = 20_000
+	for i := range n {
+		// PSN rises; every 7th packet goes back in time.
+		f := writeOnly(uint32(i), make([]byte, 64))
+		ts := start.Add(time.Duration(i) * time.Millisecond)
+		if i%7 == 0 {
+			ts = ts.Add(-5 * time.Second)
+		}
+		ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(f), Length: len(f)}
+		whole.Feed(ci, gplayers.LinkTypeEthernet, f)
+		if i < n/2 {
+			first.Feed(ci, gplayers.LinkTypeEthernet, f)
+		} else {
+			second.Feed(ci, gplayers.LinkTypeEthernet, f)
+		}
+	}
+	w := whole.Report()
+	require.Len(t, w.Flows, 1)
+	fl := w.Flows[0]
+	assert.LessOrEqual(t, len(fl.Series), 4096)
+	assert.Greater(t, fl.IntervalSeconds, 0.001, "the interval doubled")
+	var pk, by uint64
+	for i, s := range fl.Series {
+		pk += s.Packets
+		by += s.PayloadBytes
+		if i > 0 {
+			assert.True(t, s.Start.After(fl.Series[i-1].Start), "sorted")
+		}
+	}
+	assert.Equal(t, fl.Packets, pk)
+	assert.Equal(t, fl.PayloadBytes, by)
+
+	m := first.Report()
+	m.Merge(second.Report())
+	assert.Equal(t, fl.IntervalSeconds, m.Flows[0].IntervalSeconds)
+	assert.Equal(t, fl.Series, m.Flows[0].Series, "merging halves gives the same series")
 }

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -207,17 +208,18 @@ type flowState struct {
 	// pending is a ring of the last pendingLen requests awaiting an ACK,
 	// grown as requests come (most flows never fill it: its memory is
 	// paid by the flows that use it).
-	pending  []pendingReq
-	pendHead int
-	pendN    int
-	peer     int32 // reverse flow, -1 if unknown
-	index    int32
-	rtt      *rttHist
+	pending   []pendingReq
+	pendHead  int
+	pendN     int
+	peer      int32 // reverse flow, -1 if unknown
+	pairTries uint8 // searches for the request flow of this flow's ACKs
+	index     int32
+	rtt       *rttHist
 
 	conn int // connection index, -1 if none
 
-	series     []Sample
-	lastBucket int64
+	series   []Sample
+	interval int64 // ns: Options.Interval, doubled while the series is too long
 }
 
 // flowFor returns the state of the packet's flow, creating it; nil when
@@ -237,8 +239,10 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 		a.dropSketch.add(k)
 		return nil
 	}
-	f := &flowState{key: k, index: int32(len(a.flowList)), peer: -1, conn: -1, lastBucket: -1}
+	f := &flowState{key: k, index: int32(len(a.flowList)), peer: -1, conn: -1}
 	a.flows[mk] = f.index
+	hk := hostsOf(k.src, k.dst)
+	a.byHosts[hk] = append(a.byHosts[hk], f.index)
 	a.flowList = append(a.flowList, f)
 	a.linkConnection(f)
 	return f
@@ -723,8 +727,17 @@ func (a *Analyzer) peerOf(f *flowState, psn uint32) *flowState {
 	if f.peer >= 0 {
 		return a.flowList[f.peer]
 	}
-	for _, g := range a.flowList {
-		if g.key.src != f.key.dst || g.key.dst != f.key.src || g.peer >= 0 {
+	// Look among the flows of the reverse direction, a bounded number of
+	// them a bounded number of times: unmatched ACKs must not cost a scan
+	// of every flow each.
+	if f.pairTries >= maxPairTries {
+		return nil
+	}
+	f.pairTries++
+	cands := a.byHosts[hostsOf(f.key.dst, f.key.src)]
+	for _, gi := range cands[:min(len(cands), maxPairCandidates)] {
+		g := a.flowList[gi]
+		if g.peer >= 0 {
 			continue
 		}
 		for i := 0; i < g.pendN; i++ {
@@ -735,6 +748,23 @@ func (a *Analyzer) peerOf(f *flowState, psn uint32) *flowState {
 		}
 	}
 	return nil
+}
+
+// Bounds of the search for the request flow an ACK answers.
+const (
+	maxPairTries      = 16
+	maxPairCandidates = 256
+)
+
+// hostsKey packs a (source, destination) address pair.
+type hostsKey struct {
+	src, dst [16]byte
+	lids     [2]uint16
+	kinds    uint8
+}
+
+func hostsOf(src, dst Addr) hostsKey {
+	return hostsKey{src: src.IP.As16(), dst: dst.IP.As16(), lids: [2]uint16{src.LID, dst.LID}, kinds: addrKind(src)<<2 | addrKind(dst)}
 }
 
 // checkMTU infers the path MTU from FIRST/MIDDLE packets and compares
@@ -766,26 +796,32 @@ func (a *Analyzer) checkMTU(f *flowState, p *Packet, payload int) {
 	}
 }
 
+// maxSeries bounds the throughput series of a flow: past it, the flow's
+// interval doubles and its samples are merged in pairs, so that memory
+// stays bounded however long (or however crafted) the capture is.
+const maxSeries = 4096
+
 // addSample adds a packet to the flow's throughput series.
 func (a *Analyzer) addSample(f *flowState, t time.Time, payload, wire int) {
-	iv := int64(a.opts.Interval)
-	b := t.UnixNano() / iv
-	if b != f.lastBucket || len(f.series) == 0 {
-		// Find the bucket (captures are mostly in order: search from the end).
-		i := len(f.series) - 1
-		for i >= 0 && f.series[i].Start.UnixNano()/iv > b {
-			i--
-		}
-		if i < 0 || f.series[i].Start.UnixNano()/iv != b {
-			f.series = append(f.series, Sample{})
-			copy(f.series[i+2:], f.series[i+1:])
-			f.series[i+1] = Sample{Start: time.Unix(0, b*iv).UTC()}
-		}
-		f.lastBucket = b
+	if f.interval == 0 {
+		f.interval = int64(a.opts.Interval)
 	}
-	i := len(f.series) - 1
-	for f.series[i].Start.UnixNano()/iv != b {
-		i--
+	b := bucketStart(t.UnixNano(), f.interval)
+	n := len(f.series)
+	var i int
+	switch {
+	case n > 0 && f.series[n-1].Start.UnixNano() == b:
+		i = n - 1
+	case n == 0 || f.series[n-1].Start.UnixNano() < b:
+		f.series = append(f.series, Sample{Start: time.Unix(0, b).UTC()})
+		i = n
+	default: // the clock went back: find or insert its bucket
+		i = sort.Search(n, func(k int) bool { return f.series[k].Start.UnixNano() >= b })
+		if f.series[i].Start.UnixNano() != b {
+			f.series = append(f.series, Sample{})
+			copy(f.series[i+1:], f.series[i:])
+			f.series[i] = Sample{Start: time.Unix(0, b).UTC()}
+		}
 	}
 	s := &f.series[i]
 	s.Packets++
@@ -793,6 +829,37 @@ func (a *Analyzer) addSample(f *flowState, t time.Time, payload, wire int) {
 		s.PayloadBytes += uint64(payload)
 	}
 	s.WireBytes += uint64(wire)
+	for len(f.series) > maxSeries {
+		f.interval *= 2
+		f.series = coarsen(f.series[:0], f.series, f.interval)
+	}
+}
+
+// bucketStart returns the start of the interval holding t (nanoseconds).
+func bucketStart(t, iv int64) int64 {
+	b := t / iv * iv
+	if b > t { // negative times round down too
+		b -= iv
+	}
+	return b
+}
+
+// coarsen appends to dst the samples of src regrouped into intervals of
+// iv nanoseconds; dst may be src[:0].
+func coarsen(dst, src []Sample, iv int64) []Sample {
+	for _, s := range src {
+		b := bucketStart(s.Start.UnixNano(), iv)
+		if n := len(dst); n > 0 && dst[n-1].Start.UnixNano() == b {
+			d := &dst[n-1]
+			d.Packets += s.Packets
+			d.PayloadBytes += s.PayloadBytes
+			d.WireBytes += s.WireBytes
+			continue
+		}
+		s.Start = time.Unix(0, b).UTC()
+		dst = append(dst, s)
+	}
+	return dst
 }
 
 // addFinding records an anomaly.
