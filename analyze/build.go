@@ -45,8 +45,20 @@ func (a *Analyzer) report(release bool) *Report {
 		r.Capture.FirstTime, r.Capture.LastTime = &first, &last
 		r.Capture.DurationSeconds = last.Sub(first).Seconds()
 	}
+	// Flows of only CNPs take their transport from other flows: name them
+	// all before Finish starts releasing flows.
+	cnpTransport := map[int32]string{}
+	for _, f := range a.flowList {
+		if !f.hasTransport {
+			cnpTransport[f.index] = a.cnpFlowTransport(f)
+		}
+	}
 	for i, f := range a.flowList {
-		r.Flows = append(r.Flows, a.flowReport(f, release))
+		fr := a.flowReport(f, release)
+		if !f.hasTransport {
+			fr.Transport = cnpTransport[f.index]
+		}
+		r.Flows = append(r.Flows, fr)
 		if release {
 			a.flowList[i] = nil
 			if (i+1)%releaseEvery == 0 {
@@ -92,9 +104,7 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 		IntervalSeconds: time.Duration(max(f.interval, int64(a.opts.Interval))).Seconds(),
 		Series:          keep(f.series),
 	}
-	if !f.hasTransport {
-		out.Transport = a.cnpFlowTransport(f)
-	}
+
 	if f.conn >= 0 {
 		id := a.conns.list[f.conn].ID
 		out.Connection = &id
