@@ -60,58 +60,51 @@ func (p palette) severity(s string) *color.Color {
 // report at once holds it twice in memory (a million flows are gigabytes).
 func writeJSON(w io.Writer, rep *analyze.Report) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
-	put := func(prefix string, v any) {
+	put := func(prefix string, v any) error {
 		b, err := json.MarshalIndent(v, prefix, "  ")
-		if err != nil {
-			panic(jsonError{err}) // recovered below
+		if err == nil {
+			_, err = bw.Write(b)
 		}
-		bw.Write(b)
+		return err
 	}
-	list := func(name string, n int, elem func(int) any, last bool) {
+	list := func(name string, n int, elem func(int) any) error {
 		fmt.Fprintf(bw, "  %q: [", name)
 		for i := range n {
 			if i > 0 {
 				bw.WriteString(",")
 			}
 			bw.WriteString("\n    ")
-			put("    ", elem(i))
+			if err := put("    ", elem(i)); err != nil {
+				return err
+			}
 		}
 		if n > 0 {
 			bw.WriteString("\n  ")
 		}
-		bw.WriteString("]")
-		if !last {
-			bw.WriteString(",")
-		}
-		bw.WriteString("\n")
-	}
-	err := func() (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				je, ok := r.(jsonError)
-				if !ok {
-					panic(r)
-				}
-				err = je.err
-			}
-		}()
-		bw.WriteString("{\n  \"capture\": ")
-		put("  ", rep.Capture)
-		bw.WriteString(",\n")
-		list("connections", len(rep.Connections), func(i int) any { return &rep.Connections[i] }, false)
-		list("flows", len(rep.Flows), func(i int) any { return &rep.Flows[i] }, false)
-		list("findings", len(rep.Findings), func(i int) any { return &rep.Findings[i] }, false)
-		fmt.Fprintf(bw, "  \"findings_dropped\": %d\n}\n", rep.FindingsDropped)
-		return nil
-	}()
-	if err != nil {
+		_, err := bw.WriteString("],\n")
 		return err
 	}
+	bw.WriteString("{\n  \"capture\": ")
+	if err := put("  ", rep.Capture); err != nil {
+		return err
+	}
+	bw.WriteString(",\n")
+	for _, l := range []struct {
+		name string
+		n    int
+		elem func(int) any
+	}{
+		{"connections", len(rep.Connections), func(i int) any { return &rep.Connections[i] }},
+		{"flows", len(rep.Flows), func(i int) any { return &rep.Flows[i] }},
+		{"findings", len(rep.Findings), func(i int) any { return &rep.Findings[i] }},
+	} {
+		if err := list(l.name, l.n, l.elem); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(bw, "  \"findings_dropped\": %d\n}\n", rep.FindingsDropped)
 	return bw.Flush()
 }
-
-// jsonError carries an encoding error out of writeJSON's helpers.
-type jsonError struct{ err error }
 
 // cell is one table cell with an optional colour.
 type cell struct {
