@@ -127,6 +127,14 @@ func (l *LRH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		df.SetTruncated()
 		l.Payload = data[LRHLen:]
 	}
+	// With a GRH, PktLen and the GRH's PayLen measure the same bytes (the
+	// GRH's payload runs to the ICRC's end): when they disagree, bytes of
+	// the packet belong to no header.
+	if l.LNH == LNHIBAGlobal && len(l.Payload) >= GRHLen && l.packet != nil {
+		if payLen := int(binary.BigEndian.Uint16(l.Payload[4:6])); payLen != end-LRHLen-GRHLen {
+			return fmt.Errorf("lrh: %w: PktLen %d words leaves %d bytes after the GRH, its PayLen says %d", ErrBadHeader, l.PktLen, end-LRHLen-GRHLen, payLen)
+		}
+	}
 	return nil
 }
 
