@@ -236,32 +236,25 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 		return
 	}
 	fb := &a.fb
-	for len(data) > 0 || typ == layers.LayerTypeBTH {
+	// A GRH or BTH is decoded even with nothing left: an RDMA packet cut
+	// there is malformed, not another protocol.
+	for len(data) > 0 || typ == layers.LayerTypeBTH || typ == layers.LayerTypeGRH {
 		switch typ {
 		case gplayers.LayerTypeEthernet:
 			if a.eth.DecodeFromBytes(data, fb) != nil {
 				return
 			}
 			typ, data = a.eth.NextLayerType(), a.eth.Payload
-			if a.eth.EthernetType == layers.EthernetTypeRoCEv1 {
-				p.IsRDMA, p.Encap = true, EncapRoCEv1
-			}
 		case gplayers.LayerTypeLinuxSLL:
 			if a.sll.DecodeFromBytes(data, fb) != nil {
 				return
 			}
 			typ, data = a.sll.NextLayerType(), a.sll.Payload
-			if a.sll.EthernetType == layers.EthernetTypeRoCEv1 {
-				p.IsRDMA, p.Encap = true, EncapRoCEv1
-			}
 		case gplayers.LayerTypeLinuxSLL2:
 			if a.sll2.DecodeFromBytes(data, fb) != nil {
 				return
 			}
 			typ, data = a.sll2.NextLayerType(), a.sll2.Payload
-			if a.sll2.ProtocolType == layers.EthernetTypeRoCEv1 {
-				p.IsRDMA, p.Encap = true, EncapRoCEv1
-			}
 		case gplayers.LayerTypeDot1Q:
 			if a.dot1q.DecodeFromBytes(data, fb) != nil {
 				return
@@ -270,9 +263,6 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 				p.VLAN = int(a.dot1q.VLANIdentifier)
 			}
 			typ, data = a.dot1q.NextLayerType(), a.dot1q.Payload
-			if a.dot1q.Type == layers.EthernetTypeRoCEv1 {
-				p.IsRDMA, p.Encap = true, EncapRoCEv1
-			}
 		case gplayers.LayerTypeIPv4:
 			if a.ip4.DecodeFromBytes(data, fb) != nil || a.ip4.Flags&gplayers.IPv4MoreFragments != 0 || a.ip4.FragOffset != 0 {
 				return
