@@ -392,73 +392,81 @@ func (a *Analyzer) decodeTransport(data []byte) {
 	p.BTH = bth
 	p.Truncated = bth.Truncated
 	typ, rest := bth.NextLayerType(), bth.Payload
+	// step decodes the next header; a header is shown in p only once it
+	// decoded.
+	step := func(l gopacket.DecodingLayer) bool {
+		if err := l.DecodeFromBytes(rest, &a.fb); err != nil {
+			if !bth.Truncated {
+				p.Err = err
+			}
+			return false
+		}
+		typ, rest = l.NextLayerType(), l.LayerPayload()
+		return true
+	}
 	for {
-		var l gopacket.DecodingLayer
+		ib := a.ib
 		switch typ {
 		case layers.LayerTypeRDETH:
-			l, p.RDETH = &a.ib.RDETH, &a.ib.RDETH
+			if !step(&ib.RDETH) {
+				return
+			}
+			p.RDETH = &ib.RDETH
 		case layers.LayerTypeDETH:
-			l, p.DETH = &a.ib.DETH, &a.ib.DETH
+			if !step(&ib.DETH) {
+				return
+			}
+			p.DETH = &ib.DETH
 		case layers.LayerTypeXRCETH:
-			l, p.XRCETH = &a.ib.XRCETH, &a.ib.XRCETH
+			if !step(&ib.XRCETH) {
+				return
+			}
+			p.XRCETH = &ib.XRCETH
 		case layers.LayerTypeRETH:
-			l, p.RETH = &a.ib.RETH, &a.ib.RETH
+			if !step(&ib.RETH) {
+				return
+			}
+			p.RETH = &ib.RETH
 		case layers.LayerTypeAtomicETH:
-			l, p.AtomicETH = &a.ib.AtomicETH, &a.ib.AtomicETH
+			if !step(&ib.AtomicETH) {
+				return
+			}
+			p.AtomicETH = &ib.AtomicETH
 		case layers.LayerTypeAETH:
-			l, p.AETH = &a.ib.AETH, &a.ib.AETH
+			if !step(&ib.AETH) {
+				return
+			}
+			p.AETH = &ib.AETH
 		case layers.LayerTypeAtomicAckETH:
-			l, p.AtomicAckETH = &a.ib.AtomicAckETH, &a.ib.AtomicAckETH
+			if !step(&ib.AtomicAckETH) {
+				return
+			}
+			p.AtomicAckETH = &ib.AtomicAckETH
 		case layers.LayerTypeImmDt:
-			l, p.ImmDt = &a.ib.ImmDt, &a.ib.ImmDt
+			if !step(&ib.ImmDt) {
+				return
+			}
+			p.ImmDt = &ib.ImmDt
 		case layers.LayerTypeIETH:
-			l, p.IETH = &a.ib.IETH, &a.ib.IETH
+			if !step(&ib.IETH) {
+				return
+			}
+			p.IETH = &ib.IETH
 		case layers.LayerTypeFETH:
-			l, p.FETH = &a.ib.FETH, &a.ib.FETH
+			if !step(&ib.FETH) {
+				return
+			}
+			p.FETH = &ib.FETH
 		case layers.LayerTypeCNP:
-			l, p.CNP = &a.ib.CNP, &a.ib.CNP
+			if !step(&ib.CNP) {
+				return
+			}
+			p.CNP = &ib.CNP
 		case layers.LayerTypeMAD:
 			p.MAD = rest
 			return
 		default:
 			return
 		}
-		if err := l.DecodeFromBytes(rest, &a.fb); err != nil {
-			a.clearHeader(typ)
-			if !bth.Truncated {
-				p.Err = err
-			}
-			return
-		}
-		typ, rest = l.NextLayerType(), l.LayerPayload()
-	}
-}
-
-// clearHeader forgets a header that failed to decode.
-func (a *Analyzer) clearHeader(t gopacket.LayerType) {
-	p := &a.pkt
-	switch t {
-	case layers.LayerTypeRDETH:
-		p.RDETH = nil
-	case layers.LayerTypeDETH:
-		p.DETH = nil
-	case layers.LayerTypeXRCETH:
-		p.XRCETH = nil
-	case layers.LayerTypeRETH:
-		p.RETH = nil
-	case layers.LayerTypeAtomicETH:
-		p.AtomicETH = nil
-	case layers.LayerTypeAETH:
-		p.AETH = nil
-	case layers.LayerTypeAtomicAckETH:
-		p.AtomicAckETH = nil
-	case layers.LayerTypeImmDt:
-		p.ImmDt = nil
-	case layers.LayerTypeIETH:
-		p.IETH = nil
-	case layers.LayerTypeFETH:
-		p.FETH = nil
-	case layers.LayerTypeCNP:
-		p.CNP = nil
 	}
 }

@@ -185,7 +185,6 @@ type flowState struct {
 	datagramSrc    uint32
 	hasDatagramSrc bool
 	psn            psnTracker
-	highPSN        uint32
 	retrans        uint64
 	dups           uint64
 	ooo            uint64
@@ -408,9 +407,6 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 	}
 	if guessed && (obs == obsInOrder || obs == obsGap) {
 		f.psn.guess = readGuess{active: true, psn: bth.PSN, dmaLen: p.RETH.DMALength}
-	}
-	if !f.psn.seen || obs == obsInOrder || obs == obsGap {
-		f.highPSN = f.psn.high
 	}
 	switch obs {
 	case obsGap:
