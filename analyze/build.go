@@ -357,39 +357,7 @@ func applyCMOrphans(conns []Connection, orphans []cmOrphan) {
 			if !ids(o.localComm) && !ids(o.remoteComm) {
 				continue
 			}
-			switch o.kind {
-			case cmREP:
-				c.Responder.QPN, c.Responder.StartingPSN, c.RemoteCommID = o.qpn, o.psn, o.localComm
-				if c.Frames.REP == 0 {
-					c.Frames.REP = o.frame
-				}
-				if c.State == StateRequested {
-					c.State = StateEstablished
-				}
-			case cmRTU:
-				if c.Frames.RTU == 0 {
-					c.Frames.RTU = o.frame
-				}
-				if c.State == StateRequested {
-					c.State = StateEstablished
-				}
-			case cmREJ:
-				c.State, c.RejectReason = StateRejected, o.reason
-				if c.Frames.REJ == 0 {
-					c.Frames.REJ = o.frame
-				}
-			case cmDREQ:
-				if c.Frames.DREQ == 0 {
-					c.Frames.DREQ = o.frame
-				}
-			case cmDREP:
-				if c.Frames.DREP == 0 {
-					c.Frames.DREP = o.frame
-				}
-				if c.State != StateRejected {
-					c.State = StateDisconnected
-				}
-			}
+			c.apply(o)
 			break
 		}
 	}

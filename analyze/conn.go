@@ -43,6 +43,45 @@ type cmOrphan struct {
 	frame                 uint64
 }
 
+// apply records on a connection a CM message that follows its REQ: the
+// same whether the message came in the same capture or, through Merge, in
+// the next part.
+func (c *Connection) apply(o cmOrphan) {
+	switch o.kind {
+	case cmREP:
+		c.Responder.QPN, c.Responder.StartingPSN, c.RemoteCommID = o.qpn, o.psn, o.localComm
+		if c.Frames.REP == 0 {
+			c.Frames.REP = o.frame
+		}
+		if c.State == StateRequested {
+			c.State = StateEstablished
+		}
+	case cmRTU:
+		if c.Frames.RTU == 0 {
+			c.Frames.RTU = o.frame
+		}
+		if c.State == StateRequested {
+			c.State = StateEstablished
+		}
+	case cmREJ:
+		c.State, c.RejectReason = StateRejected, o.reason
+		if c.Frames.REJ == 0 {
+			c.Frames.REJ = o.frame
+		}
+	case cmDREQ:
+		if c.Frames.DREQ == 0 {
+			c.Frames.DREQ = o.frame
+		}
+	case cmDREP:
+		if c.Frames.DREP == 0 {
+			c.Frames.DREP = o.frame
+		}
+		if c.State != StateRejected {
+			c.State = StateDisconnected
+		}
+	}
+}
+
 // maxCMOrphans bounds the orphans kept.
 const maxCMOrphans = 1024
 
@@ -120,76 +159,48 @@ func (a *Analyzer) handleMAD(p *Packet) {
 			t.list[idx].Frames.REQ = p.Frame
 		}
 	case *cm.ConnectReply:
+		ev := cmOrphan{kind: cmREP, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, qpn: m.LocalQPN, psn: m.StartingPSN, frame: p.Frame}
 		idx, ok := t.byComm[m.RemoteCommID]
 		if !ok {
-			t.orphan(cmOrphan{kind: cmREP, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, qpn: m.LocalQPN, psn: m.StartingPSN, frame: p.Frame})
+			t.orphan(ev)
 			return
 		}
 		c := &t.list[idx]
-		c.Responder.QPN, c.Responder.StartingPSN = m.LocalQPN, m.StartingPSN
-		c.RemoteCommID = m.LocalCommID
+		c.apply(ev)
 		c.Truncated = c.Truncated || truncated
 		t.byComm[m.LocalCommID] = idx
-		if c.Frames.REP == 0 {
-			c.Frames.REP = p.Frame
-		}
-		if c.State == StateRequested {
-			c.State = StateEstablished
-		}
 		k := t.reqAt[idx]
 		a.bindFlows(idx, flowKey{src: k.src, dst: k.dst, qp: c.Responder.QPN}, flowKey{src: k.dst, dst: k.src, qp: c.Requester.QPN})
-	case *cm.ReadyToUse:
-		if _, ok := t.byComm[m.LocalCommID]; !ok {
-			t.orphan(cmOrphan{kind: cmRTU, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame})
-		}
-		if idx, ok := t.byComm[m.LocalCommID]; ok {
-			c := &t.list[idx]
-			if c.Frames.RTU == 0 {
-				c.Frames.RTU = p.Frame
-			}
-			if c.State == StateRequested {
-				c.State = StateEstablished
-			}
-		}
 	case *cm.ConnectReject:
+		ev := cmOrphan{kind: cmREJ, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, reason: m.Reason.String(), frame: p.Frame}
 		idx, ok := t.byComm[m.RemoteCommID]
 		if !ok {
 			idx, ok = t.byComm[m.LocalCommID]
 		}
 		if !ok {
-			t.orphan(cmOrphan{kind: cmREJ, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, reason: m.Reason.String(), frame: p.Frame})
+			t.orphan(ev)
 			return
 		}
 		c := &t.list[idx]
-		c.State, c.RejectReason = StateRejected, m.Reason.String()
-		if c.Frames.REJ == 0 {
-			c.Frames.REJ = p.Frame
-		}
+		c.apply(ev)
 		a.addFinding(p, KindCMReject, SeverityError, fmt.Sprintf("connection %d", c.ID), "CM REJ: "+m.Reason.String())
+	case *cm.ReadyToUse:
+		t.follow(cmOrphan{kind: cmRTU, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame})
 	case *cm.DisconnectRequest:
-		if _, ok := t.byComm[m.LocalCommID]; !ok {
-			t.orphan(cmOrphan{kind: cmDREQ, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame})
-		}
-		if idx, ok := t.byComm[m.LocalCommID]; ok {
-			c := &t.list[idx]
-			if c.Frames.DREQ == 0 {
-				c.Frames.DREQ = p.Frame
-			}
-		}
+		t.follow(cmOrphan{kind: cmDREQ, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame})
 	case *cm.DisconnectReply:
-		if _, ok := t.byComm[m.LocalCommID]; !ok {
-			t.orphan(cmOrphan{kind: cmDREP, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame})
-		}
-		if idx, ok := t.byComm[m.LocalCommID]; ok {
-			c := &t.list[idx]
-			if c.Frames.DREP == 0 {
-				c.Frames.DREP = p.Frame
-			}
-			if c.State != StateRejected {
-				c.State = StateDisconnected
-			}
-		}
+		t.follow(cmOrphan{kind: cmDREP, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame})
 	}
+}
+
+// follow applies a message sent by either side of a known connection
+// (its sender's CommID is known), or keeps it as an orphan for Merge.
+func (t *connTable) follow(ev cmOrphan) {
+	if idx, ok := t.byComm[ev.localComm]; ok {
+		t.list[idx].apply(ev)
+		return
+	}
+	t.orphan(ev)
 }
 
 // bindFlows links the two data flows of a connection to it and to each
