@@ -159,7 +159,7 @@ func (a *AETH) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptio
 	if a.MSN > 0xFFFFFF {
 		return fmt.Errorf("aeth: %w: MSN 0x%x (24 bits)", ErrFieldRange, a.MSN)
 	}
-	p, err := prepend(b, AETHLen)
+	p, err := b.PrependBytes(AETHLen)
 	if err != nil {
 		return err
 	}

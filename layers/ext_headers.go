@@ -210,7 +210,7 @@ func (h *RDETH) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOpti
 	if h.EECnxt > 0xFFFFFF {
 		return fmt.Errorf("rdeth: %w: EECnxt 0x%x (24 bits)", ErrFieldRange, h.EECnxt)
 	}
-	p, err := prepend(b, RDETHLen)
+	p, err := b.PrependBytes(RDETHLen)
 	if err != nil {
 		return err
 	}
@@ -245,7 +245,7 @@ func (h *DETH) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptio
 	if h.SrcQP > 0xFFFFFF {
 		return fmt.Errorf("deth: %w: SrcQP 0x%x (24 bits)", ErrFieldRange, h.SrcQP)
 	}
-	p, err := prepend(b, DETHLen)
+	p, err := b.PrependBytes(DETHLen)
 	if err != nil {
 		return err
 	}
@@ -279,7 +279,7 @@ func (h *XRCETH) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOpt
 	if h.XRCSRQ > 0xFFFFFF {
 		return fmt.Errorf("xrceth: %w: XRCSRQ 0x%x (24 bits)", ErrFieldRange, h.XRCSRQ)
 	}
-	p, err := prepend(b, XRCETHLen)
+	p, err := b.PrependBytes(XRCETHLen)
 	if err != nil {
 		return err
 	}
@@ -311,7 +311,7 @@ func (h *RETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 
 // SerializeTo writes the RETH.
 func (h *RETH) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
-	p, err := prepend(b, RETHLen)
+	p, err := b.PrependBytes(RETHLen)
 	if err != nil {
 		return err
 	}
@@ -345,7 +345,7 @@ func (h *AtomicETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) err
 
 // SerializeTo writes the AtomicETH.
 func (h *AtomicETH) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
-	p, err := prepend(b, AtomicETHLen)
+	p, err := b.PrependBytes(AtomicETHLen)
 	if err != nil {
 		return err
 	}
@@ -379,7 +379,7 @@ func (h *AtomicAckETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) 
 
 // SerializeTo writes the AtomicAckETH.
 func (h *AtomicAckETH) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
-	p, err := prepend(b, AtomicAckETHLen)
+	p, err := b.PrependBytes(AtomicAckETHLen)
 	if err != nil {
 		return err
 	}
@@ -408,7 +408,7 @@ func (h *ImmDt) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 
 // SerializeTo writes the ImmDt.
 func (h *ImmDt) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
-	p, err := prepend(b, ImmDtLen)
+	p, err := b.PrependBytes(ImmDtLen)
 	if err != nil {
 		return err
 	}
@@ -437,7 +437,7 @@ func (h *IETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 
 // SerializeTo writes the IETH.
 func (h *IETH) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
-	p, err := prepend(b, IETHLen)
+	p, err := b.PrependBytes(IETHLen)
 	if err != nil {
 		return err
 	}
@@ -472,7 +472,7 @@ func (h *FETH) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptio
 	if h.Reserved > 0x3FFFFFF || h.SelectivityLevel > 3 || h.PlacementType > 0xF {
 		return fmt.Errorf("feth: %w", ErrFieldRange)
 	}
-	p, err := prepend(b, FETHLen)
+	p, err := b.PrependBytes(FETHLen)
 	if err != nil {
 		return err
 	}
@@ -501,7 +501,7 @@ func (h *CNP) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 
 // SerializeTo writes the CNP body.
 func (h *CNP) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
-	p, err := prepend(b, CNPLen)
+	p, err := b.PrependBytes(CNPLen)
 	if err != nil {
 		return err
 	}

@@ -39,8 +39,3 @@ func decodeExt(base *gplayers.BaseLayer, name string, data []byte, n int, df gop
 	base.Payload = data[n:]
 	return nil
 }
-
-// prepend reserves n bytes in front of b.
-func prepend(b gopacket.SerializeBuffer, n int) ([]byte, error) {
-	return b.PrependBytes(n)
-}
