@@ -478,7 +478,7 @@ func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload in
 		}
 		*m = message{}
 		st.started, st.prevEnd, st.hasPrev = true, bth.PSN, true
-		a.completeMessage(f, p, uint64(payload), p.RETH, isWrite)
+		a.completeMessage(f, p, uint64(payload), writeDMA(p, isWrite))
 		if holes != nil {
 			f.logHeadMsg(bth.PSN, bth.PSN, uint64(payload))
 		}
@@ -532,7 +532,7 @@ func (a *Analyzer) endMessage(f *flowState, st *msgStream, p *Packet, holes *psn
 	m := &st.cur
 	switch {
 	case !m.broken:
-		a.completeMessage(f, p, m.bytes, dmaOf(m.hasDMA, m.dmaLen), m.isWrite)
+		a.completeMessage(f, p, m.bytes, m.dmaCheck())
 		if holes != nil {
 			f.logHeadMsg(m.start, p.BTH.PSN, m.bytes)
 		}
@@ -545,7 +545,7 @@ func (a *Analyzer) endMessage(f *flowState, st *msgStream, p *Packet, holes *psn
 		a.incomplete(f, p, m.frame, m.bytes)
 	case !holes.anyIn(m.start, p.BTH.PSN):
 		// The holes were filled before the LAST came.
-		a.completeMessage(f, p, m.bytes, dmaOf(m.hasDMA, m.dmaLen), m.isWrite)
+		a.completeMessage(f, p, m.bytes, m.dmaCheck())
 		f.logHeadMsg(m.start, p.BTH.PSN, m.bytes)
 	case len(st.pending) < maxPending:
 		st.pending = append(st.pending, pendingMsg{from: m.start, to: p.BTH.PSN, bytes: m.bytes, isWrite: m.isWrite, hasDMA: m.hasDMA, dmaLen: m.dmaLen, frame: p.Frame})
@@ -563,7 +563,7 @@ func (a *Analyzer) fillMessage(f *flowState, st *msgStream, p *Packet, payload i
 		payload = 0
 	}
 	if p.BTH.Opcode.Position() == layers.PositionOnly {
-		a.completeMessage(f, p, uint64(payload), p.RETH, isWriteOp(p.BTH.Opcode))
+		a.completeMessage(f, p, uint64(payload), writeDMA(p, isWriteOp(p.BTH.Opcode)))
 		f.logHeadMsg(psn, psn, uint64(payload))
 		return
 	}
@@ -593,7 +593,7 @@ func (a *Analyzer) fillMessage(f *flowState, st *msgStream, p *Packet, payload i
 		if !holes.anyIn(pm.from, pm.to) {
 			done := *pm
 			st.pending = append(st.pending[:i], st.pending[i+1:]...)
-			a.completeMessage(f, p, done.bytes, dmaOf(done.hasDMA, done.dmaLen), done.isWrite)
+			a.completeMessage(f, p, done.bytes, dmaCheck{done.isWrite && done.hasDMA, done.dmaLen})
 			f.logHeadMsg(done.from, done.to, done.bytes)
 		}
 		return
@@ -621,20 +621,29 @@ func isWriteOp(op layers.Opcode) bool {
 	return op.Operation() >= layers.OperationRDMAWriteFirst && op.Operation() <= layers.OperationRDMAWriteOnlyWithImmediate
 }
 
-// dmaOf returns a RETH carrying a message's DMALength, for the check.
-func dmaOf(has bool, n uint32) *layers.RETH {
-	if !has {
-		return nil
-	}
-	return &layers.RETH{DMALength: n}
+// dmaCheck is the DMALength an RDMA WRITE's size must equal, when known.
+type dmaCheck struct {
+	on     bool
+	dmaLen uint32
 }
+
+// writeDMA is the check for a one-packet message.
+func writeDMA(p *Packet, isWrite bool) dmaCheck {
+	if !isWrite || p.RETH == nil {
+		return dmaCheck{}
+	}
+	return dmaCheck{true, p.RETH.DMALength}
+}
+
+// dmaCheck is the check for a reassembled message.
+func (m *message) dmaCheck() dmaCheck { return dmaCheck{m.isWrite && m.hasDMA, m.dmaLen} }
 
 func (a *Analyzer) incomplete(f *flowState, p *Packet, frame, bytes uint64) {
 	f.msgs.Incomplete++
 	a.addFinding(p, KindIncomplete, SeverityWarning, f.name(), fmt.Sprintf("message begun at frame %d is incomplete (%d bytes seen)", frame, bytes))
 }
 
-func (a *Analyzer) completeMessage(f *flowState, p *Packet, size uint64, reth *layers.RETH, isWrite bool) {
+func (a *Analyzer) completeMessage(f *flowState, p *Packet, size uint64, dma dmaCheck) {
 	f.msgs.Count++
 	f.msgs.Bytes += size
 	if f.msgs.Count == 1 || size < f.msgs.MinSize {
@@ -643,9 +652,9 @@ func (a *Analyzer) completeMessage(f *flowState, p *Packet, size uint64, reth *l
 	if size > f.msgs.MaxSize {
 		f.msgs.MaxSize = size
 	}
-	if isWrite && reth != nil && uint64(reth.DMALength) != size && !p.Truncated {
+	if dma.on && uint64(dma.dmaLen) != size && !p.Truncated {
 		f.msgs.DMALengthMismatches++
-		a.addFinding(p, KindDMALength, SeverityError, f.name(), fmt.Sprintf("RDMA WRITE of %d bytes, RETH DMALength %d", size, reth.DMALength))
+		a.addFinding(p, KindDMALength, SeverityError, f.name(), fmt.Sprintf("RDMA WRITE of %d bytes, RETH DMALength %d", size, dma.dmaLen))
 	}
 }
 
