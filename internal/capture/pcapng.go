@@ -128,7 +128,7 @@ type ngFramer struct {
 	stream     int64  // body bytes of a passed-through block not yet read
 	trailerDue bool   // the passed-through block's trailer is next
 
-	bigEndian bool
+	bigEndian byteOrder
 	ifaces    []uint32 // snap lengths of the section's interfaces
 	err       error    // sticky; io.EOF at the clean end
 }
@@ -379,27 +379,9 @@ func (f *ngFramer) corrupt(format string, args ...any) error {
 		f.start, fmt.Sprintf(format, args...))
 }
 
-func (f *ngFramer) u16(b []byte) uint16 {
-	if f.bigEndian {
-		return binary.BigEndian.Uint16(b)
-	}
-	return binary.LittleEndian.Uint16(b)
-}
-
-func (f *ngFramer) u32(b []byte) uint32 {
-	if f.bigEndian {
-		return binary.BigEndian.Uint32(b)
-	}
-	return binary.LittleEndian.Uint32(b)
-}
-
-func (f *ngFramer) put32(b []byte, v uint32) {
-	if f.bigEndian {
-		binary.BigEndian.PutUint32(b, v)
-	} else {
-		binary.LittleEndian.PutUint32(b, v)
-	}
-}
+func (f *ngFramer) u16(b []byte) uint16      { return f.bigEndian.u16(b) }
+func (f *ngFramer) u32(b []byte) uint32      { return f.bigEndian.u32(b) }
+func (f *ngFramer) put32(b []byte, v uint32) { f.bigEndian.put32(b, v) }
 
 // pad4 rounds n up to a multiple of 4.
 func pad4(n int) int { return (n + 3) &^ 3 }

@@ -57,7 +57,7 @@ type Reader struct {
 	err    error           // sticky: returned by every Next after the first error
 
 	// classic pcap
-	bigEndian bool
+	bigEndian byteOrder
 	fracNanos int64 // nanoseconds per unit of the timestamp fraction
 	snaplen   uint32
 	maxCap    uint32 // largest captured length accepted
@@ -175,7 +175,7 @@ func (r *Reader) sniff() error {
 func (r *Reader) initPcap(c Container, bigEndian bool) error {
 	r.format.Container = c
 	r.format.BigEndian = bigEndian
-	r.bigEndian = bigEndian
+	r.bigEndian = byteOrder(bigEndian)
 	r.fracNanos = 1000
 	if c == FormatPcapNano {
 		r.fracNanos = 1
@@ -313,19 +313,8 @@ func (r *Reader) Close() error {
 	return nil
 }
 
-func (r *Reader) u16(b []byte) uint16 {
-	if r.bigEndian {
-		return binary.BigEndian.Uint16(b)
-	}
-	return binary.LittleEndian.Uint16(b)
-}
-
-func (r *Reader) u32(b []byte) uint32 {
-	if r.bigEndian {
-		return binary.BigEndian.Uint32(b)
-	}
-	return binary.LittleEndian.Uint32(b)
-}
+func (r *Reader) u16(b []byte) uint16 { return r.bigEndian.u16(b) }
+func (r *Reader) u32(b []byte) uint32 { return r.bigEndian.u32(b) }
 
 // short describes a structure that the stream ended inside: what (a "record",
 // "block", "file header") starts at start, and its part (the "record header",
@@ -410,4 +399,29 @@ func lowerFirst(err error) string {
 		return string(s[0]+'a'-'A') + s[1:]
 	}
 	return s
+}
+
+// byteOrder is the byte order of a capture's headers: true for big-endian.
+type byteOrder bool
+
+func (o byteOrder) u16(b []byte) uint16 {
+	if o {
+		return binary.BigEndian.Uint16(b)
+	}
+	return binary.LittleEndian.Uint16(b)
+}
+
+func (o byteOrder) u32(b []byte) uint32 {
+	if o {
+		return binary.BigEndian.Uint32(b)
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+func (o byteOrder) put32(b []byte, v uint32) {
+	if o {
+		binary.BigEndian.PutUint32(b, v)
+	} else {
+		binary.LittleEndian.PutUint32(b, v)
+	}
 }
