@@ -9,6 +9,7 @@ import (
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
 
+	"github.com/roce-dissect/roce-dissect/cm"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -164,6 +165,9 @@ type Packet struct {
 	CNP          *layers.CNP
 	// MAD is the management datagram (QP0/QP1 payload), aliasing the frame.
 	MAD []byte
+	// MADLayer is MAD decoded (header, and the CM message when captured),
+	// or nil when not even its header was captured.
+	MADLayer *cm.MAD
 
 	// PayloadLen is the IB payload length from the length fields (exact
 	// even for header-only captures); -1 when unknown.

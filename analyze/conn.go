@@ -111,6 +111,9 @@ func endpointOf(addr Addr, gid cm.GID, lid cm.LID, qpn, psn uint32) Endpoint {
 func (a *Analyzer) handleMAD(p *Packet) {
 	t := &a.conns
 	err := t.mad.DecodeFromBytes(p.MAD, &a.fb)
+	if len(p.MAD) >= cm.HeaderLen {
+		p.MADLayer = &t.mad
+	}
 	msg := t.mad.CM()
 	truncated := false
 	if err != nil && msg == nil {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
-	"github.com/roce-dissect/roce-dissect/cm"
 )
 
 var flowCSVHeader = []string{
@@ -82,7 +81,7 @@ var packetCSVHeader = []string{
 	"immdt", "ieth", "payload_len", "icrc_status", "mad_attribute", "error", "findings",
 }
 
-func packetCSVRow(p *analyze.Packet, rel time.Duration, mad *cm.MAD) []string {
+func packetCSVRow(p *analyze.Packet, rel time.Duration) []string {
 	row := make([]string, len(packetCSVHeader))
 	row[0] = u(p.Frame)
 	row[1] = strconv.FormatFloat(rel.Seconds(), 'f', 9, 64)
@@ -112,7 +111,7 @@ func packetCSVRow(p *analyze.Packet, rel time.Duration, mad *cm.MAD) []string {
 	if p.PayloadLen >= 0 {
 		row[21] = strconv.Itoa(p.PayloadLen)
 	}
-	if decodeMAD(mad, p) {
+	if mad := p.MADLayer; mad != nil {
 		row[23] = fmt.Sprintf("%s %s", mad.Header.MgmtClass, mad.Header.AttributeName())
 	}
 	if p.Err != nil {

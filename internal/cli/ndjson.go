@@ -107,7 +107,7 @@ func hex64(v uint64) string { return fmt.Sprintf("0x%016x", v) }
 
 func ptr[T any](v T) *T { return &v }
 
-func packetObject(p *analyze.Packet, mad *cm.MAD) *packetJSON {
+func packetObject(p *analyze.Packet) *packetJSON {
 	o := &packetJSON{Frame: p.Frame, Time: p.Time, Src: p.Src.String(), Dst: p.Dst.String(), Encap: p.Encap.String(), Length: p.Length, Findings: p.Findings}
 	if p.Err != nil {
 		o.Error = p.Err.Error()
@@ -147,7 +147,7 @@ func packetObject(p *analyze.Packet, mad *cm.MAD) *packetJSON {
 	if p.PayloadLen >= 0 {
 		o.PayloadLen = ptr(p.PayloadLen)
 	}
-	if decodeMAD(mad, p) {
+	if mad := p.MADLayer; mad != nil {
 		h := mad.Header
 		o.MAD = &madJSON{MgmtClass: uint8(h.MgmtClass), ClassName: h.MgmtClass.String(), Method: uint8(h.Method), AttributeID: uint16(h.AttributeID), Attribute: h.AttributeName(), TID: hex64(h.TransactionID)}
 		if msg := mad.CM(); msg != nil {

@@ -35,7 +35,6 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 		_ = cw.Write(packetCSVHeader)
 	}
 	enc := json.NewEncoder(r.stdout)
-	var mad cm.MAD
 	for _, name := range files {
 		a := analyze.New(r.options(name, len(files) > 1))
 		var start time.Time
@@ -55,9 +54,9 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 			rel := p.Time.Sub(start)
 			switch {
 			case r.cfg.output == "json":
-				_ = enc.Encode(packetObject(p, &mad))
+				_ = enc.Encode(packetObject(p))
 			case cw != nil:
-				_ = cw.Write(packetCSVRow(p, rel, &mad))
+				_ = cw.Write(packetCSVRow(p, rel))
 			case r.cfg.verbose:
 				r.writeTree(p, f, rel)
 			default:
@@ -80,7 +79,7 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 }
 
 // summary returns the key header fields of a packet as "k=v" words.
-func summary(p *analyze.Packet, mad *cm.MAD) string {
+func summary(p *analyze.Packet) string {
 	var b strings.Builder
 	bth := p.BTH
 	fmt.Fprintf(&b, "%s QP=%s PSN=%d", bth.Opcode, qpString(bth.DestQP), bth.PSN)
@@ -120,7 +119,7 @@ func summary(p *analyze.Packet, mad *cm.MAD) string {
 	if h := p.IETH; h != nil {
 		fmt.Fprintf(&b, " InvRKey=0x%08x", h.RKey)
 	}
-	if decodeMAD(mad, p) {
+	if mad := p.MADLayer; mad != nil {
 		fmt.Fprintf(&b, " MAD %s %s %s", mad.Header.MgmtClass, mad.Header.Method, mad.Header.AttributeName())
 		if req, ok := mad.CM().(*cm.ConnectRequest); ok {
 			fmt.Fprintf(&b, " LocalQPN=%s StartPSN=%d MTU=%s", qpString(req.LocalQPN), req.StartingPSN, req.PathMTU)
@@ -137,7 +136,6 @@ func summary(p *analyze.Packet, mad *cm.MAD) string {
 
 func (r *runner) writeLine(p *analyze.Packet, rel time.Duration) {
 	pal := r.pal
-	var mad cm.MAD
 	if p.BTH == nil {
 		fmt.Fprintf(r.stdout, "%6d %.9f %s → %s %s\n", p.Frame, rel.Seconds(), p.Src, p.Dst, pal.red.Sprintf("malformed: %v", p.Err))
 		return
@@ -147,7 +145,7 @@ func (r *runner) writeLine(p *analyze.Packet, rel time.Duration) {
 	if p.Findings > 0 {
 		mark = pal.yellow.Sprint(" !")
 	}
-	fmt.Fprintf(r.stdout, "%6d %.9f %s → %s %s %s%s\n", p.Frame, rel.Seconds(), p.Src, p.Dst, summary(p, &mad), icrc, mark)
+	fmt.Fprintf(r.stdout, "%6d %.9f %s → %s %s %s%s\n", p.Frame, rel.Seconds(), p.Src, p.Dst, summary(p), icrc, mark)
 }
 
 func icrcWord(pal palette, p *analyze.Packet) string {
@@ -296,14 +294,4 @@ func fieldString(v reflect.Value) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// decodeMAD decodes the packet's MAD into mad; false when there is none or
-// not even its header was captured.
-func decodeMAD(mad *cm.MAD, p *analyze.Packet) bool {
-	if p.MAD == nil {
-		return false
-	}
-	_ = mad.Decode(p.MAD) // a MAD cut short still has its header
-	return len(p.MAD) >= cm.HeaderLen
 }
