@@ -259,7 +259,7 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 	}
 	op := bth.Opcode
 	if ibLen >= 0 && op.Known() {
-		p.PayloadLen = ibLen - layers.BTHLen - op.HeaderLen() - int(bth.PadCnt) - layers.ICRCLen
+		p.PayloadLen = ibLen - layers.BTHLen - bth.HeaderLen() - int(bth.PadCnt) - layers.ICRCLen
 		if p.PayloadLen < 0 {
 			p.PayloadLen = 0
 		}
@@ -298,7 +298,7 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 		f.icrc.OK++
 	case layers.ICRCBad:
 		f.icrc.Bad++
-		a.addFinding(p, KindBadICRC, SeverityError, f.name(), fmt.Sprintf("ICRC %s on the wire, %s expected (%s PSN %d)", layers.ICRCWire(p.ICRC.Value), layers.ICRCWire(p.ICRC.Expected), op, bth.PSN))
+		a.addFinding(p, KindBadICRC, SeverityError, f.name(), fmt.Sprintf("ICRC %s on the wire, %s expected (%s PSN %d)", layers.ICRCWire(p.ICRC.Value), layers.ICRCWire(p.ICRC.Expected), bth.OpcodeName(), bth.PSN))
 	default:
 		f.icrc.Unverifiable++
 	}
@@ -308,7 +308,7 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 
 	if p.ECN == 3 {
 		f.congestion.ECNCE++
-		a.addFinding(p, KindECNCE, SeverityInfo, f.name(), fmt.Sprintf("ECN CE mark on %s PSN %d", op, bth.PSN))
+		a.addFinding(p, KindECNCE, SeverityInfo, f.name(), fmt.Sprintf("ECN CE mark on %s PSN %d", bth.OpcodeName(), bth.PSN))
 	}
 	if bth.FECN {
 		f.congestion.FECN++
@@ -322,7 +322,7 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 		return
 	}
 	if !f.hasTransport && !op.IsCNP() {
-		f.transport, f.hasTransport = op.Transport(), true
+		f.transport, f.hasTransport = bth.Transport(), true
 	}
 	switch {
 	case op.IsCNP():
@@ -422,7 +422,7 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 			a.addFinding(p, KindDuplicate, SeverityWarning, f.name(), fmt.Sprintf("PSN %d repeated byte for byte", bth.PSN))
 		} else {
 			f.retrans++
-			a.addFinding(p, KindRetransmission, SeverityWarning, f.name(), fmt.Sprintf("PSN %d seen before (%s)", bth.PSN, op))
+			a.addFinding(p, KindRetransmission, SeverityWarning, f.name(), fmt.Sprintf("PSN %d seen before (%s)", bth.PSN, bth.OpcodeName()))
 		}
 		return
 	}
@@ -781,7 +781,7 @@ func (a *Analyzer) checkMTU(f *flowState, p *Packet, payload int) {
 			f.inferredMTU = int32(payload)
 			a.hostMTU[pairOf(f.key.src, f.key.dst)] = payload
 		} else if payload != int(f.inferredMTU) {
-			a.addFinding(p, KindMTUMismatch, SeverityWarning, f.name(), fmt.Sprintf("%s carries %d bytes, earlier FIRST/MIDDLE packets %d", p.BTH.Opcode, payload, f.inferredMTU))
+			a.addFinding(p, KindMTUMismatch, SeverityWarning, f.name(), fmt.Sprintf("%s carries %d bytes, earlier FIRST/MIDDLE packets %d", p.BTH.OpcodeName(), payload, f.inferredMTU))
 		}
 	}
 	if f.conn < 0 {

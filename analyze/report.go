@@ -113,7 +113,7 @@ type Flow struct {
 	Src    string `json:"src"`
 	Dst    string `json:"dst"`
 	DestQP uint32 `json:"dest_qp"`
-	// Transport is RC, UC, RD, UD, XRC or CNP (a flow of only CNPs).
+	// Transport is RC, UC, RD, DC, UD, XRC or CNP (a flow of only CNPs).
 	Transport string `json:"transport"`
 	// Connection is the ID of the CM connection this flow belongs to.
 	Connection *int `json:"connection"`

@@ -69,6 +69,7 @@ func (r *runner) options(file string, multi bool) analyze.Options {
 		RoCEPorts: r.cfg.rocePorts,
 		MaxFlows:  r.cfg.maxFlows,
 	}
+	o.DecodeRDAs = r.cfg.rdAs
 	if multi {
 		o.File = file
 	}
