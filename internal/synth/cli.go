@@ -85,6 +85,7 @@ func newFlagSet(v *cliFlags) *flag.FlagSet {
 	fs.IntVar(&cfg.Packets, "packets", DefaultPackets, "mix: number of frames")
 	fs.IntVar(&cfg.QPs, "qps", DefaultQPs, "mix: number of RC connections")
 	fs.StringVar(&cfg.MixOp, "mix-op", "", "mix: only this operation (write, send or read); default a mix")
+	fs.BoolVar(&cfg.DC, "dc", false, "write the data connection as DC (NVIDIA Dynamically Connected) traffic, without CM: write-bw, read-bw, atomic")
 	fs.Uint64Var(&cfg.Seed, "seed", DefaultSeed, "random seed (same seed, same bytes)")
 	fs.Float64Var(&cfg.Gbps, "gbps", DefaultGbps, "link rate of the timestamps, Gbit/s")
 	return fs

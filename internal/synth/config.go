@@ -191,6 +191,10 @@ type Config struct {
 	// back to back at this rate, plus any RNR delay).
 	Gbps float64
 	Impairments
+	// DC writes the data connection as NVIDIA Dynamically Connected
+	// traffic (RD opcodes with the DC headers, no CM exchange; see dc.go):
+	// write-bw, read-bw and atomic only.
+	DC bool
 	// OnFrame, when set, is called for every frame written, in order.
 	OnFrame func(*FrameInfo)
 }
@@ -298,6 +302,9 @@ func (c *Config) normalize() error {
 	}
 	if len(c.ECN) > 0 && !c.Encap.RoCEv2() {
 		return fmt.Errorf("synth: %w: ECN marking needs RoCE v2 (IP ECN), not %s", ErrConfig, c.Encap)
+	}
+	if c.DC && !dcScenario(c.Scenario) {
+		return fmt.Errorf("synth: %w: DC traffic needs write-bw, read-bw or atomic, not %s", ErrConfig, c.Scenario)
 	}
 	if c.Scenario == ScenarioUD && len(c.NAK)+len(c.RNR) > 0 {
 		return fmt.Errorf("synth: %w: UD has no NAKs", ErrConfig)

@@ -70,7 +70,7 @@ func Generate(cfg Config, capture, truth io.Writer) (*Truth, error) {
 	t := g.tr.finish()
 	t.Scenario, t.Encap, t.LinkType, t.Seed = cfg.Scenario, cfg.Encap.String(), int(linkType(cfg.Encap)), cfg.Seed
 	for _, c := range g.conns {
-		if c.kind == kindUD {
+		if c.kind == kindUD || c.dc {
 			continue
 		}
 		if cn, ok := connectionTruth(c, cfg.Encap, cfg.SnapLen); ok {
@@ -151,6 +151,10 @@ func (g *generator) runSingle() error {
 	var p pkt
 	for gen.next(&p) {
 		list = append(list, p)
+	}
+	if cfg.DC {
+		c.dc = true
+		list = withoutCM(list)
 	}
 	list, err := applyImpairments(list, &cfg.Impairments, c.psnA)
 	if err != nil {

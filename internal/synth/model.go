@@ -93,6 +93,7 @@ type conn struct {
 	va             uint64
 	rkey, qkey     uint32
 	flowLabel      uint32
+	dc             bool // DC transport (Config.DC): RD opcodes, DC headers, no CM
 }
 
 func newConn(idx int, a, b *host, kind opKind, mtu int, rng *rand.Rand, qpBase uint32) *conn {

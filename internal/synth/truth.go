@@ -202,6 +202,9 @@ func transportName(c *conn, p *pkt) string {
 	if p.cm != cmNone || c.kind == kindUD {
 		return "UD"
 	}
+	if c.dc {
+		return "DC"
+	}
 	return "RC"
 }
 
