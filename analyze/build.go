@@ -303,7 +303,7 @@ func (r *Report) Merge(o *Report) {
 	for i := range r.Connections {
 		connByID[idOf(&r.Connections[i])] = i
 	}
-	applyCMOrphans(r.Connections, o.cmOrphans)
+	applyCMOrphans(r.Connections, o.cmOrphans) // apply sets the send PSNs
 	remap := make(map[int]int)
 	for _, cn := range o.Connections {
 		if i, ok := connByID[idOf(&cn)]; ok {
@@ -390,6 +390,7 @@ func mergeConn(a, b *Connection) {
 	if fr.DREP == 0 {
 		fr.DREP = b.Frames.DREP
 	}
+	a.setSendPSNs()
 }
 
 func mergeFlow(a, b *Flow) {

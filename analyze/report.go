@@ -63,7 +63,16 @@ type Endpoint struct {
 	// on RoCE.
 	LIDPlaceholder bool   `json:"lid_placeholder"`
 	QPN            uint32 `json:"qpn"`
-	StartingPSN    uint32 `json:"starting_psn"`
+	// StartingPSN is the StartingPSN field of this side's own CM message
+	// (the REQ for the requester, the REP for the responder): the PSN at
+	// which the requests it expects to receive start.
+	StartingPSN uint32 `json:"starting_psn"`
+	// SendPSN is the PSN at which this side's requests start: the other
+	// side's StartingPSN field (the requester's is the REP's, the
+	// responder's the REQ's); null when that field was not captured.
+	SendPSN *uint32 `json:"send_psn"`
+
+	psnKnown bool // StartingPSN was captured
 }
 
 // ConnFrames holds the frame numbers of a connection's CM messages (0 when

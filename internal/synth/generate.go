@@ -361,8 +361,10 @@ func connectionTruth(c *conn, e Encap, snap int) (Connection, bool) {
 	if seen(32, 3) { // REQ LocalQPN
 		cn.Requester.QPN = c.qa
 	}
-	if seen(44, 3) { // REQ StartingPSN
-		cn.Requester.StartingPSN = c.psnA
+	if seen(44, 3) { // REQ StartingPSN: where B's requests start
+		cn.Requester.StartingPSN = c.psnB
+		v := c.psnB
+		cn.Responder.SendPSN = &v
 	}
 	if seen(50, 1) { // REQ PathMTU
 		cn.PathMTU = c.mtu
@@ -370,8 +372,10 @@ func connectionTruth(c *conn, e Encap, snap int) (Connection, bool) {
 	if seen(12, 3) { // REP LocalQPN
 		cn.Responder.QPN = c.qb
 	}
-	if seen(20, 3) { // REP StartingPSN
-		cn.Responder.StartingPSN = c.psnB
+	if seen(20, 3) { // REP StartingPSN: where A's requests start
+		cn.Responder.StartingPSN = c.psnA
+		v := c.psnA
+		cn.Requester.SendPSN = &v
 	}
 	cn.Truncated = !seen(72, 16) // through the REQ's primary GIDs
 	return cn, true

@@ -84,7 +84,7 @@ type conn struct {
 	idx            int
 	a, b           *host
 	qa, qb         uint32
-	psnA, psnB     uint32 // starting PSNs (A's requests; B's, unused but in the REP)
+	psnA, psnB     uint32 // starting PSNs of A's requests (the REP's StartingPSN) and B's (the REQ's; B sends none)
 	kind           opKind
 	mtu            int
 	commA, commB   uint32

@@ -22,9 +22,15 @@ type Truth struct {
 
 // Endpoint is one side of a CM connection.
 type Endpoint struct {
-	QPN         uint32 `json:"qpn"`
+	QPN uint32 `json:"qpn"`
+	// StartingPSN is the StartingPSN field of this side's own CM message
+	// (REQ for the requester, REP for the responder): where the PSNs it
+	// expects to receive start.
 	StartingPSN uint32 `json:"starting_psn"`
-	IP          string `json:"ip"`
+	// SendPSN is where this side's requests start: the other side's
+	// StartingPSN field; null when the capture cut that field.
+	SendPSN *uint32 `json:"send_psn"`
+	IP      string  `json:"ip"`
 }
 
 // Connection is a connection set up by CM REQ/REP/RTU.
