@@ -52,11 +52,11 @@ func encodeMAD(b *[madLen]byte, c *conn, k cmKind, encap Encap) {
 		binary.BigEndian.PutUint64(d[8:], 0x0000000001060000|ServicePort) // RDMA CM, TCP port space
 		binary.BigEndian.PutUint64(d[16:], c.a.guid)
 		put24(d[32:], c.qa)
-		d[35] = 16      // ResponderResources
-		d[39] = 16      // InitiatorDepth
-		d[43] = 20 << 3 // RemoteCMResponseTimeout, TransportServiceType RC, no E2E flow control
+		d[35] = 16            // ResponderResources
+		d[39] = 16            // InitiatorDepth
+		d[43] = 20 << 3       // RemoteCMResponseTimeout, TransportServiceType RC, no E2E flow control
 		put24(d[44:], c.psnB) // where the passive side's (B's) requests start
-		d[47] = 20<<3 | 7 // LocalCMResponseTimeout, RetryCount
+		d[47] = 20<<3 | 7     // LocalCMResponseTimeout, RetryCount
 		binary.BigEndian.PutUint16(d[48:], pkeyDefault)
 		d[50] = mtu<<4 | 7 // PathMTU, RNRRetryCount
 		d[51] = 15 << 4    // MaxCMRetries
