@@ -272,6 +272,13 @@ func TestMergeHalvesOfGeneratedCaptures(t *testing.T) {
 			m.Merge(second.Report())
 			assert.Equal(t, w.Capture.Frames, m.Capture.Frames)
 			assert.Equal(t, w.Capture.RoCEPackets, m.Capture.RoCEPackets)
+			assert.Equal(t, w.Capture.NotCaptured, m.Capture.NotCaptured)
+			for i := range w.Connections {
+				if i < len(m.Connections) {
+					assert.Equal(t, w.Connections[i].Requester.SendPSN, m.Connections[i].Requester.SendPSN)
+					assert.Equal(t, w.Connections[i].Responder.SendPSN, m.Connections[i].Responder.SendPSN)
+				}
+			}
 			assert.Equal(t, len(w.Connections), len(m.Connections))
 			require.Equal(t, len(w.Flows), len(m.Flows))
 			byKey := map[string]analyze.Flow{}
@@ -293,6 +300,9 @@ func TestMergeHalvesOfGeneratedCaptures(t *testing.T) {
 				assert.Equal(t, wf.Requests.Retransmitted, mf.Requests.Retransmitted, label)
 				assert.Equal(t, wf.Requests.Duplicates, mf.Requests.Duplicates, label)
 				assert.Equal(t, wf.Requests.OutOfOrder, mf.Requests.OutOfOrder, label)
+				assert.Equal(t, wf.Requests.MissingNotCaptured, mf.Requests.MissingNotCaptured, label)
+				assert.Equal(t, wf.Requests.MissingLost, mf.Requests.MissingLost, label)
+				assert.Equal(t, wf.Requests.RetransmitCauses, mf.Requests.RetransmitCauses, label)
 				require.Equal(t, len(wf.Requests.Gaps), len(mf.Requests.Gaps), label)
 				for i, g := range wf.Requests.Gaps {
 					mg := mf.Requests.Gaps[i]

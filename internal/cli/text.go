@@ -231,6 +231,9 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 	if readErr != "" {
 		p.red.Fprintf(w, "  error: %s\n", readErr)
 	}
+	if c.NotCaptured > 0 {
+		p.yellow.Fprintf(w, "  the capture missed %s that the responders acknowledged (capture-side drops, not network loss)\n", plural(int(c.NotCaptured), "request packet"))
+	}
 	if c.FlowsDropped > 0 {
 		p.yellow.Fprintf(w, "  flow table full: about %d more flows (%d packets) counted but not tracked (--max-flows)\n", c.FlowsDropped, c.PacketsOfDroppedFlows)
 	}
