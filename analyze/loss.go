@@ -230,6 +230,10 @@ func (a *Analyzer) startGap(f *flowState, p *Packet) {
 	}
 	first := p.BTH.PSN
 	d := psnDiff(first, *send)
+	if d >= 0 && d <= maxSeamJump && !f.reqMsg.hasPrev {
+		// The first message begins at the send PSN at the latest.
+		f.reqMsg.prevEnd, f.reqMsg.hasPrev = psnAdd(*send, -1), true
+	}
 	switch {
 	case d < 0:
 		a.addFinding(p, KindPSNBeforeStart, SeverityWarning, f.name(), fmt.Sprintf("first request PSN %d is before PSN %d, where connection %d said this side's requests start", first, *send, c.ID))

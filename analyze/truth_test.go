@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -114,6 +115,12 @@ func compareTruth(t *testing.T, raw []byte, report *analyze.Report) []string {
 			diffs = append(diffs, subset(k, v, capt[k])...)
 		}
 	}
+	if v, ok := truth["capture"]; ok {
+		diffs = append(diffs, subset("capture", v, capt)...)
+	}
+	if tf, ok := truth["findings"].([]any); ok {
+		diffs = append(diffs, compareFindings(tf, report.Findings)...)
+	}
 	flows := rep["flows"].([]any)
 	tflows, _ := truth["flows"].([]any)
 	if len(flows) != len(tflows) {
@@ -145,6 +152,31 @@ func compareTruth(t *testing.T, raw []byte, report *analyze.Report) []string {
 			diffs = append(diffs, subset(fmt.Sprintf("connections[%d]", i), tc, conns[i])...)
 		}
 	}
+	return diffs
+}
+
+// compareFindings compares the findings the truth expects with the
+// report's as an exact multiset of (kind, severity, frame).
+func compareFindings(want []any, got []analyze.Finding) []string {
+	key := func(kind, sev string, frame any) string { return fmt.Sprintf("%s/%s@%v", kind, sev, frame) }
+	count := map[string]int{}
+	for _, w := range want {
+		m := w.(map[string]any)
+		count[key(m["kind"].(string), m["severity"].(string), m["frame"])]++
+	}
+	for _, g := range got {
+		count[key(g.Kind, g.Severity, g.Frame)]--
+	}
+	var diffs []string
+	for k, n := range count {
+		switch {
+		case n > 0:
+			diffs = append(diffs, fmt.Sprintf("finding %s: expected %d more times", k, n))
+		case n < 0:
+			diffs = append(diffs, fmt.Sprintf("finding %s: reported %d times more than expected", k, -n))
+		}
+	}
+	sort.Strings(diffs)
 	return diffs
 }
 

@@ -113,6 +113,11 @@ func newGenerator(cfg *Config, out io.Writer) (*generator, error) {
 	g.rate = max(1, int64(cfg.Gbps*1000))
 	g.b = newBuilder(cfg.Encap, cfg.Scenario == ScenarioMix)
 	g.tr = newTracker()
+	g.tr.sendPSN = func(c *conn) (uint32, bool) {
+		// The REP's StartingPSN, where the requester's requests start,
+		// when the capture holds it.
+		return c.psnA, cfg.SnapLen == 0 || madOffset(cfg.Encap)+24+20+3 <= cfg.SnapLen
+	}
 	w, err := newCapWriter(out, cfg)
 	if err != nil {
 		return nil, err

@@ -161,7 +161,15 @@ type pkt struct {
 	ce      bool
 	corrupt bool
 	delayNs int64
+	resend  uint8 // a go-back-N resend of a request: resendNAK or resendRNR
 }
+
+// Causes of a resend (pkt.resend).
+const (
+	resendNone uint8 = iota
+	resendNAK
+	resendRNR
+)
 
 // dataReq reports whether p is a request of the data connection (A → B).
 func (p *pkt) dataReq() bool { return p.cm == cmNone && !p.fromB && p.op.IsRequest() }
