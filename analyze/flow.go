@@ -484,7 +484,7 @@ func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload in
 	case layers.PositionOnly:
 		if m.open {
 			a.incomplete(f, p, m.frame, m.bytes)
-			a.noteOpen(f, st, m, bth.PSN)
+			a.noteOpen(f, p, st, m, bth.PSN)
 		}
 		*m = message{}
 		st.started, st.prevEnd, st.hasPrev = true, bth.PSN, true
@@ -495,7 +495,7 @@ func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload in
 	case layers.PositionFirst:
 		if m.open {
 			a.incomplete(f, p, m.frame, m.bytes)
-			a.noteOpen(f, st, m, bth.PSN)
+			a.noteOpen(f, p, st, m, bth.PSN)
 		}
 		*m = message{open: true, start: bth.PSN, bytes: uint64(payload), next: psnAdd(bth.PSN, 1), isWrite: isWrite, frame: p.Frame}
 		st.started = true
@@ -562,15 +562,15 @@ func (a *Analyzer) endMessage(f *flowState, st *msgStream, p *Packet, holes *psn
 		st.pending = append(st.pending, pendingMsg{from: m.start, to: p.BTH.PSN, bytes: m.bytes, isWrite: m.isWrite, hasDMA: m.hasDMA, dmaLen: m.dmaLen, frame: p.Frame})
 	default:
 		a.incomplete(f, p, m.frame, m.bytes)
-		a.noteIncomplete(f, m.start, p.BTH.PSN)
+		a.noteIncomplete(f, p.Frame, m.start, p.BTH.PSN)
 	}
 }
 
 // noteOpen remembers the PSNs of a request message left open by the
 // packet at psn (its LAST is missing): from its FIRST up to psn.
-func (a *Analyzer) noteOpen(f *flowState, st *msgStream, m *message, psn uint32) {
+func (a *Analyzer) noteOpen(f *flowState, p *Packet, st *msgStream, m *message, psn uint32) {
 	if st == &f.reqMsg && !m.noStart {
-		a.noteIncomplete(f, m.start, psnAdd(psn, -1))
+		a.noteIncomplete(f, p.Frame, m.start, psnAdd(psn, -1))
 	}
 }
 

@@ -250,9 +250,9 @@ func (a *Analyzer) startGap(f *flowState, p *Packet) {
 
 // noteIncomplete remembers an incomplete_message finding of the request
 // stream just added, with its message's PSNs.
-func (a *Analyzer) noteIncomplete(f *flowState, from, to uint32) {
-	if len(a.findings) == 0 || a.findings[len(a.findings)-1].Kind != KindIncomplete {
-		return
+func (a *Analyzer) noteIncomplete(f *flowState, frame uint64, from, to uint32) {
+	if n := len(a.findings); n == 0 || a.findings[n-1].Kind != KindIncomplete || a.findings[n-1].Frame != frame {
+		return // not listed (beyond MaxFindings)
 	}
 	if l := f.loss.logOf(); len(l.incomplete) < maxLossLog {
 		l.incomplete = append(l.incomplete, incompleteRef{idx: len(a.findings) - 1, from: from, to: to})
