@@ -132,9 +132,10 @@ const headLen = 64
 
 // headReq is one of the first requests of a flow.
 type headReq struct {
-	psn uint32
-	obs observation
-	key reqKey
+	psn   uint32
+	obs   observation
+	cause uint8 // its retransmission cause, or the one it would have as a resend
+	key   reqKey
 }
 
 // reqKey identifies a request packet byte for byte closely enough to tell
@@ -203,6 +204,7 @@ type flowState struct {
 
 	congestion Congestion
 	icrc       ICRCCounts
+	loss       lossState // loss attribution (loss.go)
 
 	// pending is a ring of the last pendingLen requests awaiting an ACK,
 	// grown as requests come (most flows never fill it: its memory is
@@ -401,16 +403,23 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 	if m := f.psn.settleRead(bth.PSN); m > 0 && f.readMTU == 0 {
 		f.readMTU = int32(m)
 	}
+	wasSeen, prevHigh := f.psn.seen, f.psn.high
 	obs, gap := f.psn.observe(bth.PSN, span, p.Frame)
+	if !wasSeen {
+		a.startGap(f, p)
+	}
+	a.requestEvidence(f, p, obs, isDup, gap, prevHigh)
 	if len(f.log.head) < headLen {
-		f.log.head = append(f.log.head, headReq{psn: bth.PSN, obs: obs, key: key})
+		cause := f.loss.cause
+		if obs != obsOld {
+			cause = a.pendingCause(f)
+		}
+		f.log.head = append(f.log.head, headReq{psn: bth.PSN, obs: obs, cause: cause, key: key})
 	}
 	if guessed && (obs == obsInOrder || obs == obsGap) {
 		f.psn.guess = readGuess{active: true, psn: bth.PSN, dmaLen: p.RETH.DMALength}
 	}
 	switch obs {
-	case obsGap:
-		a.addFinding(p, KindPSNGap, SeverityError, f.name(), gapDetail(bth.PSN, gap))
 	case obsFill:
 		f.ooo++
 		a.addFinding(p, KindOutOfOrder, SeverityWarning, f.name(), fmt.Sprintf("PSN %d arrived after PSN %d", bth.PSN, f.psn.high))
@@ -475,6 +484,7 @@ func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload in
 	case layers.PositionOnly:
 		if m.open {
 			a.incomplete(f, p, m.frame, m.bytes)
+			a.noteOpen(f, p, st, m, bth.PSN)
 		}
 		*m = message{}
 		st.started, st.prevEnd, st.hasPrev = true, bth.PSN, true
@@ -485,6 +495,7 @@ func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload in
 	case layers.PositionFirst:
 		if m.open {
 			a.incomplete(f, p, m.frame, m.bytes)
+			a.noteOpen(f, p, st, m, bth.PSN)
 		}
 		*m = message{open: true, start: bth.PSN, bytes: uint64(payload), next: psnAdd(bth.PSN, 1), isWrite: isWrite, frame: p.Frame}
 		st.started = true
@@ -551,6 +562,15 @@ func (a *Analyzer) endMessage(f *flowState, st *msgStream, p *Packet, holes *psn
 		st.pending = append(st.pending, pendingMsg{from: m.start, to: p.BTH.PSN, bytes: m.bytes, isWrite: m.isWrite, hasDMA: m.hasDMA, dmaLen: m.dmaLen, frame: p.Frame})
 	default:
 		a.incomplete(f, p, m.frame, m.bytes)
+		a.noteIncomplete(f, p.Frame, m.start, p.BTH.PSN)
+	}
+}
+
+// noteOpen remembers the PSNs of a request message left open by the
+// packet at psn (its LAST is missing): from its FIRST up to psn.
+func (a *Analyzer) noteOpen(f *flowState, p *Packet, st *msgStream, m *message, psn uint32) {
+	if st == &f.reqMsg && !m.noStart {
+		a.noteIncomplete(f, p.Frame, m.start, psnAdd(psn, -1))
 	}
 }
 
@@ -665,6 +685,7 @@ func (a *Analyzer) response(f *flowState, p *Packet, payload int) {
 		f.resp = &Responses{}
 	}
 	f.resp.Packets++
+	a.responseEvidence(f, p)
 	switch op.Operation() {
 	case layers.OperationRDMAReadResponseFirst, layers.OperationRDMAReadResponseMiddle,
 		layers.OperationRDMAReadResponseLast, layers.OperationRDMAReadResponseOnly:

@@ -128,7 +128,8 @@ func ParsePSNList(s string) ([]PSNRef, error) {
 // the first of the range it reserves.
 type Impairments struct {
 	// Drop removes the frames from the capture (the tap missed them; the
-	// conversation goes on as if they had been delivered).
+	// conversation goes on as if they had been delivered: the responder
+	// ACKs them, nobody NAKs or resends them). Flags --drop and --tap-drop.
 	Drop []PSNRef
 	// NAK: the packet is lost after the tap; the responder, seeing the
 	// next packets, sends one NAK PSN sequence error for it, and the

@@ -84,7 +84,7 @@ type conn struct {
 	idx            int
 	a, b           *host
 	qa, qb         uint32
-	psnA, psnB     uint32 // starting PSNs (A's requests; B's, unused but in the REP)
+	psnA, psnB     uint32 // starting PSNs of A's requests (the REP's StartingPSN) and B's (the REQ's; B sends none)
 	kind           opKind
 	mtu            int
 	commA, commB   uint32
@@ -162,7 +162,15 @@ type pkt struct {
 	ce      bool
 	corrupt bool
 	delayNs int64
+	resend  uint8 // a go-back-N resend of a request: resendNAK or resendRNR
 }
+
+// Causes of a resend (pkt.resend).
+const (
+	resendNone uint8 = iota
+	resendNAK
+	resendRNR
+)
 
 // dataReq reports whether p is a request of the data connection (A → B).
 func (p *pkt) dataReq() bool { return p.cm == cmNone && !p.fromB && p.op.IsRequest() }
