@@ -191,6 +191,10 @@ type Config struct {
 	// back to back at this rate, plus any RNR delay).
 	Gbps float64
 	Impairments
+	// SnifferSrcPort writes UDP source port 4791 on every RoCE v2 packet
+	// after its ICRC was computed over the real (per-flow entropy) source
+	// port, as the ConnectX NIC sniffer does.
+	SnifferSrcPort bool
 	// OnFrame, when set, is called for every frame written, in order.
 	OnFrame func(*FrameInfo)
 }
@@ -298,6 +302,9 @@ func (c *Config) normalize() error {
 	}
 	if len(c.ECN) > 0 && !c.Encap.RoCEv2() {
 		return fmt.Errorf("synth: %w: ECN marking needs RoCE v2 (IP ECN), not %s", ErrConfig, c.Encap)
+	}
+	if c.SnifferSrcPort && !c.Encap.RoCEv2() {
+		return fmt.Errorf("synth: %w: the sniffer source port rewrite needs RoCE v2 (UDP), not %s", ErrConfig, c.Encap)
 	}
 	if c.Scenario == ScenarioUD && len(c.NAK)+len(c.RNR) > 0 {
 		return fmt.Errorf("synth: %w: UD has no NAKs", ErrConfig)

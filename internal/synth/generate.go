@@ -112,6 +112,7 @@ func newGenerator(cfg *Config, out io.Writer) (*generator, error) {
 	g := &generator{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x726f6365))}
 	g.rate = max(1, int64(cfg.Gbps*1000))
 	g.b = newBuilder(cfg.Encap, cfg.Scenario == ScenarioMix)
+	g.b.snifferSrcPort = cfg.SnifferSrcPort
 	g.tr = newTracker()
 	w, err := newCapWriter(out, cfg)
 	if err != nil {
@@ -253,6 +254,9 @@ func (g *generator) emit(p *pkt) error {
 		pktBytes = pktBytes[layers.ERFHeaderLen:]
 	}
 	g.tr.add(p, pktBytes, status)
+	if g.cfg.SnifferSrcPort && status == layers.ICRCOK {
+		g.tr.portRewritten(p)
+	}
 	if g.cfg.OnFrame != nil {
 		g.frameInfo(p, ts, data, orig, status)
 		g.cfg.OnFrame(&g.info)

@@ -18,6 +18,10 @@ type Truth struct {
 	RoCEPackets int          `json:"roce_packets"`
 	Connections []Connection `json:"connections"`
 	Flows       []*Flow      `json:"flows"`
+
+	// ICRCPortRewritten counts the packets whose UDP source port 4791
+	// hides the port their ICRC was computed over (Config.SnifferSrcPort).
+	ICRCPortRewritten int `json:"icrc_port_rewritten,omitempty"`
 }
 
 // Endpoint is one side of a CM connection.
@@ -80,6 +84,12 @@ type Flow struct {
 		OK           int `json:"ok"`
 		Bad          int `json:"bad"`
 		Unverifiable int `json:"unverifiable"`
+
+		// PortRewritten counts the packets of OK written with UDP source
+		// port 4791 over an ICRC of their real port (Config.SnifferSrcPort),
+		// and OriginalSrcPorts lists those real ports.
+		PortRewritten    int      `json:"port_rewritten,omitempty"`
+		OriginalSrcPorts []uint16 `json:"original_src_ports,omitempty"`
 	} `json:"icrc"`
 }
 
