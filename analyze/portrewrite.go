@@ -28,6 +28,37 @@ const maxOriginalPorts = 8
 type portRecovery struct {
 	ports []uint16 // distinct recovered ports, first seen first (≤ maxOriginalPorts)
 	port  uint16   // the last recovered port, tried first
+	// diffs caches, by covered length, the ICRC change that port makes
+	// (the ICRC on the wire XOR the one with port 4791): a packet of a
+	// length seen before is checked with one comparison.
+	diffs [diffCacheLen]diffEntry
+}
+
+// diffCacheLen is the number of packet lengths a flow caches the ICRC
+// change of its port for (direct-mapped by length: FIRST, MIDDLE, LAST
+// and ONLY packets of one message size take up to four).
+const diffCacheLen = 4
+
+// diffEntry is the ICRC change of a flow's port at one covered length.
+type diffEntry struct {
+	covered int32 // covered length + 1; 0 marks an empty entry
+	diff    uint32
+}
+
+// verifies reports whether the flow's port explains diff, the ICRC
+// change of a packet with covered bytes after the UDP header: from the
+// cache, or with one multiplication (then cached).
+func (r *portRecovery) verifies(a *Analyzer, icrc layers.ICRCResult, covered int) bool {
+	diff := icrc.Value ^ icrc.Expected
+	e := &r.diffs[covered%diffCacheLen]
+	if int(e.covered) == covered+1 {
+		return e.diff == diff
+	}
+	if !layers.VerifyICRCSrcPort(icrc, snifferSrcPort, r.port, a.srcPortShift(covered)) {
+		return false
+	}
+	*e = diffEntry{covered: int32(covered + 1), diff: diff}
+	return true
 }
 
 // shiftCacheLen is the number of packet lengths whose ICRC shift factor
@@ -64,13 +95,13 @@ func (a *Analyzer) recoverSrcPort(f *flowState, p *Packet, udpHdr []byte) {
 	if captured != snifferSrcPort {
 		return
 	}
-	shift := a.srcPortShift(len(p.BTH.ICRCCovered()))
+	covered := len(p.BTH.ICRCCovered())
 	var port uint16
 	switch {
-	case f != nil && f.srcPorts != nil && layers.VerifyICRCSrcPort(p.ICRC, captured, f.srcPorts.port, shift):
+	case f != nil && f.srcPorts != nil && f.srcPorts.verifies(a, p.ICRC, covered):
 		port = f.srcPorts.port
 	default:
-		delta, ok := layers.SolveICRCSrcPortDelta(p.ICRC.Value^p.ICRC.Expected, shift)
+		delta, ok := layers.SolveICRCSrcPortDelta(p.ICRC.Value^p.ICRC.Expected, a.srcPortShift(covered))
 		if !ok {
 			return
 		}
@@ -86,7 +117,9 @@ func (a *Analyzer) recoverSrcPort(f *flowState, p *Packet, udpHdr []byte) {
 	if f.srcPorts == nil {
 		f.srcPorts = &portRecovery{}
 	}
-	f.srcPorts.port = port
+	if f.srcPorts.port != port {
+		f.srcPorts.port, f.srcPorts.diffs = port, [diffCacheLen]diffEntry{}
+	}
 	if len(f.srcPorts.ports) < maxOriginalPorts && !slices.Contains(f.srcPorts.ports, port) {
 		f.srcPorts.ports = append(f.srcPorts.ports, port)
 	}
