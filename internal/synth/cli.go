@@ -229,6 +229,8 @@ func Golden() []GoldenFile {
 		{"erf.pcap", []string{"write-bw", "--encap", "erf", "--messages", "6", "--msg-size", "2048", "--mtu", "1024"}},
 		{"header_only_snap128.pcap", []string{"write-bw", "--snaplen", "128", "--messages", "16", "--msg-size", "4096", "--mtu", "1024"}},
 		{"mix_small.pcap", []string{"mix", "--packets", "400", "--qps", "8", "--snaplen", "96"}},
+		{"sniffer_src_port.pcap", []string{"send-bw", "--sniffer-src-port", "--messages", "6", "--msg-size", "2048", "--mtu", "1024", "--start-psn", "700",
+			"--corrupt-icrc", "703"}},
 	}
 }
 
