@@ -242,3 +242,54 @@ func TestSnifferSrcPortSteadyStateAllocations(t *testing.T) {
 	t.Logf("allocations in 20,000 packets: %d plain, %d rewritten", plain, rewritten)
 	assert.LessOrEqual(t, rewritten, plain)
 }
+
+// TestSnifferSrcPortChanges: a flow whose packets were sent from two
+// source ports (another ECMP path) recovers each packet's own port, the
+// cached one or the new one, and lists both.
+func TestSnifferSrcPortChanges(t *testing.T) {
+	cfg := synth.Config{Scenario: synth.ScenarioWriteBW, Messages: 8, MsgSize: 3072, MTU: 1024, SnifferSrcPort: true}
+	frames, cis, lt, _ := genFrames(t, cfg)
+	const other = 50000
+	a := analyze.New(analyze.Options{})
+	var dataFlow string
+	var first uint16
+	moved := 0
+	for i, data := range frames {
+		p := a.Feed(cis[i], lt, append([]byte(nil), data...)) // the original port, to learn it
+		require.True(t, p.SrcPortRewritten, "frame %d", i+1)
+		if p.BTH.Opcode.IsRequest() && p.BTH.DestQP != 1 && i%2 == 0 {
+			// Re-send this request from port 50000: the ICRC of that port,
+			// then 4791 written over it.
+			dataFlow = fmt.Sprintf("%v → %v QP %d", p.Src, p.Dst, p.BTH.DestQP)
+			if first == 0 {
+				first = p.OriginalSrcPort
+			}
+			const udp, ib = 14 + 20, 14 + 20 + 8
+			binary.BigEndian.PutUint16(data[udp:], other)
+			crc, err := layers.ComputeICRC(layers.NetworkIPv4, data[14:udp], data[udp:ib], data[ib:len(data)-4])
+			require.NoError(t, err)
+			binary.LittleEndian.PutUint32(data[len(data)-4:], crc)
+			binary.BigEndian.PutUint16(data[udp:], 4791)
+			moved++
+		}
+	}
+	require.Positive(t, moved)
+	b := analyze.New(analyze.Options{})
+	for i, data := range frames {
+		p := b.Feed(cis[i], lt, data)
+		require.True(t, p.SrcPortRewritten, "frame %d", i+1)
+		if fmt.Sprintf("%v → %v QP %d", p.Src, p.Dst, p.BTH.DestQP) == dataFlow && p.BTH.Opcode.IsRequest() {
+			want := first
+			if i%2 == 0 {
+				want = other
+			}
+			assert.Equal(t, want, p.OriginalSrcPort, "frame %d", i+1)
+		}
+	}
+	for _, f := range b.Report().Flows {
+		if fmt.Sprintf("%v → %v QP %d", f.Src, f.Dst, f.DestQP) == dataFlow {
+			assert.ElementsMatch(t, []uint16{first, other}, f.ICRC.OriginalSrcPorts)
+			assert.Zero(t, f.ICRC.Bad)
+		}
+	}
+}
