@@ -15,7 +15,7 @@ func writeSnifferNote(w io.Writer, c analyze.Capture) {
 	if c.ICRCPortRewritten == 0 {
 		return
 	}
-	fmt.Fprintf(w, "  UDP source port rewritten by the capture tool (NIC sniffer): %d packets show port 4791; their ICRCs verify with the original (ECMP entropy) port recovered from each, shown per flow as SRC PORT\n", c.ICRCPortRewritten)
+	fmt.Fprintf(w, "  UDP source port rewritten by the capture tool (NIC sniffer): the ICRCs of %d packets captured with source port 4791 verify with the original (ECMP entropy) port recovered from each (SRC PORT per flow)\n", c.ICRCPortRewritten)
 }
 
 // srcPortCell shows the source ports recovered from a flow's ICRCs ("-"

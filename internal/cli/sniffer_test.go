@@ -50,7 +50,7 @@ func TestSnifferSrcPort(t *testing.T) {
 	code, out, errs := run(t, nil, "--color=never", sniffedPath)
 	require.Equal(t, 0, code, errs)
 	assert.Equal(t, 1, strings.Count(out, "UDP source port rewritten by the capture tool (NIC sniffer)"), out)
-	assert.Contains(t, out, fmt.Sprintf("%d packets show port 4791", len(ports)))
+	assert.Contains(t, out, fmt.Sprintf("the ICRCs of %d packets captured with source port 4791 verify", len(ports)))
 	assert.Contains(t, out, "SRC PORT")
 	assert.Contains(t, out, "No problems found.")
 	for _, f := range truth.Flows {
