@@ -76,6 +76,7 @@ type Analyzer struct {
 	dropped   uint64
 
 	dropSketch sketch
+	shifts     [shiftCacheLen]shiftEntry // ICRC shift factors by length, for recoverSrcPort
 }
 
 // New returns an Analyzer.
@@ -188,6 +189,12 @@ type Packet struct {
 	Err error
 	// Findings counts the findings this frame produced.
 	Findings int
+
+	// SrcPortRewritten is true when the ICRC verified only with UDP
+	// source port OriginalSrcPort instead of the captured 4791 (a NIC
+	// sniffer capture); ICRC is then ok.
+	SrcPortRewritten bool
+	OriginalSrcPort  uint16
 }
 
 // Feed analyzes one frame and returns its decoded view.

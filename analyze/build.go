@@ -112,6 +112,7 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 		Series:          keep(f.series),
 	}
 
+	out.ICRC.OriginalSrcPorts = f.srcPorts.list()
 	if f.conn >= 0 {
 		id := a.conns.list[f.conn].ID
 		out.Connection = &id
@@ -289,6 +290,7 @@ func (r *Report) Merge(o *Report) {
 	c.Bytes += oc.Bytes
 	c.FlowsDropped += oc.FlowsDropped
 	c.PacketsOfDroppedFlows += oc.PacketsOfDroppedFlows
+	c.ICRCPortRewritten += oc.ICRCPortRewritten
 	if oc.FirstTime != nil && (c.FirstTime == nil || oc.FirstTime.Before(*c.FirstTime)) {
 		t := *oc.FirstTime
 		c.FirstTime = &t
@@ -464,6 +466,8 @@ func mergeFlow(a, b *Flow) {
 	a.ICRC.OK += b.ICRC.OK
 	a.ICRC.Bad += b.ICRC.Bad
 	a.ICRC.Unverifiable += b.ICRC.Unverifiable
+	a.ICRC.PortRewritten += b.ICRC.PortRewritten
+	a.ICRC.OriginalSrcPorts = mergePorts(a.ICRC.OriginalSrcPorts, b.ICRC.OriginalSrcPorts)
 	// Series of different intervals (one part coarsened) meet at the
 	// coarser one, and stay within maxSeries.
 	iv := max(int64(math.Round(a.IntervalSeconds*1e9)), int64(math.Round(b.IntervalSeconds*1e9)))

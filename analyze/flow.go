@@ -204,7 +204,8 @@ type flowState struct {
 
 	congestion Congestion
 	icrc       ICRCCounts
-	loss       lossState // loss attribution (loss.go)
+	loss       lossState     // loss attribution (loss.go)
+	srcPorts   *portRecovery // source ports recovered from ICRCs, allocated by the first
 
 	// pending is a ring of the last pendingLen requests awaiting an ACK,
 	// grown as requests come (most flows never fill it: its memory is
@@ -277,6 +278,9 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 		a.handleMAD(p)
 	}
 	f := a.flowFor(p)
+	if p.ICRC.Status == layers.ICRCBad && p.Encap == EncapRoCEv2 {
+		a.recoverSrcPort(f, p, udpHdr)
+	}
 	if f == nil {
 		a.capture.PacketsOfDroppedFlows++
 		return

@@ -47,6 +47,10 @@ type Capture struct {
 	// request PSNs the capture missed although the responder received
 	// them (capture-side drops, not network loss).
 	NotCaptured uint64 `json:"not_captured"`
+	// ICRCPortRewritten counts the RoCE v2 packets captured with UDP
+	// source port 4791 whose ICRC verified with another source port, the
+	// one the capture tool (NIC sniffer) overwrote.
+	ICRCPortRewritten uint64 `json:"icrc_port_rewritten"`
 }
 
 // Malformed is one frame that could not be decoded.
@@ -266,6 +270,14 @@ type ICRCCounts struct {
 	OK           uint64 `json:"ok"`
 	Bad          uint64 `json:"bad"`
 	Unverifiable uint64 `json:"unverifiable"`
+	// PortRewritten counts the packets counted in OK whose ICRC verified
+	// only with a UDP source port other than the captured 4791: the
+	// capture tool (NIC sniffer) rewrote the source port.
+	PortRewritten uint64 `json:"port_rewritten"`
+	// OriginalSrcPorts lists the source ports those ICRCs were computed
+	// over (the ECMP entropy ports), distinct, first seen first, at most
+	// 8; absent when none was recovered.
+	OriginalSrcPorts []uint16 `json:"original_src_ports,omitempty"`
 }
 
 // Sample is one throughput interval.

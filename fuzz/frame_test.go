@@ -172,7 +172,9 @@ func compareFrame(t *testing.T, pkt gopacket.Packet, p *analyze.Packet) {
 	// ICRC: gopacket adds a checked ICRC layer when the packet is whole
 	// and its headers decoded; the analyzer checks every packet it
 	// accounts (those with no malformed header).
-	if icrc, ok := pkt.Layer(layers.LayerTypeICRC).(*layers.ICRC); ok && p.Err == nil {
+	if icrc, ok := pkt.Layer(layers.LayerTypeICRC).(*layers.ICRC); ok && p.Err == nil && p.SrcPortRewritten {
+		checkSrcPortRewritten(t, pkt, icrc, p)
+	} else if ok && p.Err == nil {
 		require.Equal(t, layers.ICRCResult{Status: icrc.Status, Value: icrc.Value, Expected: icrc.Expected}, p.ICRC, "ICRC")
 	} else if p.Err == nil && p.BTH.Opcode.Known() {
 		require.NotEqual(t, layers.ICRCOK, p.ICRC.Status, "an ICRC the analyzer checked and gopacket did not find")

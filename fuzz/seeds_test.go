@@ -81,6 +81,7 @@ func generated(t testing.TB) map[string][]byte {
 		"atomic-rocev1":   {Scenario: synth.ScenarioAtomic, Encap: synth.EncapRoCEv1, Messages: 2},
 		"ud-ib":           {Scenario: synth.ScenarioUD, Encap: synth.EncapIB, Messages: 3},
 		"write-erf-rnr":   {Scenario: synth.ScenarioWriteBW, Encap: synth.EncapERF, Messages: 2, MsgSize: 1024, Impairments: synth.Impairments{RNR: []synth.PSNRef{{Value: 1, Relative: true}}, CorruptICRC: []synth.PSNRef{{Value: 0, Relative: true}}}},
+		"write-sniffer":   {Scenario: synth.ScenarioWriteBW, Encap: synth.EncapIPv6, Messages: 2, MsgSize: 2048, SnifferSrcPort: true},
 		"mix-snap":        {Scenario: synth.ScenarioMix, Packets: 40, QPs: 3, SnapLen: 80, Nanos: true},
 		"wrap-dup":        {Scenario: synth.ScenarioWriteBW, Messages: 6, MsgSize: 4096, StartPSN: &one, Impairments: synth.Impairments{Dup: []synth.PSNRef{{Value: 3, Relative: true}}, Reorder: []synth.PSNRef{{Value: 6, Relative: true}}}},
 	}

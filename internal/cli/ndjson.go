@@ -83,6 +83,9 @@ type icrcJSON struct {
 	Status   string `json:"status"`
 	Value    string `json:"value,omitempty"`
 	Expected string `json:"expected,omitempty"`
+	// OriginalSrcPort is the UDP source port the ICRC verified with when
+	// the capture shows 4791 in its place (NIC sniffer).
+	OriginalSrcPort *uint16 `json:"original_src_port,omitempty"`
 }
 
 type madJSON struct {
@@ -127,6 +130,9 @@ func packetObject(p *analyze.Packet) *packetJSON {
 			if p.ICRC.Status.String() == "bad" {
 				st.Expected = layers.ICRCWire(p.ICRC.Expected)
 			}
+		}
+		if p.SrcPortRewritten {
+			st.OriginalSrcPort = ptr(p.OriginalSrcPort)
 		}
 		o.ICRC = &st
 	}

@@ -154,6 +154,9 @@ func (r *runner) writeLine(p *analyze.Packet, rel time.Duration) {
 func icrcWord(pal palette, p *analyze.Packet) string {
 	switch p.ICRC.Status {
 	case layers.ICRCOK:
+		if p.SrcPortRewritten {
+			return pal.green.Sprintf("ICRC=ok(src port %d)", p.OriginalSrcPort)
+		}
 		return pal.green.Sprint("ICRC=ok")
 	case layers.ICRCBad:
 		return pal.red.Sprintf("ICRC=bad(%s, expected %s)", layers.ICRCWire(p.ICRC.Value), layers.ICRCWire(p.ICRC.Expected))
@@ -179,6 +182,9 @@ func (r *runner) writeTree(p *analyze.Packet, f *frame, rel time.Duration) {
 			continue
 		}
 		if writeCRC(w, l) {
+			if p.SrcPortRewritten && l.LayerType() == layers.LayerTypeICRC {
+				fmt.Fprintf(w, "    Verified with UDP source port %d (the capture tool wrote 4791)\n", p.OriginalSrcPort)
+			}
 			continue
 		}
 		fmt.Fprintf(w, "  %s\n", name)

@@ -234,6 +234,7 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 	if c.NotCaptured > 0 {
 		p.yellow.Fprintf(w, "  the capture missed %s that the responders acknowledged (capture-side drops, not network loss)\n", plural(int(c.NotCaptured), "request packet"))
 	}
+	writeSnifferNote(w, c)
 	if c.FlowsDropped > 0 {
 		p.yellow.Fprintf(w, "  flow table full: about %d more flows (%d packets) counted but not tracked (--max-flows)\n", c.FlowsDropped, c.PacketsOfDroppedFlows)
 	}
@@ -274,9 +275,13 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 		fmt.Fprintln(w, "  no RDMA flows")
 	} else {
 		header := []cell{{text: "SRC → DST", left: true}, {text: "QP"}, {text: "TRANSPORT", left: true}, {text: "PACKETS"}, {text: "PAYLOAD"}, {text: "DURATION"}, {text: "THROUGHPUT"}, {text: "MTU INF/NEG"}, {text: "MISSING"}, {text: "RETX"}, {text: "NAKS"}, {text: "CNPS"}, {text: "ECN-CE"}, {text: "ICRC-ERR"}}
+		sniffed := c.ICRCPortRewritten > 0
+		if sniffed {
+			header = append(header, cell{text: "SRC PORT", left: true})
+		}
 		p.table(w, "  ", header, len(rep.Flows), func(i int, row []cell) []cell {
 			f := &rep.Flows[i]
-			return append(row,
+			row = append(row,
 				cell{text: f.Src + " → " + f.Dst, left: true}, cell{text: qpString(f.DestQP)}, cell{text: f.Transport, left: true},
 				cell{text: fmt.Sprint(f.Packets)}, cell{text: humanBytes(f.PayloadBytes)}, cell{text: humanDuration(f.LastTime.Sub(f.FirstTime))},
 				cell{text: humanRate(f.ThroughputBps)},
@@ -284,6 +289,10 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 				countCell(p, f.Requests.Missing, p.red), countCell(p, f.Requests.Retransmitted+f.Requests.Duplicates, p.yellow),
 				countCell(p, f.Responses.NAKs+f.Responses.RNRNAKs, p.red), countCell(p, f.Congestion.CNPs, p.yellow),
 				countCell(p, f.Congestion.ECNCE, p.yellow), countCell(p, f.ICRC.Bad, p.red))
+			if sniffed {
+				row = append(row, srcPortCell(f))
+			}
+			return row
 		})
 	}
 

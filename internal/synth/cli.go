@@ -83,6 +83,7 @@ func newFlagSet(v *cliFlags) *flag.FlagSet {
 	fs.StringVar(&v.reorder, "reorder", "", "`PSN`s swapped with the next request")
 	fs.StringVar(&v.ecn, "ecn", "", "`PSN`s marked ECN CE, each answered by a CNP (RoCE v2)")
 	fs.StringVar(&v.corrupt, "corrupt-icrc", "", "`PSN`s written with a bad ICRC")
+	fs.BoolVar(&cfg.SnifferSrcPort, "sniffer-src-port", false, "write UDP source port 4791 on every RoCE v2 packet after the ICRC, as the NIC sniffer does")
 	fs.Int64Var(&v.startPSN, "start-psn", -1, "requester's starting PSN (default: drawn from the seed)")
 	fs.IntVar(&cfg.Packets, "packets", DefaultPackets, "mix: number of frames")
 	fs.IntVar(&cfg.QPs, "qps", DefaultQPs, "mix: number of RC connections")
@@ -245,6 +246,8 @@ func Golden() []GoldenFile {
 		{"loss_behind_tap.pcap", []string{"send-bw", "--messages", "6", "--msg-size", "2048", "--mtu", "1024", "--start-psn", "3000",
 			"--drop", "3004", "--nak", "3004"}},
 		{"ud_drop.pcap", []string{"ud", "--messages", "8", "--msg-size", "512", "--mtu", "1024", "--start-psn", "4000", "--drop", "4003"}},
+		{"sniffer_src_port.pcap", []string{"send-bw", "--sniffer-src-port", "--messages", "6", "--msg-size", "2048", "--mtu", "1024", "--start-psn", "700",
+			"--corrupt-icrc", "703"}},
 	}
 }
 

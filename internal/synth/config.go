@@ -196,6 +196,10 @@ type Config struct {
 	// traffic (RD opcodes with the DC headers, no CM exchange; see dc.go):
 	// write-bw, read-bw and atomic only.
 	DC bool
+	// SnifferSrcPort writes UDP source port 4791 on every RoCE v2 packet
+	// after its ICRC was computed over the real (per-flow entropy) source
+	// port, as the ConnectX NIC sniffer does.
+	SnifferSrcPort bool
 	// OnFrame, when set, is called for every frame written, in order.
 	OnFrame func(*FrameInfo)
 }
@@ -306,6 +310,9 @@ func (c *Config) normalize() error {
 	}
 	if c.DC && !dcScenario(c.Scenario) {
 		return fmt.Errorf("synth: %w: DC traffic needs write-bw, read-bw or atomic, not %s", ErrConfig, c.Scenario)
+	}
+	if c.SnifferSrcPort && !c.Encap.RoCEv2() {
+		return fmt.Errorf("synth: %w: the sniffer source port rewrite needs RoCE v2 (UDP), not %s", ErrConfig, c.Encap)
 	}
 	if c.Scenario == ScenarioUD && len(c.NAK)+len(c.RNR) > 0 {
 		return fmt.Errorf("synth: %w: UD has no NAKs", ErrConfig)

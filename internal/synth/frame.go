@@ -54,6 +54,9 @@ type builder struct {
 	icrc  layers.ICRC
 	vcrc  layers.VCRC
 
+	// snifferSrcPort writes UDP source port 4791 after the ICRC.
+	snifferSrcPort bool
+
 	stack   [16]gopacket.SerializableLayer
 	n       int
 	mad     [madLen]byte
@@ -96,14 +99,10 @@ func (b *builder) trailerAfterICRC() int {
 func (b *builder) build(p *pkt, ts time.Time) ([]byte, error) {
 	c := p.c
 	src, dst := c.a, c.b
-	sport := c.sportA
 	if p.fromB {
 		src, dst = dst, src
-		sport = c.sportB
 	}
-	if p.cm != cmNone {
-		sport = 49152 + uint16(src.idx)
-	}
+	sport := srcPort(p)
 	b.n = 0
 	ecn, dscp := uint8(ecnECT0), uint8(dscpData)
 	switch {
@@ -253,6 +252,9 @@ func (b *builder) build(p *pkt, ts time.Time) ([]byte, error) {
 	}
 	if p.corrupt {
 		b.corrupt(frame)
+	}
+	if b.snifferSrcPort && b.encap.RoCEv2() {
+		b.rewriteSrcPort(frame)
 	}
 	return frame, nil
 }

@@ -40,6 +40,12 @@ type FrameInfo struct {
 	Immediate     uint32 // ImmDt or IETH
 	PayloadLen    int
 	CM            string // "REQ", "REP", "RTU", "DREQ", "DREP" for CM MADs
+	// SrcPort is the UDP source port the ICRC was computed over (RoCE v2);
+	// SrcPortRewritten says the frame shows 4791 instead
+	// (Config.SnifferSrcPort): ICRC is then what the analyzer finds, which
+	// recovers SrcPort, while a plain decode of the frame finds it bad.
+	SrcPort          uint16
+	SrcPortRewritten bool
 	// Data is the captured bytes, valid during the callback only.
 	Data []byte
 }
@@ -112,6 +118,7 @@ func newGenerator(cfg *Config, out io.Writer) (*generator, error) {
 	g := &generator{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x726f6365))}
 	g.rate = max(1, int64(cfg.Gbps*1000))
 	g.b = newBuilder(cfg.Encap, cfg.Scenario == ScenarioMix)
+	g.b.snifferSrcPort = cfg.SnifferSrcPort
 	g.tr = newTracker()
 	g.tr.sendPSN = func(c *conn) (uint32, bool) {
 		// The REP's StartingPSN, where the requester's requests start,
@@ -262,6 +269,9 @@ func (g *generator) emit(p *pkt) error {
 		pktBytes = pktBytes[layers.ERFHeaderLen:]
 	}
 	g.tr.add(p, pktBytes, status)
+	if g.cfg.SnifferSrcPort && status == layers.ICRCOK {
+		g.tr.portRewritten(p)
+	}
 	if g.cfg.OnFrame != nil {
 		g.frameInfo(p, ts, data, orig, status)
 		g.cfg.OnFrame(&g.info)
@@ -279,6 +289,9 @@ func (g *generator) frameInfo(p *pkt, ts time.Time, data []byte, orig int, st la
 		Src: src.addr, Dst: dst.addr, Opcode: p.op, DestQP: p.destQP, PSN: p.psn, AckReq: p.ackReq,
 		ECNCE: p.ce, ICRC: st, VA: p.va, RKey: p.rkey, DMALength: p.dmaLen, Syndrome: p.aeth, MSN: p.msn,
 		QKey: p.qkey, SrcQP: p.srcQP, Immediate: p.imm, PayloadLen: p.payLen, CM: cmNames[p.cm], Data: data}
+	if g.cfg.Encap.RoCEv2() {
+		g.info.SrcPort, g.info.SrcPortRewritten = srcPort(p), g.cfg.SnifferSrcPort
+	}
 }
 
 // capWriter writes pcap or pcapng records.

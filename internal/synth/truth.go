@@ -22,6 +22,9 @@ type Truth struct {
 	Capture     struct {
 		// NotCaptured sums the flows' requests.missing_not_captured.
 		NotCaptured int64 `json:"not_captured"`
+		// ICRCPortRewritten counts the packets whose UDP source port 4791
+		// hides the port their ICRC was computed over (Config.SnifferSrcPort).
+		ICRCPortRewritten int `json:"icrc_port_rewritten,omitempty"`
 	} `json:"capture"`
 	// Findings are every finding the analyzer should report, in frame
 	// order (see tracker.finding).
@@ -112,6 +115,12 @@ type Flow struct {
 		OK           int `json:"ok"`
 		Bad          int `json:"bad"`
 		Unverifiable int `json:"unverifiable"`
+
+		// PortRewritten counts the packets of OK written with UDP source
+		// port 4791 over an ICRC of their real port (Config.SnifferSrcPort),
+		// and OriginalSrcPorts lists those real ports.
+		PortRewritten    int      `json:"port_rewritten,omitempty"`
+		OriginalSrcPorts []uint16 `json:"original_src_ports,omitempty"`
 	} `json:"icrc"`
 }
 

@@ -1,0 +1,32 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+)
+
+// writeSnifferNote says, once, that the capture tool overwrote the UDP
+// source port of RoCE v2 packets (the NIC sniffer writes 4791) and that
+// their ICRCs were verified against the ports recovered from them.
+func writeSnifferNote(w io.Writer, c analyze.Capture) {
+	if c.ICRCPortRewritten == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  UDP source port rewritten by the capture tool (NIC sniffer): the ICRCs of %d packets captured with source port 4791 verify with the original (ECMP entropy) port recovered from each (SRC PORT per flow)\n", c.ICRCPortRewritten)
+}
+
+// srcPortCell shows the source ports recovered from a flow's ICRCs ("-"
+// for none): the ECMP path its packets took.
+func srcPortCell(f *analyze.Flow) cell {
+	if len(f.ICRC.OriginalSrcPorts) == 0 {
+		return cell{text: "-", left: true}
+	}
+	ports := make([]string, len(f.ICRC.OriginalSrcPorts))
+	for i, p := range f.ICRC.OriginalSrcPorts {
+		ports[i] = fmt.Sprint(p)
+	}
+	return cell{text: strings.Join(ports, ","), left: true}
+}
