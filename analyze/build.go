@@ -47,12 +47,7 @@ func (a *Analyzer) report(release bool) *Report {
 	}
 	// Flows of only CNPs take their transport from other flows: name them
 	// all before Finish starts releasing flows.
-	cnpTransport := map[int32]string{}
-	for _, f := range a.flowList {
-		if !f.hasTransport {
-			cnpTransport[f.index] = a.cnpFlowTransport(f)
-		}
-	}
+	cnpTransport := a.untypedTransports()
 	for i, f := range a.flowList {
 		fr := a.flowReport(f, release)
 		if !f.hasTransport {
@@ -203,21 +198,6 @@ func joinSeam(m *Messages, open, orphan seamMessage) {
 	if open.isWrite && open.hasDMA && uint64(open.dmaLen) != size {
 		m.DMALengthMismatches++
 	}
-}
-
-// cnpFlowTransport names the transport of a flow that carried only CNPs:
-// that of its QP's connection, or of the datagram flow the QP sends from
-// (its requests carry it as DETH SrcQP), else "CNP".
-func (a *Analyzer) cnpFlowTransport(f *flowState) string {
-	if f.conn >= 0 {
-		return a.conns.list[f.conn].Transport
-	}
-	for _, g := range a.flowList {
-		if g.key.src == f.key.dst && g.key.dst == f.key.src && g.hasDatagramSrc && g.datagramSrc == f.key.qp && g.hasTransport {
-			return g.transport.String()
-		}
-	}
-	return "CNP"
 }
 
 func copyMap(m map[string]uint64) map[string]uint64 {
@@ -393,7 +373,7 @@ func mergeConn(a, b *Connection) {
 }
 
 func mergeFlow(a, b *Flow) {
-	if a.Transport == "CNP" && b.Transport != "CNP" {
+	if transportRank(b.Transport) > transportRank(a.Transport) {
 		a.Transport = b.Transport
 	}
 	if a.Connection == nil {

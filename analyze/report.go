@@ -113,7 +113,8 @@ type Flow struct {
 	Src    string `json:"src"`
 	Dst    string `json:"dst"`
 	DestQP uint32 `json:"dest_qp"`
-	// Transport is RC, UC, RD, UD, XRC or CNP (a flow of only CNPs).
+	// Transport is RC, UC, RD, UD, XRC, CNP (a flow of only CNPs) or
+	// unknown (a flow of only opcodes outside the IBTA table).
 	Transport string `json:"transport"`
 	// Connection is the ID of the CM connection this flow belongs to.
 	Connection *int `json:"connection"`
