@@ -326,23 +326,6 @@ type flowIDKey struct {
 
 func flowID(f *Flow) flowIDKey { return flowIDKey{f.Src, f.Dst, f.DestQP} }
 
-// applyCMOrphans applies to the first part's connections the CM messages
-// the second part saw without their REQ (a REP, RTU, DREQ or DREP after
-// the seam).
-func applyCMOrphans(conns []Connection, orphans []cmOrphan) {
-	for _, o := range orphans {
-		for i := range conns {
-			c := &conns[i]
-			ids := func(x uint32) bool { return x == c.LocalCommID || c.RemoteCommID != 0 && x == c.RemoteCommID }
-			if !ids(o.localComm) && !ids(o.remoteComm) {
-				continue
-			}
-			c.apply(o)
-			break
-		}
-	}
-}
-
 func mergeConn(a, b *Connection) {
 	if a.Responder.QPN == 0 {
 		a.Responder = b.Responder
