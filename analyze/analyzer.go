@@ -25,6 +25,9 @@ type Options struct {
 	// MaxFlows caps the flow table (default 1,000,000); packets of further
 	// flows are counted in Capture.FlowsDropped and not tracked.
 	MaxFlows int
+	// FlowBudget, when set, is a flow cap shared with other Analyzers (of
+	// the files of one run): a flow is tracked only if it allows too.
+	FlowBudget *FlowBudget
 	// MaxFindings caps the findings and malformed frames listed (default
 	// 100,000); further ones are counted in Report.FindingsDropped.
 	MaxFindings int

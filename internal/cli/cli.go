@@ -60,6 +60,9 @@ type runner struct {
 	pal    palette
 
 	progress *progress
+	// flowBudget caps the flows of all the files of the run together
+	// (--max-flows is for the run, not for each file).
+	flowBudget *analyze.FlowBudget
 }
 
 func (r *runner) options(file string, multi bool) analyze.Options {
@@ -69,6 +72,7 @@ func (r *runner) options(file string, multi bool) analyze.Options {
 		RoCEPorts: r.cfg.rocePorts,
 		MaxFlows:  r.cfg.maxFlows,
 	}
+	o.FlowBudget = r.flowBudget
 	if multi {
 		o.File = file
 	}
@@ -161,6 +165,7 @@ func (r *runner) each(ctx context.Context, name string, fn func(*frame)) error {
 // reportMode analyzes the files in parallel and prints the report(s).
 func (r *runner) reportMode(ctx context.Context, files []string) int {
 	r.progress = startProgress(r.cfg.progress, r.stderr)
+	r.flowBudget = analyze.NewFlowBudget(r.cfg.maxFlows)
 	results := make([]fileResult, len(files))
 	multi := len(files) > 1
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
