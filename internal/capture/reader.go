@@ -418,6 +418,14 @@ func (o byteOrder) u32(b []byte) uint32 {
 	return binary.LittleEndian.Uint32(b)
 }
 
+func (o byteOrder) put16(b []byte, v uint16) {
+	if o {
+		binary.BigEndian.PutUint16(b, v)
+	} else {
+		binary.LittleEndian.PutUint16(b, v)
+	}
+}
+
 func (o byteOrder) put32(b []byte, v uint32) {
 	if o {
 		binary.BigEndian.PutUint32(b, v)
