@@ -188,11 +188,16 @@ type Packet struct {
 // Feed analyzes one frame and returns its decoded view.
 func (a *Analyzer) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) *Packet {
 	a.capture.Frames++
+	orig := ci.Length
+	ci.Length = clampOriginalLength(ci.Length, len(data))
 	a.capture.Bytes += uint64(ci.Length)
 	p := &a.pkt
 	*p = Packet{Frame: a.capture.Frames, Time: ci.Timestamp, Length: ci.Length, CapLength: len(data), VLAN: -1, PayloadLen: -1}
 	a.fb = feedback{}
 	ibLen, icrcKind, netHdr, udpHdr := a.decode(linkType, data)
+	if ci.Length != orig {
+		a.flagOriginalLength(p, orig)
+	}
 	if a.capture.Frames == 1 || p.Time.Before(a.first) {
 		a.first = p.Time
 	}
@@ -304,7 +309,9 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 				return
 			}
 			typ, data = a.ib.ERF.NextLayerType(), a.ib.ERF.Payload
-			p.Time = erfTime(a.ib.ERF.Timestamp)
+			if typ != gopacket.LayerTypePayload { // a record type decoded further: its clock is trusted
+				p.Time = erfTime(a.ib.ERF.Timestamp)
+			}
 		case layers.LayerTypeLRH:
 			p.IsRDMA, p.Encap = true, EncapIB
 			lrh := &a.ib.LRH

@@ -260,6 +260,7 @@ func (r *Report) Merge(o *Report) {
 	c.Bytes += oc.Bytes
 	c.FlowsDropped += oc.FlowsDropped
 	c.PacketsOfDroppedFlows += oc.PacketsOfDroppedFlows
+	c.OriginalLengthsClamped += oc.OriginalLengthsClamped
 	if oc.FirstTime != nil && (c.FirstTime == nil || oc.FirstTime.Before(*c.FirstTime)) {
 		t := *oc.FirstTime
 		c.FirstTime = &t

@@ -158,3 +158,65 @@ func BenchmarkFinishCNPOnlyFlows(b *testing.B) {
 		a.Finish()
 	}
 }
+
+// TestOriginalLengthClamped: a record header whose original length says
+// 0xFFFFFFFF (four such frames made a report of 12.9 GB) is counted as
+// the frame's captured length, counted, and a finding; a frame of
+// 256 KiB is believed.
+func TestOriginalLengthClamped(t *testing.T) {
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	frame := roceFrame(t, hostA, hostB, &layers.BTH{Opcode: layers.OpcodeRCSendOnly, PKey: 0xFFFF, DestQP: 0x11, PSN: 1}, gopacket.Payload(make([]byte, 16)))
+	tests := []struct {
+		name    string
+		orig    int
+		want    int
+		clamped uint64
+	}{
+		{"4 GiB", 0xFFFFFFFF, len(frame), 1},
+		{"above 256 KiB", analyze.MaxOriginalLength + 1, len(frame), 1},
+		{"256 KiB", analyze.MaxOriginalLength, analyze.MaxOriginalLength, 0},
+		{"honest", len(frame), len(frame), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := analyze.New(analyze.Options{})
+			p := a.Feed(gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(frame), Length: tt.orig}, gplayers.LinkTypeEthernet, frame)
+			assert.Equal(t, tt.want, p.Length)
+			r := a.Finish()
+			assert.Equal(t, uint64(tt.want), r.Capture.Bytes)
+			assert.Equal(t, tt.clamped, r.Capture.OriginalLengthsClamped)
+			require.Len(t, r.Flows, 1)
+			assert.Equal(t, uint64(tt.want), r.Flows[0].WireBytes)
+			var kinds []string
+			for _, f := range r.Findings {
+				kinds = append(kinds, f.Kind)
+			}
+			if tt.clamped > 0 {
+				assert.Equal(t, []string{analyze.KindBadOriginalLength}, kinds)
+			} else {
+				assert.Empty(t, kinds)
+			}
+		})
+	}
+}
+
+// TestERFTimeOfUnknownRecord: an ERF record of a type the analyzer does
+// not decode keeps the capture file's timestamp: its header's timestamp
+// is not trusted (it set the capture's start from garbage bytes).
+func TestERFTimeOfUnknownRecord(t *testing.T) {
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rec := make([]byte, 16+8)
+	for i := range 8 {
+		rec[i] = 0xEE // a timestamp in 2097
+	}
+	rec[8] = 0x7F // no such ERF type
+	rec[15] = 8   // WLen
+	a := analyze.New(analyze.Options{})
+	p := a.Feed(gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(rec), Length: len(rec)}, layers.LinkTypeERF, rec)
+	assert.False(t, p.IsRDMA)
+	assert.Equal(t, ts, p.Time)
+	r := a.Finish()
+	require.NotNil(t, r.Capture.FirstTime)
+	assert.Equal(t, ts, *r.Capture.FirstTime)
+	assert.Equal(t, uint64(1), r.Capture.OtherPackets)
+}

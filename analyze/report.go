@@ -43,6 +43,9 @@ type Capture struct {
 	FlowsDropped uint64 `json:"flows_dropped"`
 	// PacketsOfDroppedFlows counts the packets of those flows.
 	PacketsOfDroppedFlows uint64 `json:"packets_of_dropped_flows"`
+	// OriginalLengthsClamped counts frames whose original length was
+	// above MaxOriginalLength, counted as their captured length.
+	OriginalLengthsClamped uint64 `json:"original_lengths_clamped"`
 }
 
 // Malformed is one frame that could not be decoded.
@@ -271,6 +274,9 @@ const (
 	KindDMALength      = "dma_length_mismatch"
 	KindCMReject       = "cm_reject"
 	KindUnknownOpcode  = "unknown_opcode"
+	// KindBadOriginalLength: a frame's original length is above
+	// MaxOriginalLength (it is counted as its captured length).
+	KindBadOriginalLength = "bad_original_length"
 )
 
 // Severities of findings, worst first.
