@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -241,18 +242,38 @@ func (r *Reader) Next() (ci gopacket.CaptureInfo, data []byte, linkType layers.L
 	} else {
 		ci, data, linkType, err = r.nextPcap()
 	}
-	if err == nil && (ci.Timestamp.Year() < 0 || ci.Timestamp.Year() > 9999) {
+	if err == nil && !ci.Timestamp.IsZero() && (ci.Timestamp.Before(minTimestamp) || ci.Timestamp.After(maxTimestamp)) {
 		// pcapng timestamps are 64-bit counts of any unit: a crafted one
-		// lands outside what RFC 3339 (and so the JSON report) can write.
+		// lands where nanoseconds since 1970 (time.Duration, UnixNano)
+		// saturate, or past what RFC 3339 (and so the JSON report) can
+		// write.
 		end := r.Offset()
 		err = newError(ErrCorrupt, end, nil,
-			"capture: corrupt packet ending at byte offset %d: its timestamp is outside the years 0–9999", end)
+			"capture: corrupt packet ending at byte offset %d: its timestamp %s is outside 1970 to 2262-04-11 (nanoseconds since 1970 in 64 bits)",
+			end, timestampText(ci.Timestamp))
 	}
 	if err != nil {
 		r.err = err
 		return gopacket.CaptureInfo{}, nil, 0, err
 	}
 	return ci, data, linkType, nil
+}
+
+// minTimestamp and maxTimestamp bound the timestamps the Reader passes on
+// (besides the zero time of a simple packet block, which has none): every
+// one is a 64-bit count of nanoseconds since 1970, so that any two
+// are a time.Duration apart without overflow.
+var (
+	minTimestamp = time.Unix(0, 0).UTC()
+	maxTimestamp = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// timestampText writes a timestamp of any year for a message.
+func timestampText(t time.Time) string {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return fmt.Sprintf("(year %d)", y)
+	}
+	return t.Format(time.RFC3339Nano)
 }
 
 // nextPcap reads one classic pcap record. The record header is checked
