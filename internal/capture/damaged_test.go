@@ -189,6 +189,14 @@ func TestDamagedGzip(t *testing.T) {
 		{name: "bad size", file: badSize, frames: 200, kind: capture.ErrCorrupt, offset: int64(len(pcap)),
 			msg: []string{"corrupt gzip stream", "invalid checksum"}},
 		{name: "trailing garbage", file: append(bytes.Clone(whole), "this is not gzip data"...), frames: 200,
+			kind: capture.ErrCorrupt, offset: int64(len(pcap)), msg: []string{"trailing garbage after the compressed stream (74 68 69 73 20 69 73 20 …)"}},
+		{name: "8 bytes of trailing garbage", file: append(bytes.Clone(whole), "garbage!"...), frames: 200,
+			kind: capture.ErrCorrupt, offset: int64(len(pcap)), msg: []string{fmt.Sprintf("capture: corrupt gzip stream at byte offset %d of the data: trailing garbage after the compressed stream (67 61 72 62 61 67 65 21)", len(pcap))}},
+		{name: "one byte of trailing garbage", file: append(bytes.Clone(whole), 0), frames: 200,
+			kind: capture.ErrCorrupt, offset: int64(len(pcap)), msg: []string{"trailing garbage after the compressed stream (00)"}},
+		{name: "second member cut in its header", file: append(bytes.Clone(whole), whole[:6]...), frames: 200,
+			kind: capture.ErrTruncated, offset: int64(len(pcap)), msg: []string{"the compressed data is cut short"}},
+		{name: "second member with a bad header", file: append(bytes.Clone(whole), 0x1f, 0x8b, 0x09, 0, 0, 0, 0, 0, 0, 0, 0, 0), frames: 200,
 			kind: capture.ErrCorrupt, offset: int64(len(pcap)), msg: []string{"what follows the compressed data is not gzip (gzip: invalid header)"}},
 	}
 	for _, tc := range tests {

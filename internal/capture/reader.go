@@ -108,11 +108,12 @@ func NewReader(r io.Reader) (*Reader, error) {
 	}
 	src := io.MultiReader(bytes.NewReader(head[:n]), r)
 	if n == 2 && head[0] == magicGzip1 && head[1] == magicGzip2 {
-		gz, err := gzip.NewReader(bufio.NewReaderSize(src, gzipBufSize))
+		in := bufio.NewReaderSize(src, gzipBufSize)
+		gz, err := gzip.NewReader(in)
 		if err != nil {
 			return nil, gzipHeaderError(err)
 		}
-		src = gz
+		src = newGzipStream(in, gz)
 		rd.format.Gzip = true
 	}
 	rd.cr = &countingReader{r: src}
@@ -372,9 +373,14 @@ func (r *Reader) streamError(start int64, inside string) error {
 		}
 		return newError(ErrTruncated, off, io.ErrUnexpectedEOF,
 			"capture: truncated gzip stream at byte offset %d: the compressed data is cut short", off)
+	case errors.Is(err, errGzipTrailing):
+		return newError(ErrCorrupt, off, err,
+			"capture: corrupt gzip stream at byte offset %d of the data%s: %v", r.cr.n, where, err)
+	case errors.Is(err, errGzipTrailing):
+		return newError(ErrCorrupt, off, err,
+			"capture: corrupt gzip stream at byte offset %d of the data%s: %v", r.cr.n, where, err)
 	case errors.Is(err, gzip.ErrHeader):
-		// Go's gzip reads on after each member, so this is what follows
-		// the compressed data: trailing garbage or a damaged member.
+		// A member after the first whose header is damaged.
 		return newError(ErrCorrupt, off, err,
 			"capture: corrupt gzip stream at byte offset %d of the data%s: what follows the compressed data is not gzip (%v)",
 			r.cr.n, where, err)
