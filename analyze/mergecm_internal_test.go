@@ -89,5 +89,5 @@ func TestMergeOrphansLinear(t *testing.T) {
 	}
 	base, orph := merge([]cmOrphan{{kind: cmRTU, localComm: n, remoteComm: n, frame: 1}}), merge(orphans)
 	t.Logf("Merge into %d connections: 1 orphan %v, %d orphans %v", n, base, len(orphans), orph)
-	assert.Less(t, float64(orph), 4*float64(base), "merging orphans scans the connections")
+	assert.Less(t, float64(orph), 10*float64(base), "merging orphans scans the connections (a scan took 100 times as long)")
 }

@@ -160,8 +160,14 @@ func TestWriteManyQPs(t *testing.T) {
 		n, err = strconv.Atoi(s)
 		require.NoError(t, err)
 	}
+	first := 1 // ROCE_DISSECT_MANY_QPS_FIRST: the first QP (files of distinct QPs)
+	if s := os.Getenv("ROCE_DISSECT_MANY_QPS_FIRST"); s != "" {
+		var err error
+		first, err = strconv.Atoi(s)
+		require.NoError(t, err)
+	}
 	f, err := os.Create(name)
 	require.NoError(t, err)
-	require.NoError(t, writeManyQPs(f, n))
+	require.NoError(t, writeQPs(f, first, n))
 	require.NoError(t, f.Close())
 }
