@@ -33,6 +33,11 @@ type Options struct {
 	MaxFindings int
 	// File names the capture in findings when several files are merged.
 	File string
+	// DecodeRDAs says how the RD opcodes (0x40–0x54) are decoded: the
+	// zero value decides per packet (DC, NVIDIA's Dynamically Connected
+	// transport, unless the packet's length proves RD; see
+	// layers.RDDecoding); layers.RDDecodeRD or RDDecodeDC force one.
+	DecodeRDAs layers.RDDecoding
 }
 
 const (
@@ -87,9 +92,11 @@ func New(opts Options) *Analyzer {
 	if opts.MaxFindings <= 0 {
 		opts.MaxFindings = defaultMaxFindings
 	}
+	ib := layers.NewTransportLayers()
+	ib.BTH.DecodeRDAs = opts.DecodeRDAs
 	return &Analyzer{
 		opts:    opts,
-		ib:      layers.NewTransportLayers(),
+		ib:      ib,
 		flows:   make(map[mapKey]int32),
 		hostMTU: make(map[hostPair]int),
 		byHosts: make(map[hostsKey][]int32),
@@ -165,6 +172,7 @@ type Packet struct {
 	ImmDt        *layers.ImmDt
 	IETH         *layers.IETH
 	FETH         *layers.FETH
+	DCETH        *layers.DCETH // DC packets (BTH.DC) only
 	CNP          *layers.CNP
 	// MAD is the management datagram (QP0/QP1 payload), aliasing the frame.
 	MAD []byte
@@ -471,6 +479,11 @@ func (a *Analyzer) decodeTransport(data []byte) {
 				return
 			}
 			p.FETH = &ib.FETH
+		case layers.LayerTypeDCETH:
+			if !step(&ib.DCETH) {
+				return
+			}
+			p.DCETH = &ib.DCETH
 		case layers.LayerTypeCNP:
 			if !step(&ib.CNP) {
 				return

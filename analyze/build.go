@@ -48,11 +48,16 @@ func (a *Analyzer) report(release bool) *Report {
 	// Flows of only CNPs take their transport from other flows: name them
 	// all before Finish starts releasing flows.
 	cnpTransport := a.untypedTransports()
+	evidence := make([]lossEvidence, len(a.flowList)) // reads the peer flows: before any is released
+	for i, f := range a.flowList {
+		evidence[i] = a.evidenceOf(f)
+	}
 	for i, f := range a.flowList {
 		fr := a.flowReport(f, release)
 		if !f.hasTransport {
 			fr.Transport = cnpTransport[f.index]
 		}
+		cls := a.attribute(r, f, &fr, evidence[i])
 		r.Flows = append(r.Flows, fr)
 		if release {
 			a.flowList[i] = nil
@@ -65,8 +70,12 @@ func (a *Analyzer) report(release bool) *Report {
 				r.FindingsDropped++
 				continue
 			}
-			r.Findings = append(r.Findings, Finding{Frame: pm.frame, Kind: KindIncomplete, Severity: SeverityWarning, Flow: f.name(), File: a.opts.File,
-				Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes)})
+			fd := Finding{Frame: pm.frame, Kind: KindIncomplete, Severity: SeverityWarning, Flow: f.name(), File: a.opts.File,
+				Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes)}
+			if !pm.noStart && cls.onlyNotCaptured(pm.from, pm.to) {
+				fd.Severity, fd.Detail = SeverityInfo, fd.Detail+notCapturedNote
+			}
+			r.Findings = append(r.Findings, fd)
 		}
 	}
 	r.Capture.FlowsDropped = a.dropSketch.estimate()
@@ -116,6 +125,8 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 		Retransmitted: f.retrans,
 		Duplicates:    f.dups,
 		OutOfOrder:    f.ooo,
+
+		RetransmitCauses: f.loss.causes,
 	}
 	if f.psn.seen {
 		first, high := f.psn.first, f.psn.high
@@ -284,7 +295,7 @@ func (r *Report) Merge(o *Report) {
 	for i := range r.Connections {
 		connByID[idOf(&r.Connections[i])] = i
 	}
-	applyCMOrphans(r.Connections, o.cmOrphans)
+	applyCMOrphans(r.Connections, o.cmOrphans) // apply sets the send PSNs
 	remap := make(map[int]int)
 	for _, cn := range o.Connections {
 		if i, ok := connByID[idOf(&cn)]; ok {
@@ -314,6 +325,10 @@ func (r *Report) Merge(o *Report) {
 		}
 		idx[flowID(&of)] = len(r.Flows)
 		r.Flows = append(r.Flows, of)
+	}
+	c.NotCaptured = 0
+	for i := range r.Flows {
+		c.NotCaptured += r.Flows[i].Requests.MissingNotCaptured
 	}
 	r.Findings = append(r.Findings, o.Findings...)
 	sortFindings(r.Findings)
@@ -354,6 +369,7 @@ func mergeConn(a, b *Connection) {
 	if fr.DREP == 0 {
 		fr.DREP = b.Frames.DREP
 	}
+	a.setSendPSNs()
 }
 
 func mergeFlow(a, b *Flow) {
@@ -375,7 +391,13 @@ func mergeFlow(a, b *Flow) {
 	if a.Requests.PSNFirst != nil && b.Requests.PSNFirst != nil {
 		reclassifyHead(a, b)
 	}
+	ev, causes := a.Requests.ev, a.Requests.RetransmitCauses
+	ev.merge(&b.Requests.ev)
+	causes.add(b.Requests.RetransmitCauses)
 	mergeRequests(&a.Requests, &b.Requests)
+	a.Requests.ev, a.Requests.RetransmitCauses = ev, causes
+	cls := classify(&ev, a.Requests.Gaps, a.Requests.low)
+	a.Requests.MissingNotCaptured, a.Requests.MissingLost = cls.notCaptured, cls.lost
 	mergeResponses(&a.Responses, &b.Responses)
 	m, n := &a.Messages, &b.Messages
 	if n.Count > 0 && (m.Count == 0 || n.MinSize < m.MinSize) {
@@ -511,9 +533,15 @@ func reclassifyHead(a, b *Flow) {
 		}
 		return false
 	}
+	cause := causeNone
 	for i, e := range br.head {
 		if !inA(e.psn) {
 			break
+		}
+		if i == 0 {
+			// The part before saw this PSN: the part begins inside a
+			// resend episode, back to this PSN.
+			br.ev.backs = append(br.ev.backs, psnRange{from: e.psn, to: *ar.PSNLast})
 		}
 		switch e.obs {
 		case obsInOrder, obsGap:
@@ -524,9 +552,19 @@ func reclassifyHead(a, b *Flow) {
 		}
 		if i == 0 && ar.hasLast && ar.lastKey == e.key {
 			br.Duplicates++
-		} else {
-			br.Retransmitted++
+			continue
 		}
+		br.Retransmitted++
+		if cause == causeNone {
+			cause = e.cause
+			switch {
+			case ar.ev.episode != causeNone:
+				cause = ar.ev.episode // the resend began before the seam
+			case ar.ev.openNAK != causeNone:
+				cause = ar.ev.openNAK // the NAK came before the seam
+			}
+		}
+		br.RetransmitCauses.count(cause)
 	}
 	for _, m := range br.headMsgs {
 		if inA(m.from) && inA(m.to) {

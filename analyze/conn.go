@@ -39,6 +39,7 @@ type cmOrphan struct {
 	kind                  cmKind
 	localComm, remoteComm uint32
 	qpn, psn              uint32
+	psnKnown              bool // psn (REP StartingPSN) was captured
 	reason                string
 	frame                 uint64
 }
@@ -50,9 +51,11 @@ func (c *Connection) apply(o cmOrphan) {
 	switch o.kind {
 	case cmREP:
 		c.Responder.QPN, c.Responder.StartingPSN, c.RemoteCommID = o.qpn, o.psn, o.localComm
+		c.Responder.psnKnown = o.psnKnown
 		if c.Frames.REP == 0 {
 			c.Frames.REP = o.frame
 		}
+		c.setSendPSNs()
 		if c.State == StateRequested {
 			c.State = StateEstablished
 		}
@@ -79,6 +82,21 @@ func (c *Connection) apply(o cmOrphan) {
 		if c.State != StateRejected {
 			c.State = StateDisconnected
 		}
+	}
+}
+
+// setSendPSNs sets where each side's requests start: the StartingPSN
+// field of the other side's CM message (Linux cm.c: the active side's
+// sq_psn comes from the REP, the passive side's from the REQ).
+func (c *Connection) setSendPSNs() {
+	c.Requester.SendPSN, c.Responder.SendPSN = nil, nil
+	if c.Frames.REP != 0 && c.Responder.psnKnown {
+		v := c.Responder.StartingPSN
+		c.Requester.SendPSN = &v
+	}
+	if c.Frames.REQ != 0 && c.Requester.psnKnown {
+		v := c.Requester.StartingPSN
+		c.Responder.SendPSN = &v
 	}
 }
 
@@ -115,7 +133,7 @@ func (a *Analyzer) handleMAD(p *Packet) {
 		p.MADLayer = &t.mad
 	}
 	msg := t.mad.CM()
-	truncated := false
+	truncated, psnKnown := false, true
 	if err != nil && msg == nil {
 		// Cut inside the fixed fields: use what was captured.
 		if len(p.MAD) < cm.HeaderLen || t.mad.Header.MgmtClass != cm.ClassCM {
@@ -125,10 +143,10 @@ func (a *Analyzer) handleMAD(p *Packet) {
 		switch t.mad.Header.AttributeID {
 		case cm.AttrConnectRequest:
 			ok, truncated = prefixREQ(t.mad.Data, &t.req)
-			msg = &t.req
+			msg, psnKnown = &t.req, has(t.mad.Data, 44, 3)
 		case cm.AttrConnectReply:
 			ok, truncated = prefixREP(t.mad.Data, &t.rep)
-			msg = &t.rep
+			msg, psnKnown = &t.rep, has(t.mad.Data, 20, 3)
 		}
 		if !ok {
 			return
@@ -150,6 +168,7 @@ func (a *Analyzer) handleMAD(p *Packet) {
 				LocalCommID: m.LocalCommID,
 				Truncated:   truncated,
 			}
+			c.Requester.psnKnown = psnKnown
 			if m.ServiceID.IsRDMACM() {
 				c.RDMACMPortSpace = m.ServiceID.PortSpace().String()
 				c.RDMACMPort = m.ServiceID.Port()
@@ -160,9 +179,10 @@ func (a *Analyzer) handleMAD(p *Packet) {
 		}
 		if t.list[idx].Frames.REQ == 0 {
 			t.list[idx].Frames.REQ = p.Frame
+			t.list[idx].setSendPSNs()
 		}
 	case *cm.ConnectReply:
-		ev := cmOrphan{kind: cmREP, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, qpn: m.LocalQPN, psn: m.StartingPSN, frame: p.Frame}
+		ev := cmOrphan{kind: cmREP, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, qpn: m.LocalQPN, psn: m.StartingPSN, psnKnown: psnKnown, frame: p.Frame}
 		idx, ok := t.byComm[m.RemoteCommID]
 		if !ok {
 			t.orphan(ev)

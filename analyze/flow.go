@@ -132,9 +132,10 @@ const headLen = 64
 
 // headReq is one of the first requests of a flow.
 type headReq struct {
-	psn uint32
-	obs observation
-	key reqKey
+	psn   uint32
+	obs   observation
+	cause uint8 // its retransmission cause, or the one it would have as a resend
+	key   reqKey
 }
 
 // reqKey identifies a request packet byte for byte closely enough to tell
@@ -203,6 +204,7 @@ type flowState struct {
 
 	congestion Congestion
 	icrc       ICRCCounts
+	loss       lossState // loss attribution (loss.go)
 
 	// pending is a ring of the last pendingLen requests awaiting an ACK,
 	// grown as requests come (most flows never fill it: its memory is
@@ -259,7 +261,7 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 	}
 	op := bth.Opcode
 	if ibLen >= 0 && op.Known() {
-		p.PayloadLen = ibLen - layers.BTHLen - op.HeaderLen() - int(bth.PadCnt) - layers.ICRCLen
+		p.PayloadLen = ibLen - layers.BTHLen - bth.HeaderLen() - int(bth.PadCnt) - layers.ICRCLen
 		if p.PayloadLen < 0 {
 			p.PayloadLen = 0
 		}
@@ -298,7 +300,7 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 		f.icrc.OK++
 	case layers.ICRCBad:
 		f.icrc.Bad++
-		a.addFinding(p, KindBadICRC, SeverityError, f.name(), fmt.Sprintf("ICRC %s on the wire, %s expected (%s PSN %d)", layers.ICRCWire(p.ICRC.Value), layers.ICRCWire(p.ICRC.Expected), op, bth.PSN))
+		a.addFinding(p, KindBadICRC, SeverityError, f.name(), fmt.Sprintf("ICRC %s on the wire, %s expected (%s PSN %d)", layers.ICRCWire(p.ICRC.Value), layers.ICRCWire(p.ICRC.Expected), bth.OpcodeName(), bth.PSN))
 	default:
 		f.icrc.Unverifiable++
 	}
@@ -308,7 +310,7 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 
 	if p.ECN == 3 {
 		f.congestion.ECNCE++
-		a.addFinding(p, KindECNCE, SeverityInfo, f.name(), fmt.Sprintf("ECN CE mark on %s PSN %d", op, bth.PSN))
+		a.addFinding(p, KindECNCE, SeverityInfo, f.name(), fmt.Sprintf("ECN CE mark on %s PSN %d", bth.OpcodeName(), bth.PSN))
 	}
 	if bth.FECN {
 		f.congestion.FECN++
@@ -322,7 +324,7 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 		return
 	}
 	if !f.hasTransport && !op.IsCNP() {
-		f.transport, f.hasTransport = op.Transport(), true
+		f.transport, f.hasTransport = bth.Transport(), true
 	}
 	switch {
 	case op.IsCNP():
@@ -401,16 +403,23 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 	if m := f.psn.settleRead(bth.PSN); m > 0 && f.readMTU == 0 {
 		f.readMTU = int32(m)
 	}
+	wasSeen, prevHigh := f.psn.seen, f.psn.high
 	obs, gap := f.psn.observe(bth.PSN, span, p.Frame)
+	if !wasSeen {
+		a.startGap(f, p)
+	}
+	a.requestEvidence(f, p, obs, isDup, gap, prevHigh)
 	if len(f.log.head) < headLen {
-		f.log.head = append(f.log.head, headReq{psn: bth.PSN, obs: obs, key: key})
+		cause := f.loss.cause
+		if obs != obsOld {
+			cause = a.pendingCause(f)
+		}
+		f.log.head = append(f.log.head, headReq{psn: bth.PSN, obs: obs, cause: cause, key: key})
 	}
 	if guessed && (obs == obsInOrder || obs == obsGap) {
 		f.psn.guess = readGuess{active: true, psn: bth.PSN, dmaLen: p.RETH.DMALength}
 	}
 	switch obs {
-	case obsGap:
-		a.addFinding(p, KindPSNGap, SeverityError, f.name(), gapDetail(bth.PSN, gap))
 	case obsFill:
 		f.ooo++
 		a.addFinding(p, KindOutOfOrder, SeverityWarning, f.name(), fmt.Sprintf("PSN %d arrived after PSN %d", bth.PSN, f.psn.high))
@@ -422,7 +431,7 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 			a.addFinding(p, KindDuplicate, SeverityWarning, f.name(), fmt.Sprintf("PSN %d repeated byte for byte", bth.PSN))
 		} else {
 			f.retrans++
-			a.addFinding(p, KindRetransmission, SeverityWarning, f.name(), fmt.Sprintf("PSN %d seen before (%s)", bth.PSN, op))
+			a.addFinding(p, KindRetransmission, SeverityWarning, f.name(), fmt.Sprintf("PSN %d seen before (%s)", bth.PSN, bth.OpcodeName()))
 		}
 		return
 	}
@@ -475,6 +484,7 @@ func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload in
 	case layers.PositionOnly:
 		if m.open {
 			a.incomplete(f, p, m.frame, m.bytes)
+			a.noteOpen(f, p, st, m, bth.PSN)
 		}
 		*m = message{}
 		st.started, st.prevEnd, st.hasPrev = true, bth.PSN, true
@@ -485,6 +495,7 @@ func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload in
 	case layers.PositionFirst:
 		if m.open {
 			a.incomplete(f, p, m.frame, m.bytes)
+			a.noteOpen(f, p, st, m, bth.PSN)
 		}
 		*m = message{open: true, start: bth.PSN, bytes: uint64(payload), next: psnAdd(bth.PSN, 1), isWrite: isWrite, frame: p.Frame}
 		st.started = true
@@ -551,6 +562,15 @@ func (a *Analyzer) endMessage(f *flowState, st *msgStream, p *Packet, holes *psn
 		st.pending = append(st.pending, pendingMsg{from: m.start, to: p.BTH.PSN, bytes: m.bytes, isWrite: m.isWrite, hasDMA: m.hasDMA, dmaLen: m.dmaLen, frame: p.Frame})
 	default:
 		a.incomplete(f, p, m.frame, m.bytes)
+		a.noteIncomplete(f, p.Frame, m.start, p.BTH.PSN)
+	}
+}
+
+// noteOpen remembers the PSNs of a request message left open by the
+// packet at psn (its LAST is missing): from its FIRST up to psn.
+func (a *Analyzer) noteOpen(f *flowState, p *Packet, st *msgStream, m *message, psn uint32) {
+	if st == &f.reqMsg && !m.noStart {
+		a.noteIncomplete(f, p.Frame, m.start, psnAdd(psn, -1))
 	}
 }
 
@@ -665,6 +685,7 @@ func (a *Analyzer) response(f *flowState, p *Packet, payload int) {
 		f.resp = &Responses{}
 	}
 	f.resp.Packets++
+	a.responseEvidence(f, p)
 	switch op.Operation() {
 	case layers.OperationRDMAReadResponseFirst, layers.OperationRDMAReadResponseMiddle,
 		layers.OperationRDMAReadResponseLast, layers.OperationRDMAReadResponseOnly:
@@ -781,7 +802,7 @@ func (a *Analyzer) checkMTU(f *flowState, p *Packet, payload int) {
 			f.inferredMTU = int32(payload)
 			a.hostMTU[pairOf(f.key.src, f.key.dst)] = payload
 		} else if payload != int(f.inferredMTU) {
-			a.addFinding(p, KindMTUMismatch, SeverityWarning, f.name(), fmt.Sprintf("%s carries %d bytes, earlier FIRST/MIDDLE packets %d", p.BTH.Opcode, payload, f.inferredMTU))
+			a.addFinding(p, KindMTUMismatch, SeverityWarning, f.name(), fmt.Sprintf("%s carries %d bytes, earlier FIRST/MIDDLE packets %d", p.BTH.OpcodeName(), payload, f.inferredMTU))
 		}
 	}
 	if f.conn < 0 {

@@ -43,6 +43,10 @@ type Capture struct {
 	FlowsDropped uint64 `json:"flows_dropped"`
 	// PacketsOfDroppedFlows counts the packets of those flows.
 	PacketsOfDroppedFlows uint64 `json:"packets_of_dropped_flows"`
+	// NotCaptured is the sum of the flows' Requests.MissingNotCaptured:
+	// request PSNs the capture missed although the responder received
+	// them (capture-side drops, not network loss).
+	NotCaptured uint64 `json:"not_captured"`
 	// OriginalLengthsClamped counts frames whose original length was
 	// above MaxOriginalLength, counted as their captured length.
 	OriginalLengthsClamped uint64 `json:"original_lengths_clamped"`
@@ -66,7 +70,16 @@ type Endpoint struct {
 	// on RoCE.
 	LIDPlaceholder bool   `json:"lid_placeholder"`
 	QPN            uint32 `json:"qpn"`
-	StartingPSN    uint32 `json:"starting_psn"`
+	// StartingPSN is the StartingPSN field of this side's own CM message
+	// (the REQ for the requester, the REP for the responder): the PSN at
+	// which the requests it expects to receive start.
+	StartingPSN uint32 `json:"starting_psn"`
+	// SendPSN is the PSN at which this side's requests start: the other
+	// side's StartingPSN field (the requester's is the REP's, the
+	// responder's the REQ's); null when that field was not captured.
+	SendPSN *uint32 `json:"send_psn"`
+
+	psnKnown bool // StartingPSN was captured
 }
 
 // ConnFrames holds the frame numbers of a connection's CM messages (0 when
@@ -116,7 +129,7 @@ type Flow struct {
 	Src    string `json:"src"`
 	Dst    string `json:"dst"`
 	DestQP uint32 `json:"dest_qp"`
-	// Transport is RC, UC, RD, UD, XRC, CNP (a flow of only CNPs) or
+	// Transport is RC, UC, RD, DC, UD, XRC, CNP (a flow of only CNPs) or
 	// unknown (a flow of only opcodes outside the IBTA table).
 	Transport string `json:"transport"`
 	// Connection is the ID of the CM connection this flow belongs to.
@@ -156,12 +169,23 @@ type Requests struct {
 	Packets  uint64  `json:"packets"`
 	PSNFirst *uint32 `json:"psn_first"`
 	PSNLast  *uint32 `json:"psn_last"`
-	// Missing is the number of PSNs never seen between PSNFirst and PSNLast.
-	Missing       uint64 `json:"missing"`
+	// Missing is the number of PSNs never seen between PSNFirst and
+	// PSNLast, or from the send PSN of the flow's side of its connection
+	// when the connection was set up in the capture.
+	Missing uint64 `json:"missing"`
+	// MissingNotCaptured counts the missing PSNs a later response of the
+	// responder covers and nobody resent: the capture missed them.
+	MissingNotCaptured uint64 `json:"missing_not_captured"`
+	// MissingLost counts the missing PSNs the responder NAKed or the
+	// requester resent: lost before the responder. The rest of Missing
+	// is of unknown fate.
+	MissingLost   uint64 `json:"missing_lost"`
 	Gaps          []Gap  `json:"gaps"`
 	Retransmitted uint64 `json:"retransmitted"`
-	Duplicates    uint64 `json:"duplicates"`
-	OutOfOrder    uint64 `json:"out_of_order"`
+	// RetransmitCauses splits Retransmitted by what preceded each resend.
+	RetransmitCauses RetransmitCauses `json:"retransmit_causes"`
+	Duplicates       uint64           `json:"duplicates"`
+	OutOfOrder       uint64           `json:"out_of_order"`
 
 	next       uint32 // PSN expected after PSNLast, for Merge
 	low        uint32 // lowest PSN seen, for Merge
@@ -171,6 +195,7 @@ type Requests struct {
 	hasLast    bool
 	pendingTo  []uint32 // LAST PSNs of messages still waiting for their FIRST
 	firstFrame uint64   // frame of the first request, for Merge
+	ev         lossEvidence
 }
 
 // Gap is a range of PSNs never seen; Frame is the frame where the jump

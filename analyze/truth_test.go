@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -114,6 +115,12 @@ func compareTruth(t *testing.T, raw []byte, report *analyze.Report) []string {
 			diffs = append(diffs, subset(k, v, capt[k])...)
 		}
 	}
+	if v, ok := truth["capture"]; ok {
+		diffs = append(diffs, subset("capture", v, capt)...)
+	}
+	if tf, ok := truth["findings"].([]any); ok {
+		diffs = append(diffs, compareFindings(tf, report.Findings)...)
+	}
 	flows := rep["flows"].([]any)
 	tflows, _ := truth["flows"].([]any)
 	if len(flows) != len(tflows) {
@@ -145,6 +152,31 @@ func compareTruth(t *testing.T, raw []byte, report *analyze.Report) []string {
 			diffs = append(diffs, subset(fmt.Sprintf("connections[%d]", i), tc, conns[i])...)
 		}
 	}
+	return diffs
+}
+
+// compareFindings compares the findings the truth expects with the
+// report's as an exact multiset of (kind, severity, frame).
+func compareFindings(want []any, got []analyze.Finding) []string {
+	key := func(kind, sev string, frame any) string { return fmt.Sprintf("%s/%s@%v", kind, sev, frame) }
+	count := map[string]int{}
+	for _, w := range want {
+		m := w.(map[string]any)
+		count[key(m["kind"].(string), m["severity"].(string), m["frame"])]++
+	}
+	for _, g := range got {
+		count[key(g.Kind, g.Severity, g.Frame)]--
+	}
+	var diffs []string
+	for k, n := range count {
+		switch {
+		case n > 0:
+			diffs = append(diffs, fmt.Sprintf("finding %s: expected %d more times", k, n))
+		case n < 0:
+			diffs = append(diffs, fmt.Sprintf("finding %s: reported %d times more than expected", k, -n))
+		}
+	}
+	sort.Strings(diffs)
 	return diffs
 }
 
@@ -272,6 +304,13 @@ func TestMergeHalvesOfGeneratedCaptures(t *testing.T) {
 			m.Merge(second.Report())
 			assert.Equal(t, w.Capture.Frames, m.Capture.Frames)
 			assert.Equal(t, w.Capture.RoCEPackets, m.Capture.RoCEPackets)
+			assert.Equal(t, w.Capture.NotCaptured, m.Capture.NotCaptured)
+			for i := range w.Connections {
+				if i < len(m.Connections) {
+					assert.Equal(t, w.Connections[i].Requester.SendPSN, m.Connections[i].Requester.SendPSN)
+					assert.Equal(t, w.Connections[i].Responder.SendPSN, m.Connections[i].Responder.SendPSN)
+				}
+			}
 			assert.Equal(t, len(w.Connections), len(m.Connections))
 			require.Equal(t, len(w.Flows), len(m.Flows))
 			byKey := map[string]analyze.Flow{}
@@ -293,6 +332,9 @@ func TestMergeHalvesOfGeneratedCaptures(t *testing.T) {
 				assert.Equal(t, wf.Requests.Retransmitted, mf.Requests.Retransmitted, label)
 				assert.Equal(t, wf.Requests.Duplicates, mf.Requests.Duplicates, label)
 				assert.Equal(t, wf.Requests.OutOfOrder, mf.Requests.OutOfOrder, label)
+				assert.Equal(t, wf.Requests.MissingNotCaptured, mf.Requests.MissingNotCaptured, label)
+				assert.Equal(t, wf.Requests.MissingLost, mf.Requests.MissingLost, label)
+				assert.Equal(t, wf.Requests.RetransmitCauses, mf.Requests.RetransmitCauses, label)
 				require.Equal(t, len(wf.Requests.Gaps), len(mf.Requests.Gaps), label)
 				for i, g := range wf.Requests.Gaps {
 					mg := mf.Requests.Gaps[i]

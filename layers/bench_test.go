@@ -32,6 +32,16 @@ func writeFirstFrame(tb testing.TB, payload int) []byte {
 	return buf.Bytes()
 }
 
+// goldenNamed returns the bytes of the golden frame of that name.
+func goldenNamed(name string) []byte {
+	for _, g := range goldenFrames {
+		if g.name == name {
+			return g.bytes()
+		}
+	}
+	panic("no golden frame " + name)
+}
+
 // ackFrame is the golden RC ACKNOWLEDGE frame.
 func ackFrame() []byte {
 	for _, g := range goldenFrames {
@@ -49,6 +59,7 @@ func TestZeroAllocDecodingLayerParser(t *testing.T) {
 	for name, frame := range map[string][]byte{
 		"Ethernet/IPv4/UDP/BTH/RETH": writeFirstFrame(t, 1024),
 		"Ethernet/IPv4/UDP/BTH/AETH": ackFrame(),
+		"DC RDMA_WRITE_ONLY":         goldenNamed("DC RDMA_WRITE_ONLY, 8 bytes (real DC header bytes)"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			parser, std, ib := newParser(gplayers.LayerTypeEthernet)
@@ -96,7 +107,7 @@ func layerBenchCases(writeFirst []byte) []layerBenchCase {
 		{&ERF{}, erf}, {&LRH{}, lrh}, {&GRH{}, grh}, {&BTH{}, writeFirst[42:]},
 		{&RDETH{}, b}, {&DETH{}, b}, {&XRCETH{}, b}, {&RETH{}, b}, {&AtomicETH{}, b},
 		{&AETH{}, b}, {&AtomicAckETH{}, b}, {&ImmDt{}, b}, {&IETH{}, b}, {&FETH{}, b},
-		{&CNP{}, b}, {&ICRC{}, b[:4]}, {&VCRC{}, b[:2]},
+		{&CNP{}, b}, {&DCETH{}, b}, {&ICRC{}, b[:4]}, {&VCRC{}, b[:2]},
 	}
 }
 

@@ -34,8 +34,10 @@ const (
 // Decoding takes the whole rest of the IB packet: the BTH strips the
 // trailer (pad bytes and the 4-byte ICRC) so that its LayerPayload is the
 // extension headers followed by the payload. The extension headers that
-// follow are fixed by the opcode (Opcode.Headers); NextLayerType returns
-// the first of them. Trailer and Pad alias the decoded data.
+// follow are fixed by the opcode (Headers; for the RD opcodes also by
+// whether the packet is DC, see RDDecoding and the DC field);
+// NextLayerType returns the first of them. Trailer and Pad alias the
+// decoded data.
 //
 // A packet cut short by the capture's snap length has no ICRC: when the
 // layers below report truncation (gopacket.DecodeFeedback.SetTruncated was
@@ -65,6 +67,15 @@ type BTH struct {
 	Trailer []byte
 	// Pad holds the PadCnt pad bytes (nil when Truncated).
 	Pad []byte
+	// DC is true when the packet, an RD-range opcode, was decoded as
+	// NVIDIA's Dynamically Connected transport (see RDDecoding): its
+	// headers are then RDETH, DETH, DCETH and those of the RC opcode.
+	DC bool
+
+	// DecodeRDAs chooses how RD-range opcodes are decoded (RDDecodeAuto
+	// by default). It is a setting, not a header field: DecodeFromBytes
+	// keeps it while it resets every field above.
+	DecodeRDAs RDDecoding
 
 	covered []byte // BTH through pad: what the ICRC covers after the network header
 	chain   [maxExtHeaders + 1]gopacket.LayerType
@@ -122,7 +133,7 @@ func (b *BTH) ICRCCovered() []byte { return b.covered }
 // PayloadLen returns the length of the payload after the extension
 // headers (pad and ICRC excluded); for a Truncated packet, what was captured.
 func (b *BTH) PayloadLen() int {
-	n := len(b.Payload) - b.Opcode.HeaderLen()
+	n := len(b.Payload) - b.HeaderLen()
 	if n < 0 {
 		return 0
 	}
@@ -133,8 +144,8 @@ func (b *BTH) PayloadLen() int {
 // the whole IB packet from the BTH on (bounded by the IP, UDP, GRH or LRH
 // length by the layers below).
 func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	net, udp := b.csumNet, b.csumUDP
-	*b = BTH{csumNet: net, csumUDP: udp}
+	net, udp, rdAs := b.csumNet, b.csumUDP, b.DecodeRDAs
+	*b = BTH{csumNet: net, csumUDP: udp, DecodeRDAs: rdAs}
 	if len(data) < BTHLen {
 		df.SetTruncated()
 		return fmt.Errorf("bth: %w: %d bytes, need %d", ErrTruncated, len(data), BTHLen)
@@ -164,10 +175,11 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		b.Trailer = body[end:]
 		b.covered = data[:BTHLen+end]
 		body = body[:end]
-		hl := b.Opcode.HeaderLen()
+		b.DC = b.decodesAsDC(body, false)
+		hl := b.HeaderLen()
 		if len(body) < hl {
 			b.Payload = body
-			return fmt.Errorf("bth: %w: %s needs %d bytes of extension headers, have %d", ErrTruncated, b.Opcode, hl, len(body))
+			return fmt.Errorf("bth: %w: %s needs %d bytes of extension headers, have %d", ErrTruncated, b.OpcodeName(), hl, len(body))
 		}
 		if int(b.PadCnt) > len(body)-hl {
 			b.Payload = body
@@ -175,6 +187,8 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		}
 		b.Pad = body[len(body)-int(b.PadCnt):]
 		body = body[:len(body)-int(b.PadCnt)]
+	} else {
+		b.DC = b.decodesAsDC(body, true)
 	}
 	b.Payload = body
 	b.buildChain()
@@ -183,9 +197,9 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 
 // buildChain records the sequence of layers after the BTH.
 func (b *BTH) buildChain() {
-	hs := b.Opcode.Headers()
+	hs := b.Headers()
 	n := copy(b.chain[:], hs)
-	hl := b.Opcode.HeaderLen()
+	hl := b.HeaderLen()
 	if len(b.Payload) > hl {
 		b.chain[n] = gopacket.LayerTypePayload
 		if b.carriesMAD() {
@@ -205,7 +219,7 @@ func (b *BTH) carriesMAD() bool {
 	if b.DestQP <= 1 {
 		return true
 	}
-	off := int(opTable[b.Opcode].dethOff)
+	off := int(b.info().dethOff)
 	if off < 0 || len(b.Payload) < off+DETHLen {
 		return false
 	}

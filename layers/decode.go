@@ -31,6 +31,8 @@ func newExtHeader(t gopacket.LayerType, bth *BTH) gopacket.DecodingLayer {
 		return &IETH{extLink: link}
 	case LayerTypeFETH:
 		return &FETH{extLink: link}
+	case LayerTypeDCETH:
+		return &DCETH{extLink: link}
 	case LayerTypeCNP:
 		return &CNP{extLink: link}
 	}
@@ -52,7 +54,7 @@ func decodeBTH(data []byte, p gopacket.PacketBuilder) error {
 		return fmt.Errorf("bth: %w 0x%02x: extension headers and payload not decoded", ErrUnknownOpcode, uint8(bth.Opcode))
 	}
 	rest := bth.Payload
-	for _, t := range bth.Opcode.Headers() {
+	for _, t := range bth.Headers() {
 		l := newExtHeader(t, bth)
 		if err := l.DecodeFromBytes(rest, p); err != nil {
 			return err

@@ -7,11 +7,15 @@
 // # Layers
 //
 // LRH, GRH, BTH and the extension headers RDETH, DETH, XRCETH, RETH,
-// AtomicETH, AETH, AtomicAckETH, ImmDt, IETH, FETH and the CNP body, then the
+// AtomicETH, AETH, AtomicAckETH, ImmDt, IETH, FETH, the DCETH of NVIDIA's
+// DC transport and the CNP body, then the
 // payload, the ICRC trailer and, on native IB, the VCRC; ERF is the record
 // header of an ERF capture. Each has its bit diagram in its doc comment.
 // The IBTA headers carry no next-header field: the BTH opcode (see Opcode
-// and Opcode.Headers) fixes which extension headers follow. Payloads to or
+// and Opcode.Headers) fixes which extension headers follow; for the RD
+// opcodes, which NVIDIA's Dynamically Connected (DC) transport reuses with
+// 8 to 16 more header bytes, the BTH also decides per packet whether it
+// is RD or DC (see RDDecoding, BTH.DC, BTH.Headers). Payloads to or
 // from QP0/QP1 are management datagrams (LayerTypeMAD); importing package
 // cm decodes them, otherwise they stay raw payload.
 //

@@ -134,6 +134,10 @@ func FuzzFETH(f *testing.F) {
 	fuzzExt(f, LayerTypeFETH, func() fuzzLayer { return &FETH{} })
 }
 
+func FuzzDCETH(f *testing.F) {
+	fuzzExt(f, LayerTypeDCETH, func() fuzzLayer { return &DCETH{} })
+}
+
 func FuzzCNP(f *testing.F) {
 	fuzzExt(f, LayerTypeCNP, func() fuzzLayer { return &CNP{} })
 }
@@ -168,8 +172,16 @@ func FuzzBTH(f *testing.F) {
 		if b.DecodeFromBytes(data, df()) == nil {
 			require.Equal(t, truncated, b.Truncated)
 			require.LessOrEqual(t, len(b.Pad), 3)
-			require.Equal(t, b.Opcode.Headers(), b.chain[:len(b.Opcode.Headers())])
+			require.Equal(t, b.Headers(), b.chain[:len(b.Headers())])
 			_ = CheckICRC(NetworkLRH, data[:min(len(data), LRHLen)], nil, b)
+		}
+		// Forced RD or DC decoding: never a panic, and DC only for 0x40–0x54.
+		for _, mode := range []RDDecoding{RDDecodeRD, RDDecodeDC} {
+			b := &BTH{DecodeRDAs: mode}
+			if b.DecodeFromBytes(data, df()) == nil {
+				require.Equal(t, mode == RDDecodeDC && b.Opcode >= 0x40 && b.Opcode <= 0x54, b.DC)
+				require.Equal(t, b.Headers(), b.chain[:len(b.Headers())])
+			}
 		}
 	})
 }

@@ -438,24 +438,24 @@ var goldenFrames = []goldenFrame{
 		},
 	},
 	{
-		name:  "RD SEND_ONLY",
+		name:  "RD SEND_ONLY, 4-byte payload (too short for DC)",
 		first: gplayers.LayerTypeEthernet,
 		hex: []string{
 			"020000000002 020000000001 0800",                    // Ethernet: dst 02:00:00:00:00:02, src 02:00:00:00:00:01, type 0x0800
-			"45 02 0040 1234 4000 40 11 1475 0a000001 0a000002", // IPv4: IHL 5, TOS 0x02, total length 64, ID 0x1234, DF, TTL 64, UDP, checksum, 10.0.0.1 -> 10.0.0.2
-			"c000 12b7 002c 196c",                               // UDP: 49152 -> 4791, length 44, checksum
+			"45 02 003c 1234 4000 40 11 1479 0a000001 0a000002", // IPv4: IHL 5, TOS 0x02, total length 60, ID 0x1234, DF, TTL 64, UDP, checksum, 10.0.0.1 -> 10.0.0.2
+			"c000 12b7 0028 f5de",                               // UDP: 49152 -> 4791, length 40, checksum
 			"44 00 ffff 00 000020 80 000001",                    // BTH: opcode 0x44, SE 0 M 0 PadCnt 0 TVer 0, P_Key 0xFFFF, FECN 0 BECN 0, DestQP 0x20, AckReq 1, PSN 1
 			"00 0abcde",                                         // RDETH: reserved, EE context 0xABCDE
 			"11111111 00 000021",                                // DETH: Q_Key 0x11111111, reserved, SrcQP 0x21
-			"1011121314151617",                                  // payload, 8 bytes
-			"a2506d81",                                          // ICRC (CRC-32 0x816D50A2, least-significant byte first)
+			"10111213",                                          // payload, 4 bytes
+			"1f033e90",                                          // ICRC (CRC-32 0x903E031F, least-significant byte first)
 		},
 		want: []gopacket.Layer{
 			&BTH{Opcode: 0x44, PKey: 0xFFFF, DestQP: 0x20, AckReq: true, PSN: 1},
 			&RDETH{EECnxt: 0xABCDE},
 			&DETH{QKey: 0x11111111, SrcQP: 0x21},
-			payloadOf("1011121314151617"),
-			&ICRC{Value: 0x816D50A2},
+			payloadOf("10111213"),
+			&ICRC{Value: 0x903E031F},
 		},
 	},
 	{
@@ -501,6 +501,103 @@ var goldenFrames = []goldenFrame{
 			&RDETH{EECnxt: 0xABCDE},
 			&AETH{Syndrome: 0x1F, MSN: 2},
 			&ICRC{Value: 0x0EF0D105},
+		},
+	},
+	{
+		name:  "DC RDMA_WRITE_ONLY, 8 bytes (real DC header bytes)",
+		first: gplayers.LayerTypeEthernet,
+		hex: []string{
+			"020000000002 020000000001 0800",                    // Ethernet: dst 02:00:00:00:00:02, src 02:00:00:00:00:01, type 0x0800
+			"45 02 0058 1234 4000 40 11 145d 0a000001 0a000002", // IPv4: IHL 5, TOS 0x02, total length 88, ID 0x1234, DF, TTL 64, UDP, checksum, 10.0.0.1 -> 10.0.0.2
+			"c000 12b7 0044 4b2e",                               // UDP: 49152 -> 4791, length 68, checksum
+			"4a 00 ffff 00 61e24f 80 0003a5",                    // BTH: opcode 0x4A, SE 0 M 0 PadCnt 0 TVer 0, P_Key 0xFFFF, FECN 0 BECN 0, DestQP 0x61E24F, AckReq 1, PSN 933
+			"11 009036",                                         // DC RDETH place: 11, 0x9036
+			"00715001 00 61e24e",                                // DC DETH place: 0x00715001, 00, 0x61E24E
+			"0000c0dc 00000000",                                 // DCETH: two words of unknown meaning
+			"00007fb235d09a00 00053829 00000008",                // RETH: VA 0x7FB235D09A00, R_Key 0x00053829, DMA length 8
+			"0102030405060708",                                  // payload, 8 bytes
+			"e7c6085d",                                          // ICRC (CRC-32 0x5D08C6E7, least-significant byte first)
+		},
+		want: []gopacket.Layer{
+			&BTH{Opcode: 0x4A, PKey: 0xFFFF, DestQP: 0x61E24F, AckReq: true, PSN: 933, DC: true},
+			&RDETH{Reserved: 0x11, EECnxt: 0x9036},
+			&DETH{QKey: 0x00715001, Reserved: 0x00, SrcQP: 0x61E24E},
+			&DCETH{Word0: 0xC0DC, Word1: 0x0},
+			&RETH{VA: 0x7FB235D09A00, RKey: 0x00053829, DMALength: 8},
+			payloadOf("0102030405060708"),
+			&ICRC{Value: 0x5D08C6E7},
+		},
+	},
+	{
+		name:  "DC ACKNOWLEDGE (real DC header bytes)",
+		first: gplayers.LayerTypeEthernet,
+		hex: []string{
+			"020000000002 020000000001 0800",                    // Ethernet: dst 02:00:00:00:00:02, src 02:00:00:00:00:01, type 0x0800
+			"45 02 0044 1234 4000 40 11 1471 0a000001 0a000002", // IPv4: IHL 5, TOS 0x02, total length 68, ID 0x1234, DF, TTL 64, UDP, checksum, 10.0.0.1 -> 10.0.0.2
+			"c000 12b7 0030 7133",                               // UDP: 49152 -> 4791, length 48, checksum
+			"51 00 ffff 00 61e24e 00 0003a5",                    // BTH: opcode 0x51, SE 0 M 0 PadCnt 0 TVer 0, P_Key 0xFFFF, FECN 0 BECN 0, DestQP 0x61E24E, AckReq 0, PSN 933
+			"10 807ff4",                                         // DC RDETH place: 10, 0x807FF4
+			"00715001 00 61e24f",                                // DC DETH place: 0x00715001, 00, 0x61E24F
+			"0000c0db 00000000",                                 // DCETH: two words of unknown meaning
+			"1f 000000",                                         // AETH: syndrome 0x1F, MSN 0
+			"8c6c406b",                                          // ICRC (CRC-32 0x6B406C8C, least-significant byte first)
+		},
+		want: []gopacket.Layer{
+			&BTH{Opcode: 0x51, PKey: 0xFFFF, DestQP: 0x61E24E, PSN: 933, DC: true},
+			&RDETH{Reserved: 0x10, EECnxt: 0x807FF4},
+			&DETH{QKey: 0x00715001, Reserved: 0x00, SrcQP: 0x61E24F},
+			&DCETH{Word0: 0xC0DB, Word1: 0x0},
+			&AETH{Syndrome: 0x1F, MSN: 0},
+			&ICRC{Value: 0x6B406C8C},
+		},
+	},
+	{
+		name:  "DC RDMA_READ_REQUEST",
+		first: gplayers.LayerTypeEthernet,
+		hex: []string{
+			"020000000002 020000000001 0800",                    // Ethernet: dst 02:00:00:00:00:02, src 02:00:00:00:00:01, type 0x0800
+			"45 02 0050 1234 4000 40 11 1465 0a000001 0a000002", // IPv4: IHL 5, TOS 0x02, total length 80, ID 0x1234, DF, TTL 64, UDP, checksum, 10.0.0.1 -> 10.0.0.2
+			"c000 12b7 003c c8b2",                               // UDP: 49152 -> 4791, length 60, checksum
+			"4c 00 ffff 00 61e24f 80 0003a6",                    // BTH: opcode 0x4C, SE 0 M 0 PadCnt 0 TVer 0, P_Key 0xFFFF, FECN 0 BECN 0, DestQP 0x61E24F, AckReq 1, PSN 934
+			"11 009036",                                         // DC RDETH place: 11, 0x9036
+			"00715001 00 61e24e",                                // DC DETH place: 0x00715001, 00, 0x61E24E
+			"0000c0dc 00000000",                                 // DCETH: two words of unknown meaning
+			"00007fb235d09a00 00053829 00001000",                // RETH: VA 0x7FB235D09A00, R_Key 0x00053829, DMA length 4096
+			"3b6c355e",                                          // ICRC (CRC-32 0x5E356C3B, least-significant byte first)
+		},
+		want: []gopacket.Layer{
+			&BTH{Opcode: 0x4C, PKey: 0xFFFF, DestQP: 0x61E24F, AckReq: true, PSN: 934, DC: true},
+			&RDETH{Reserved: 0x11, EECnxt: 0x9036},
+			&DETH{QKey: 0x00715001, Reserved: 0x00, SrcQP: 0x61E24E},
+			&DCETH{Word0: 0xC0DC, Word1: 0x0},
+			&RETH{VA: 0x7FB235D09A00, RKey: 0x00053829, DMALength: 4096},
+			&ICRC{Value: 0x5E356C3B},
+		},
+	},
+	{
+		name:  "DC RDMA_READ_RESPONSE_ONLY over RoCE v1",
+		first: gplayers.LayerTypeEthernet,
+		hex: []string{
+			"020000000002 020000000001 8915", // Ethernet: dst 02:00:00:00:00:02, src 02:00:00:00:00:01, type 0x8915
+			"60212345 0030 1b 40 fe800000000000000002c90300000001 fe800000000000000002c90300000002", // GRH: IPVer 6, TClass 0x02, flow label 0x12345, PayLen 48, NxtHdr 0x1B, HopLmt 64, SGID, DGID
+			"50 20 ffff 00 61e24e 00 0003a6", // BTH: opcode 0x50, SE 0 M 0 PadCnt 2 TVer 0, P_Key 0xFFFF, FECN 0 BECN 0, DestQP 0x61E24E, AckReq 0, PSN 934
+			"10 807ff4",                      // DC RDETH place: 10, 0x807FF4
+			"00715001 00 61e24f",             // DC DETH place: 0x00715001, 00, 0x61E24F
+			"0000c0db 00000000",              // DCETH: two words of unknown meaning
+			"1f 000001",                      // AETH: syndrome 0x1F, MSN 1
+			"101112131415",                   // payload, 6 bytes
+			"00 00",                          // pad, 2 bytes
+			"0122556c",                       // ICRC (CRC-32 0x6C552201)
+		},
+		want: []gopacket.Layer{
+			&GRH{IPVer: 6, TClass: 0x02, FlowLabel: 0x12345, PayLen: 48, NxtHdr: 0x1B, HopLmt: 64, SGID: gid("fe800000000000000002c90300000001"), DGID: gid("fe800000000000000002c90300000002")},
+			&BTH{Opcode: 0x50, PadCnt: 2, PKey: 0xFFFF, DestQP: 0x61E24E, PSN: 934, DC: true},
+			&RDETH{Reserved: 0x10, EECnxt: 0x807FF4},
+			&DETH{QKey: 0x00715001, Reserved: 0x00, SrcQP: 0x61E24F},
+			&DCETH{Word0: 0xC0DB, Word1: 0x0},
+			&AETH{Syndrome: 0x1F, MSN: 1},
+			payloadOf("101112131415"),
+			&ICRC{Value: 0x6C552201},
 		},
 	},
 	{
@@ -726,6 +823,31 @@ var goldenFrames = []goldenFrame{
 			payloadOf("101112131415161718191a1b1c"),
 			&ICRC{Value: 0x8C46C301},
 			&VCRC{Value: 0x5E77},
+		},
+	},
+	{
+		name:  "native IB, LRH without GRH, DC SEND_ONLY",
+		first: LayerTypeLRH,
+		hex: []string{
+			"00 02 0002 000e 0001",           // LRH: VL 0 LVer 0, SL 0 LNH 2, DLID 0x0002, PktLen 14 words, SLID 0x0001
+			"44 30 ffff 00 000054 80 000007", // BTH: opcode 0x44, SE 0 M 0 PadCnt 3 TVer 0, P_Key 0xFFFF, FECN 0 BECN 0, DestQP 0x54, AckReq 1, PSN 7
+			"11 009036",                      // DC RDETH place: 11, 0x9036
+			"00715001 00 61e24e",             // DC DETH place: 0x00715001, 00, 0x61E24E
+			"0000c0dc 00000000",              // DCETH: two words of unknown meaning
+			"101112131415161718",             // payload, 9 bytes
+			"00 00 00",                       // pad, 3 bytes
+			"4993f552",                       // ICRC (CRC-32 0x52F59349)
+			"53ef",                           // VCRC (CRC-16 0xEF53, least-significant byte first)
+		},
+		want: []gopacket.Layer{
+			&LRH{VL: 0, LVer: 0, SL: 0, LNH: 2, DLID: 0x0002, PktLen: 14, SLID: 0x0001},
+			&BTH{Opcode: 0x44, PadCnt: 3, PKey: 0xFFFF, DestQP: 0x54, AckReq: true, PSN: 7, DC: true},
+			&RDETH{Reserved: 0x11, EECnxt: 0x9036},
+			&DETH{QKey: 0x00715001, Reserved: 0x00, SrcQP: 0x61E24E},
+			&DCETH{Word0: 0xC0DC, Word1: 0x0},
+			payloadOf("101112131415161718"),
+			&ICRC{Value: 0x52F59349},
+			&VCRC{Value: 0xEF53},
 		},
 	},
 	{

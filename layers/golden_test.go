@@ -238,6 +238,9 @@ func cloneLayer(l gopacket.Layer) gopacket.SerializableLayer {
 	case *CNP:
 		c := *v
 		return &c
+	case *DCETH:
+		c := *v
+		return &c
 	case *GRH:
 		c := *v
 		return &c

@@ -52,7 +52,7 @@ func bthHeader(b *BTH) *BTH {
 	return &BTH{
 		Opcode: b.Opcode, SolicitedEvent: b.SolicitedEvent, MigReq: b.MigReq, PadCnt: b.PadCnt,
 		TVer: b.TVer, PKey: b.PKey, FECN: b.FECN, BECN: b.BECN, Resv6: b.Resv6,
-		DestQP: b.DestQP, AckReq: b.AckReq, Resv7: b.Resv7, PSN: b.PSN,
+		DestQP: b.DestQP, AckReq: b.AckReq, Resv7: b.Resv7, PSN: b.PSN, DC: b.DC,
 	}
 }
 
@@ -104,6 +104,10 @@ func header(l gopacket.Layer) gopacket.Layer {
 		c.BaseLayer, c.extLink = gplayers.BaseLayer{}, extLink{}
 		return &c
 	case *CNP:
+		c := *v
+		c.BaseLayer, c.extLink = gplayers.BaseLayer{}, extLink{}
+		return &c
+	case *DCETH:
 		c := *v
 		c.BaseLayer, c.extLink = gplayers.BaseLayer{}, extLink{}
 		return &c

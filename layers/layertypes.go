@@ -9,7 +9,7 @@ import (
 // fast path), and its own layers use numbers far below 1900, so this package
 // owns the block 1900–1929:
 //
-//	1900 LRH        1906 RETH          1912 CNP    1918 (reserved)
+//	1900 LRH        1906 RETH          1912 CNP    1918 DCETH
 //	1901 GRH        1907 AtomicETH     1913 ICRC
 //	1902 BTH        1908 AETH          1914 VCRC
 //	1903 RDETH      1909 AtomicAckETH  1915 ERF
@@ -41,6 +41,8 @@ var (
 	// (same number, so cm.LayerTypeMAD == LayerTypeMAD).
 	LayerTypeMAD  = gopacket.RegisterLayerType(layerTypeBase+16, gopacket.LayerTypeMetadata{Name: "MAD", Decoder: gopacket.DecodeFunc(decodeRawMAD)})
 	LayerTypeFETH = gopacket.RegisterLayerType(layerTypeBase+17, gopacket.LayerTypeMetadata{Name: "FETH", Decoder: decodeAlone(func() gopacket.DecodingLayer { return &FETH{} })})
+	// LayerTypeDCETH is the 8-byte header of NVIDIA's DC transport (see DCETH).
+	LayerTypeDCETH = gopacket.RegisterLayerType(layerTypeBase+18, gopacket.LayerTypeMetadata{Name: "DCETH", Decoder: decodeAlone(func() gopacket.DecodingLayer { return &DCETH{} })})
 )
 
 // Link-level numbers this package hooks into gopacket.

@@ -23,6 +23,11 @@ const (
 	TransportCNP    Transport = 0x80 // Congestion Notification Packets
 	TransportXRC    Transport = 0xA0 // eXtended Reliable Connection
 	TransportVendor Transport = 0xC0 // manufacturer specific (0xC0–0xFF)
+	// TransportDC is NVIDIA's Dynamically Connected transport. It has no
+	// opcode range of its own: it uses the RD opcodes (0x40–0x5F), so
+	// Opcode.Transport never returns it; BTH.Transport does for a packet
+	// decoded as DC (see RDDecoding).
+	TransportDC Transport = 0x41
 )
 
 // String returns the transport's abbreviation ("RC", "UD", …).
@@ -40,6 +45,8 @@ func (t Transport) String() string {
 		return "CNP"
 	case TransportXRC:
 		return "XRC"
+	case TransportDC:
+		return "DC"
 	}
 	return "VENDOR"
 }
@@ -136,8 +143,8 @@ func (p Position) String() string {
 }
 
 // maxExtHeaders is the longest extension-header sequence of any opcode
-// (RD RDMA WRITE ONLY WITH IMMEDIATE: RDETH, DETH, RETH, ImmDt).
-const maxExtHeaders = 4
+// (DC RDMA WRITE ONLY WITH IMMEDIATE: RDETH, DETH, DCETH, RETH, ImmDt).
+const maxExtHeaders = 5
 
 type opInfo struct {
 	name     string
@@ -152,6 +159,10 @@ type opInfo struct {
 
 // opTable is built once from the IBTA rules; read only afterwards.
 var opTable = buildOpTable()
+
+// dcTable holds the RD-range opcodes (index: operation, opcode bits 4–0)
+// as DC packets carry them; built once, read only afterwards.
+var dcTable = buildDCTable()
 
 type opDef struct {
 	name     string
@@ -191,19 +202,42 @@ func baseOps() map[Operation]opDef {
 	}
 }
 
+// newOpInfo builds the table entry of an operation with the headers pre
+// in front of its own.
+func newOpInfo(prefix string, d opDef, pre ...gopacket.LayerType) opInfo {
+	hs := append(append([]gopacket.LayerType{}, pre...), d.headers...)
+	info := opInfo{name: prefix + d.name, known: true, request: !d.response, position: d.position, nHeaders: uint8(len(hs)), dethOff: -1}
+	copy(info.headers[:], hs)
+	for _, h := range hs {
+		if h == LayerTypeDETH {
+			info.dethOff = int8(info.hdrLen)
+		}
+		info.hdrLen += uint8(extHeaderLen(h))
+	}
+	return info
+}
+
+// buildDCTable builds the DC view of the RD opcodes 0x40–0x54: every
+// packet, request or response, carries the RDETH, DETH and DCETH places,
+// then the headers RC puts after the BTH (PROTOCOL.md; the RD_ACKNOWLEDGE
+// of a real DC capture has RDETH, DETH, DCETH and AETH). 0x55 (RD RESYNC)
+// has no known DC meaning and stays RD. The DETH place is not taken for a
+// datagram source QP (dethOff −1): whether it is one is not public.
+func buildDCTable() (t [32]opInfo) {
+	for op, d := range baseOps() {
+		if op <= OperationFetchAdd {
+			info := newOpInfo("DC_", d, LayerTypeRDETH, LayerTypeDETH, LayerTypeDCETH)
+			info.dethOff = -1
+			t[op] = info
+		}
+	}
+	return t
+}
+
 func buildOpTable() (t [256]opInfo) {
 	base := baseOps()
 	add := func(op Opcode, prefix string, d opDef, pre ...gopacket.LayerType) {
-		hs := append(append([]gopacket.LayerType{}, pre...), d.headers...)
-		info := opInfo{name: prefix + d.name, known: true, request: !d.response, position: d.position, nHeaders: uint8(len(hs)), dethOff: -1}
-		copy(info.headers[:], hs)
-		for _, h := range hs {
-			if h == LayerTypeDETH {
-				info.dethOff = int8(info.hdrLen)
-			}
-			info.hdrLen += uint8(extHeaderLen(h))
-		}
-		t[op] = info
+		t[op] = newOpInfo(prefix, d, pre...)
 	}
 	for op, d := range base {
 		// RC: every operation.
@@ -310,7 +344,7 @@ func extHeaderLen(t gopacket.LayerType) int {
 	switch t {
 	case LayerTypeRDETH, LayerTypeXRCETH, LayerTypeAETH, LayerTypeImmDt, LayerTypeIETH, LayerTypeFETH:
 		return 4
-	case LayerTypeDETH, LayerTypeAtomicAckETH:
+	case LayerTypeDETH, LayerTypeAtomicAckETH, LayerTypeDCETH:
 		return 8
 	case LayerTypeRETH, LayerTypeCNP:
 		return 16

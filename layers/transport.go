@@ -33,6 +33,7 @@ type TransportLayers struct {
 	ImmDt        ImmDt
 	IETH         IETH
 	FETH         FETH
+	DCETH        DCETH
 	CNP          CNP
 	Payload      gopacket.Payload
 }
@@ -43,7 +44,7 @@ func NewTransportLayers() *TransportLayers {
 	for _, l := range []*extLink{
 		&t.RDETH.extLink, &t.DETH.extLink, &t.XRCETH.extLink, &t.RETH.extLink,
 		&t.AtomicETH.extLink, &t.AETH.extLink, &t.AtomicAckETH.extLink,
-		&t.ImmDt.extLink, &t.IETH.extLink, &t.FETH.extLink, &t.CNP.extLink,
+		&t.ImmDt.extLink, &t.IETH.extLink, &t.FETH.extLink, &t.DCETH.extLink, &t.CNP.extLink,
 	} {
 		l.bth = &t.BTH
 	}
@@ -56,6 +57,6 @@ func NewTransportLayers() *TransportLayers {
 func (t *TransportLayers) DecodingLayers() []gopacket.DecodingLayer {
 	return []gopacket.DecodingLayer{
 		&t.ERF, &t.LRH, &t.GRH, &t.BTH, &t.RDETH, &t.DETH, &t.XRCETH, &t.RETH,
-		&t.AtomicETH, &t.AETH, &t.AtomicAckETH, &t.ImmDt, &t.IETH, &t.FETH, &t.CNP, &t.Payload,
+		&t.AtomicETH, &t.AETH, &t.AtomicAckETH, &t.ImmDt, &t.IETH, &t.FETH, &t.DCETH, &t.CNP, &t.Payload,
 	}
 }

@@ -31,8 +31,18 @@ func geometryOf(t *testing.T, data []byte, first gopacket.LayerType) goldenGeome
 		}
 	}
 	bth := pkt.Layer(LayerTypeBTH).(*BTH)
-	g.hdrEnd = offsetIn(data, bth.Contents) + BTHLen + bth.Opcode.HeaderLen()
+	g.hdrEnd = offsetIn(data, bth.Contents) + BTHLen + cutHeaderLen(bth)
 	return g
+}
+
+// cutHeaderLen is the extension-header length of the packet of bth once cut
+// by the snap length: an RD-range opcode that DC knows is then decoded as
+// DC (RDDecodeAuto), even when the whole packet decodes as RD.
+func cutHeaderLen(bth *BTH) int {
+	if bth.Opcode.Transport() == TransportRD && dcTable[bth.Opcode.Operation()].known {
+		return int(dcTable[bth.Opcode.Operation()].hdrLen)
+	}
+	return bth.HeaderLen()
 }
 
 // TestTruncatedPrefixes decodes every prefix of every golden frame, with
@@ -132,7 +142,8 @@ func TestBTHAlonePrefixes(t *testing.T) {
 			start := offsetIn(data, bth.Contents)
 			ibEnd := start + len(bth.ICRCCovered()) + ICRCLen
 			ibData := data[start:ibEnd]
-			need := BTHLen + bth.Opcode.HeaderLen() + ICRCLen
+			need := BTHLen + bth.HeaderLen() + ICRCLen
+			rdNeed := BTHLen + opTable[bth.Opcode].hdrLen + ICRCLen
 			for n := 0; n <= len(ibData); n++ {
 				d := append([]byte(nil), ibData[:n]...)
 				pkt := gopacket.NewPacket(d, LayerTypeBTH, gopacket.DecodeOptions{SkipDecodeRecovery: true})
@@ -141,6 +152,10 @@ func TestBTHAlonePrefixes(t *testing.T) {
 					err = el.Error()
 				}
 				switch {
+				case bth.DC && n >= int(rdNeed) && n < need:
+					// Cut DC packets that hold the RD headers are RD packets
+					// as far as anything in them can tell (RDDecodeAuto).
+					assert.False(t, pkt.Layer(LayerTypeBTH).(*BTH).DC, "n=%d", n)
 				case n < need:
 					assert.ErrorIs(t, err, ErrTruncated, "n=%d", n)
 				case err != nil:

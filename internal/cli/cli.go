@@ -91,6 +91,7 @@ func (r *runner) options(file string, multi bool) analyze.Options {
 		RoCEPorts: r.cfg.rocePorts,
 		MaxFlows:  r.cfg.maxFlows,
 	}
+	o.DecodeRDAs = r.cfg.rdAs
 	o.FlowBudget = r.flowBudget
 	if multi {
 		o.File = file

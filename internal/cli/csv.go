@@ -87,7 +87,7 @@ func packetCSVRow(p *analyze.Packet, rel time.Duration) []string {
 	row[1] = strconv.FormatFloat(rel.Seconds(), 'f', 9, 64)
 	row[2], row[3] = p.Src.String(), p.Dst.String()
 	if b := p.BTH; b != nil {
-		row[4], row[5] = strconv.Itoa(int(b.Opcode)), b.Opcode.String()
+		row[4], row[5] = strconv.Itoa(int(b.Opcode)), b.OpcodeName()
 		row[6], row[7] = u(uint64(b.DestQP)), u(uint64(b.PSN))
 		row[8], row[9], row[10] = strconv.FormatBool(b.AckReq), strconv.FormatBool(b.FECN), strconv.FormatBool(b.BECN)
 		row[11] = u(uint64(b.PKey))

@@ -23,6 +23,7 @@ type packetJSON struct {
 	RETH         *rethJSON   `json:"reth,omitempty"`
 	AETH         *aethJSON   `json:"aeth,omitempty"`
 	DETH         *dethJSON   `json:"deth,omitempty"`
+	DCETH        *dcethJSON  `json:"dceth,omitempty"`
 	AtomicETH    *atomicJSON `json:"atomiceth,omitempty"`
 	AtomicAckETH *string     `json:"atomicacketh,omitempty"`
 	ImmDt        *uint32     `json:"immdt,omitempty"`
@@ -46,6 +47,12 @@ type bthJSON struct {
 	DestQP     uint32 `json:"dest_qp"`
 	AckReq     bool   `json:"ack_req"`
 	PSN        uint32 `json:"psn"`
+}
+
+// dcethJSON is the DCETH of a DC packet: two words of unknown meaning.
+type dcethJSON struct {
+	Word0 uint32 `json:"word0"`
+	Word1 uint32 `json:"word1"`
 }
 
 type rethJSON struct {
@@ -113,7 +120,7 @@ func packetObject(p *analyze.Packet) *packetJSON {
 		o.Error = p.Err.Error()
 	}
 	if b := p.BTH; b != nil {
-		o.BTH = &bthJSON{Opcode: uint8(b.Opcode), OpcodeName: b.Opcode.String(), SE: b.SolicitedEvent, M: b.MigReq, PadCnt: b.PadCnt, TVer: b.TVer, PKey: b.PKey, FECN: b.FECN, BECN: b.BECN, DestQP: b.DestQP, AckReq: b.AckReq, PSN: b.PSN}
+		o.BTH = &bthJSON{Opcode: uint8(b.Opcode), OpcodeName: b.OpcodeName(), SE: b.SolicitedEvent, M: b.MigReq, PadCnt: b.PadCnt, TVer: b.TVer, PKey: b.PKey, FECN: b.FECN, BECN: b.BECN, DestQP: b.DestQP, AckReq: b.AckReq, PSN: b.PSN}
 		st := icrcJSON{Status: p.ICRC.Status.String()}
 		if v, ok := b.ICRCValue(); ok {
 			st.Value = layers.ICRCWire(v)
@@ -131,6 +138,9 @@ func packetObject(p *analyze.Packet) *packetJSON {
 	}
 	if h := p.DETH; h != nil {
 		o.DETH = &dethJSON{QKey: h.QKey, SrcQP: h.SrcQP}
+	}
+	if h := p.DCETH; h != nil {
+		o.DCETH = &dcethJSON{Word0: h.Word0, Word1: h.Word1}
 	}
 	if h := p.AtomicETH; h != nil {
 		o.AtomicETH = &atomicJSON{VA: hex64(h.VA), RKey: h.RKey, SwapOrAdd: hex64(h.SwapOrAdd), Compare: hex64(h.Compare)}

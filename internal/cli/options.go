@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/roce-dissect/roce-dissect/layers"
 )
 
 // config is what the command line asks for.
@@ -22,6 +24,7 @@ type config struct {
 	qp        int64 // -1: all
 	flow      *flowFilter
 	rocePorts []uint16
+	rdAs      layers.RDDecoding
 	noICRC    bool
 	interval  time.Duration
 	plot      string
@@ -38,14 +41,21 @@ type flowFilter struct {
 // errUsage marks a bad command line (exit status 2).
 var errUsage = errors.New("usage")
 
-type portList struct{ ports *[]uint16 }
+type portList struct {
+	ports *[]uint16
+	rdAs  *layers.RDDecoding // --decode-as rd|dc|auto: how the RD opcodes decode
+}
 
 func (p portList) String() string { return "" }
 
 func (p portList) Set(v string) error {
+	if d, err := layers.ParseRDDecoding(v); err == nil && v != "" {
+		*p.rdAs = d
+		return nil
+	}
 	spec, ok := strings.CutPrefix(v, "udp.port=")
 	if !ok {
-		return fmt.Errorf("want udp.port=N, got %q", v)
+		return fmt.Errorf("want udp.port=N, rd, dc or auto, got %q", v)
 	}
 	n, err := strconv.ParseUint(spec, 10, 16)
 	if err != nil || n == 0 {
@@ -93,7 +103,7 @@ func parseArgs(args []string) (*config, []string, error) {
 	fs.Uint64Var(&cfg.count, "c", 0, "stop after N frames of each file (0: all)")
 	fs.StringVar(&qp, "qp", "", "only traffic to this destination QP (decimal or 0x hex)")
 	fs.StringVar(&flowSpec, "flow", "", "only the flow SRC,DST,QP (e.g. 10.0.0.1,10.0.0.2,0x11)")
-	fs.Var(portList{&cfg.rocePorts}, "decode-as", "decode another UDP destination port as RoCE v2: udp.port=N (repeatable)")
+	fs.Var(portList{&cfg.rocePorts, &cfg.rdAs}, "decode-as", "decode another UDP destination port as RoCE v2: udp.port=N (repeatable); rd or dc: decode the RD opcodes (0x40–0x54) as Reliable Datagram or as NVIDIA DC (default auto)")
 	fs.BoolVar(&cfg.noICRC, "no-icrc", false, "skip ICRC/VCRC verification")
 	fs.DurationVar(&cfg.interval, "interval", time.Millisecond, "throughput series interval")
 	fs.StringVar(&cfg.plot, "plot", "", "write per-flow throughput over time to FILE.svg or FILE.png")
@@ -199,6 +209,8 @@ const flagHelp = `  -P, --packets              one line per RDMA packet (like ts
       --qp N                 only traffic to destination QP N (decimal or 0x hex)
       --flow SRC,DST,QP      only that flow
       --decode-as udp.port=N decode UDP destination port N as RoCE v2 (repeatable)
+      --decode-as rd|dc     decode the RD opcodes 0x40–0x54 as Reliable Datagram or as
+                            NVIDIA DC (default auto: DC unless the length proves RD)
       --no-icrc              skip ICRC/VCRC verification
       --interval DURATION    throughput series interval (default 1ms)
       --plot FILE            per-flow throughput over time, PSN gaps and CNPs marked

@@ -86,7 +86,7 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 func summary(p *analyze.Packet) string {
 	var b strings.Builder
 	bth := p.BTH
-	fmt.Fprintf(&b, "%s QP=%s PSN=%d", bth.Opcode, qpString(bth.DestQP), bth.PSN)
+	fmt.Fprintf(&b, "%s QP=%s PSN=%d", bth.OpcodeName(), qpString(bth.DestQP), bth.PSN)
 	if bth.AckReq {
 		b.WriteString(" A")
 	}
@@ -104,6 +104,9 @@ func summary(p *analyze.Packet) string {
 	}
 	if h := p.DETH; h != nil {
 		fmt.Fprintf(&b, " QKey=0x%08x SrcQP=%s", h.QKey, qpString(h.SrcQP))
+	}
+	if h := p.DCETH; h != nil {
+		fmt.Fprintf(&b, " DCETH=0x%08x:%08x", h.Word0, h.Word1)
 	}
 	if h := p.RETH; h != nil {
 		fmt.Fprintf(&b, " VA=0x%016x RKey=0x%08x DMALen=%d", h.VA, h.RKey, h.DMALength)
@@ -184,6 +187,10 @@ func (r *runner) writeTree(p *analyze.Packet, f *frame, rel time.Duration) {
 		}
 		fmt.Fprintf(w, "  %s\n", name)
 		writeFields(w, "    ", reflect.ValueOf(l), 0)
+	}
+	if b, ok := pkt.Layer(layers.LayerTypeBTH).(*layers.BTH); ok && p.BTH != nil && b.DC != p.BTH.DC {
+		// gopacket.NewPacket decodes the RD opcodes automatically only.
+		r.pal.yellow.Fprintf(w, "  (--decode-as %s: analyzed as %s; the tree above is the automatic decoding)\n", r.cfg.rdAs, p.BTH.OpcodeName())
 	}
 	if p.Err != nil {
 		r.pal.red.Fprintf(w, "  malformed: %v\n", p.Err)

@@ -231,6 +231,9 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 	if readErr != "" {
 		p.red.Fprintf(w, "  error: %s\n", readErr)
 	}
+	if c.NotCaptured > 0 {
+		p.yellow.Fprintf(w, "  the capture missed %s that the responders acknowledged (capture-side drops, not network loss)\n", plural(int(c.NotCaptured), "request packet"))
+	}
 	if c.FlowsDropped > 0 {
 		p.yellow.Fprintf(w, "  flow table full: about %d more flows (%d packets) counted but not tracked (--max-flows)\n", c.FlowsDropped, c.PacketsOfDroppedFlows)
 	}
@@ -238,7 +241,7 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 	if len(rep.Connections) > 0 {
 		fmt.Fprintln(w)
 		p.bold.Fprintln(w, "Connections (CM)")
-		header := []cell{{text: "#", left: true}, {text: "TRANSPORT", left: true}, {text: "REQUESTER", left: true}, {text: "QPN"}, {text: "START PSN"}, {text: ""}, {text: "RESPONDER", left: true}, {text: "QPN"}, {text: "START PSN"}, {text: "MTU"}, {text: "STATE", left: true}}
+		header := []cell{{text: "#", left: true}, {text: "TRANSPORT", left: true}, {text: "REQUESTER", left: true}, {text: "QPN"}, {text: "SENDS FROM PSN"}, {text: ""}, {text: "RESPONDER", left: true}, {text: "QPN"}, {text: "SENDS FROM PSN"}, {text: "MTU"}, {text: "STATE", left: true}}
 		p.table(w, "  ", header, len(rep.Connections), func(i int, row []cell) []cell {
 			cn := &rep.Connections[i]
 			state := cell{text: cn.State, left: true, c: p.green}
@@ -250,9 +253,9 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 			}
 			return append(row,
 				cell{text: fmt.Sprint(cn.ID), left: true}, cell{text: cn.Transport, left: true},
-				cell{text: endpointAddr(cn.Requester), left: true}, cell{text: qpString(cn.Requester.QPN)}, cell{text: fmt.Sprint(cn.Requester.StartingPSN)},
+				cell{text: endpointAddr(cn.Requester), left: true}, cell{text: qpString(cn.Requester.QPN)}, cell{text: optPSN(cn.Requester.SendPSN)},
 				cell{text: "↔"},
-				cell{text: endpointAddr(cn.Responder), left: true}, cell{text: qpString(cn.Responder.QPN)}, cell{text: fmt.Sprint(cn.Responder.StartingPSN)},
+				cell{text: endpointAddr(cn.Responder), left: true}, cell{text: qpString(cn.Responder.QPN)}, cell{text: optPSN(cn.Responder.SendPSN)},
 				cell{text: fmt.Sprint(cn.PathMTU)}, state)
 		})
 		for _, cn := range rep.Connections {
@@ -327,6 +330,14 @@ func mtuCell(p palette, f *analyze.Flow) cell {
 		return cell{text: text, c: p.red}
 	}
 	return cell{text: text}
+}
+
+// optPSN prints a PSN that may not have been captured.
+func optPSN(v *uint32) string {
+	if v == nil {
+		return "?"
+	}
+	return fmt.Sprint(*v)
 }
 
 func endpointAddr(e analyze.Endpoint) string {

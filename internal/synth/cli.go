@@ -55,6 +55,7 @@ type cliFlags struct {
 	out, truth                                 string
 	format, encap                              string
 	drop, nak, rnr, dup, reorder, ecn, corrupt string
+	tapDrop                                    string
 	startPSN                                   int64
 	noTruth                                    bool
 }
@@ -74,7 +75,8 @@ func newFlagSet(v *cliFlags) *flag.FlagSet {
 	fs.IntVar(&cfg.MTU, "mtu", DefaultMTU, "path MTU: 256, 512, 1024, 2048 or 4096")
 	fs.IntVar(&cfg.MsgSize, "msg-size", 0, "message size in bytes (default 4096; ud 512; mix: random 64…4096)")
 	fs.IntVar(&cfg.Messages, "messages", DefaultMessages, "messages of the data connection")
-	fs.StringVar(&v.drop, "drop", "", "`PSN`s whose request frames are missing from the capture")
+	fs.StringVar(&v.drop, "drop", "", "`PSN`s whose request frames are missing from the capture (the tap missed them; the responder still got and ACKs them)")
+	fs.StringVar(&v.tapDrop, "tap-drop", "", "`PSN`s the tap missed but the responder still ACKs: the same as --drop")
 	fs.StringVar(&v.nak, "nak", "", "`PSN`s lost after the tap: NAK (PSN sequence error) and go-back-N")
 	fs.StringVar(&v.rnr, "rnr", "", "`PSN`s answered by an RNR NAK, then resent")
 	fs.StringVar(&v.dup, "dup", "", "`PSN`s whose frames are written twice")
@@ -85,6 +87,7 @@ func newFlagSet(v *cliFlags) *flag.FlagSet {
 	fs.IntVar(&cfg.Packets, "packets", DefaultPackets, "mix: number of frames")
 	fs.IntVar(&cfg.QPs, "qps", DefaultQPs, "mix: number of RC connections")
 	fs.StringVar(&cfg.MixOp, "mix-op", "", "mix: only this operation (write, send or read); default a mix")
+	fs.BoolVar(&cfg.DC, "dc", false, "write the data connection as DC (NVIDIA Dynamically Connected) traffic, without CM: write-bw, read-bw, atomic")
 	fs.Uint64Var(&cfg.Seed, "seed", DefaultSeed, "random seed (same seed, same bytes)")
 	fs.Float64Var(&cfg.Gbps, "gbps", DefaultGbps, "link rate of the timestamps, Gbit/s")
 	return fs
@@ -136,6 +139,11 @@ func ParseArgs(args []string) (cfg Config, out, truth string, err error) {
 			return cfg, "", "", err
 		}
 	}
+	tap, err := ParsePSNList(v.tapDrop)
+	if err != nil {
+		return cfg, "", "", err
+	}
+	cfg.Drop = append(cfg.Drop, tap...)
 	if startPSN >= 0 {
 		if startPSN > psnMask {
 			return cfg, "", "", fmt.Errorf("--start-psn %d exceeds 24 bits", startPSN)
@@ -228,6 +236,15 @@ func Golden() []GoldenFile {
 		{"erf.pcap", []string{"write-bw", "--encap", "erf", "--messages", "6", "--msg-size", "2048", "--mtu", "1024"}},
 		{"header_only_snap128.pcap", []string{"write-bw", "--snaplen", "128", "--messages", "16", "--msg-size", "4096", "--mtu", "1024"}},
 		{"mix_small.pcap", []string{"mix", "--packets", "400", "--qps", "8", "--snaplen", "96"}},
+		// The tap missed the first request and two more; the responder
+		// ACKed them all: capture-side drops, not network loss.
+		{"tap_drop.pcap", []string{"write-bw", "--messages", "6", "--msg-size", "3072", "--mtu", "1024", "--start-psn", "2000",
+			"--tap-drop", "+0,+5,+9"}},
+		// A packet lost in the network, and the tap behind the loss: a
+		// jump, the NAK, the resend.
+		{"loss_behind_tap.pcap", []string{"send-bw", "--messages", "6", "--msg-size", "2048", "--mtu", "1024", "--start-psn", "3000",
+			"--drop", "3004", "--nak", "3004"}},
+		{"ud_drop.pcap", []string{"ud", "--messages", "8", "--msg-size", "512", "--mtu", "1024", "--start-psn", "4000", "--drop", "4003"}},
 	}
 }
 

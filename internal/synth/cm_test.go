@@ -77,6 +77,27 @@ func TestCMMessages(t *testing.T) {
 				}
 				n := len(tr.Connections)
 				assert.Equal(t, map[string]int{"REQ": n, "REP": n, "RTU": n, "DREQ": n, "DREP": n}, seen)
+				// As real stacks do (Linux cm.c), the requester's requests
+				// start at the REP's StartingPSN: the first request to each
+				// responder QP carries it.
+				repPSN := map[uint32]uint32{} // responder QPN → REP StartingPSN
+				for _, c := range tr.Connections {
+					repPSN[c.Responder.QPN] = c.Responder.StartingPSN
+					require.NotNil(t, c.Requester.SendPSN)
+					assert.Equal(t, c.Responder.StartingPSN, *c.Requester.SendPSN)
+					require.NotNil(t, c.Responder.SendPSN)
+					assert.Equal(t, c.Requester.StartingPSN, *c.Responder.SendPSN)
+				}
+				firstReq := map[uint32]bool{}
+				for _, fi := range infos {
+					want, ok := repPSN[fi.DestQP]
+					if fi.CM != "" || !fi.Opcode.IsRequest() || !ok || firstReq[fi.DestQP] {
+						continue
+					}
+					firstReq[fi.DestQP] = true
+					assert.Equal(t, want, fi.PSN, "first request to QP 0x%x", fi.DestQP)
+				}
+				assert.NotEmpty(t, firstReq)
 			})
 		}
 	}

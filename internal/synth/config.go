@@ -128,7 +128,8 @@ func ParsePSNList(s string) ([]PSNRef, error) {
 // the first of the range it reserves.
 type Impairments struct {
 	// Drop removes the frames from the capture (the tap missed them; the
-	// conversation goes on as if they had been delivered).
+	// conversation goes on as if they had been delivered: the responder
+	// ACKs them, nobody NAKs or resends them). Flags --drop and --tap-drop.
 	Drop []PSNRef
 	// NAK: the packet is lost after the tap; the responder, seeing the
 	// next packets, sends one NAK PSN sequence error for it, and the
@@ -191,6 +192,10 @@ type Config struct {
 	// back to back at this rate, plus any RNR delay).
 	Gbps float64
 	Impairments
+	// DC writes the data connection as NVIDIA Dynamically Connected
+	// traffic (RD opcodes with the DC headers, no CM exchange; see dc.go):
+	// write-bw, read-bw and atomic only.
+	DC bool
 	// OnFrame, when set, is called for every frame written, in order.
 	OnFrame func(*FrameInfo)
 }
@@ -298,6 +303,9 @@ func (c *Config) normalize() error {
 	}
 	if len(c.ECN) > 0 && !c.Encap.RoCEv2() {
 		return fmt.Errorf("synth: %w: ECN marking needs RoCE v2 (IP ECN), not %s", ErrConfig, c.Encap)
+	}
+	if c.DC && !dcScenario(c.Scenario) {
+		return fmt.Errorf("synth: %w: DC traffic needs write-bw, read-bw or atomic, not %s", ErrConfig, c.Scenario)
 	}
 	if c.Scenario == ScenarioUD && len(c.NAK)+len(c.RNR) > 0 {
 		return fmt.Errorf("synth: %w: UD has no NAKs", ErrConfig)

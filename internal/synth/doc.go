@@ -43,6 +43,10 @@
 //
 // # Truth
 //
+// The REQ's StartingPSN is where the responder's requests start and the
+// REP's where the requester's do, as real stacks use them (Linux cm.c);
+// the truth gives each endpoint both (starting_psn, send_psn).
+//
 // The truth lists the CM connections (both QPNs and starting PSNs) and,
 // per flow (source address, destination address, DestQP), the counters the
 // analyzer reports, by the definitions it shares: requests and responses
@@ -56,6 +60,15 @@
 // with a bad ICRC still count. ICRC status is unverifiable when the snap
 // length cut the ICRC off. CNPs belong to the flow of their DestQP; such a
 // flow takes the transport of the QP it goes to.
+//
+// Missing PSNs are counted from the requester's send PSN when the capture
+// holds the REP's StartingPSN. Each is lost when a NAK (PSN sequence
+// error) names it or a go-back-N resend sends it again, not captured when
+// a later response covers it (--drop, --tap-drop: the tap missed it, the
+// responder ACKs it), else unknown. Retransmissions carry the cause the
+// generator gave them (NAK, RNR NAK, else timeout). Findings lists every
+// finding the analyzer should report (kind, severity, frame); a new kind
+// is one tracker.finding call where the generator writes its cause.
 //
 // The testdata/ captures are listed by Golden and written by
 // `go generate ./...`; cmd/roce-synth is the command line (Run).

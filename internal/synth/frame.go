@@ -47,6 +47,8 @@ type builder struct {
 	imm   layers.ImmDt
 	ieth  layers.IETH
 	deth  layers.DETH
+	rdeth layers.RDETH
+	dceth layers.DCETH
 	cnp   layers.CNP
 	pay   gopacket.Payload
 	icrc  layers.ICRC
@@ -170,8 +172,16 @@ func (b *builder) build(p *pkt, ts time.Time) ([]byte, error) {
 			return nil, err
 		}
 	}
+	headers := p.op.Headers()
+	if p.c.dc && p.cm == cmNone && !p.op.IsCNP() {
+		b.bth.Opcode, b.bth.DC = dcOpcode(p.op), true
+		headers = b.bth.Headers()[3:] // after RDETH, DETH, DCETH
+	}
 	b.push(&b.bth)
-	for _, h := range p.op.Headers() {
+	if b.bth.DC {
+		b.pushDC(p)
+	}
+	for _, h := range headers {
 		switch h {
 		case layers.LayerTypeRETH:
 			b.reth = layers.RETH{VA: p.va, RKey: p.rkey, DMALength: p.dmaLen}

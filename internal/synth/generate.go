@@ -70,7 +70,7 @@ func Generate(cfg Config, capture, truth io.Writer) (*Truth, error) {
 	t := g.tr.finish()
 	t.Scenario, t.Encap, t.LinkType, t.Seed = cfg.Scenario, cfg.Encap.String(), int(linkType(cfg.Encap)), cfg.Seed
 	for _, c := range g.conns {
-		if c.kind == kindUD {
+		if c.kind == kindUD || c.dc {
 			continue
 		}
 		if cn, ok := connectionTruth(c, cfg.Encap, cfg.SnapLen); ok {
@@ -113,6 +113,11 @@ func newGenerator(cfg *Config, out io.Writer) (*generator, error) {
 	g.rate = max(1, int64(cfg.Gbps*1000))
 	g.b = newBuilder(cfg.Encap, cfg.Scenario == ScenarioMix)
 	g.tr = newTracker()
+	g.tr.sendPSN = func(c *conn) (uint32, bool) {
+		// The REP's StartingPSN, where the requester's requests start,
+		// when the capture holds it.
+		return c.psnA, cfg.SnapLen == 0 || madOffset(cfg.Encap)+24+20+3 <= cfg.SnapLen
+	}
 	w, err := newCapWriter(out, cfg)
 	if err != nil {
 		return nil, err
@@ -151,6 +156,10 @@ func (g *generator) runSingle() error {
 	var p pkt
 	for gen.next(&p) {
 		list = append(list, p)
+	}
+	if cfg.DC {
+		c.dc = true
+		list = withoutCM(list)
 	}
 	list, err := applyImpairments(list, &cfg.Impairments, c.psnA)
 	if err != nil {
@@ -361,8 +370,10 @@ func connectionTruth(c *conn, e Encap, snap int) (Connection, bool) {
 	if seen(32, 3) { // REQ LocalQPN
 		cn.Requester.QPN = c.qa
 	}
-	if seen(44, 3) { // REQ StartingPSN
-		cn.Requester.StartingPSN = c.psnA
+	if seen(44, 3) { // REQ StartingPSN: where B's requests start
+		cn.Requester.StartingPSN = c.psnB
+		v := c.psnB
+		cn.Responder.SendPSN = &v
 	}
 	if seen(50, 1) { // REQ PathMTU
 		cn.PathMTU = c.mtu
@@ -370,8 +381,10 @@ func connectionTruth(c *conn, e Encap, snap int) (Connection, bool) {
 	if seen(12, 3) { // REP LocalQPN
 		cn.Responder.QPN = c.qb
 	}
-	if seen(20, 3) { // REP StartingPSN
-		cn.Responder.StartingPSN = c.psnB
+	if seen(20, 3) { // REP StartingPSN: where A's requests start
+		cn.Responder.StartingPSN = c.psnA
+		v := c.psnA
+		cn.Requester.SendPSN = &v
 	}
 	cn.Truncated = !seen(72, 16) // through the REQ's primary GIDs
 	return cn, true

@@ -29,10 +29,10 @@ func applyImpairments(list []pkt, im *Impairments, start uint32) ([]pkt, error) 
 		}
 	}
 	for _, r := range im.NAK {
-		list = goBackN(list, r.resolve(start), nakWindow, synNAKSeq, 0)
+		list = goBackN(list, r.resolve(start), nakWindow, synNAKSeq, 0, resendNAK)
 	}
 	for _, r := range im.RNR {
-		list = goBackN(list, r.resolve(start), rnrWindow, synRNR, rnrDelayNs)
+		list = goBackN(list, r.resolve(start), rnrWindow, synRNR, rnrDelayNs, resendRNR)
 	}
 	for _, r := range im.Reorder {
 		i := findReq(list, r.resolve(start), 0)
@@ -80,7 +80,7 @@ func applyImpairments(list []pkt, im *Impairments, start uint32) ([]pkt, error) 
 // goBackN makes the request with PSN psn lost after the tap: the next
 // window requests still go out, the responder answers with a NAK (or RNR
 // NAK) carrying psn, and the requester sends everything again from psn.
-func goBackN(list []pkt, psn uint32, window int, syndrome uint8, delay int64) []pkt {
+func goBackN(list []pkt, psn uint32, window int, syndrome uint8, delay int64, cause uint8) []pkt {
 	i := findReq(list, psn, 0)
 	if i < 0 {
 		return list
@@ -101,6 +101,19 @@ func goBackN(list []pkt, psn uint32, window int, syndrome uint8, delay int64) []
 	resend := len(out)
 	out = append(out, list[i:]...)
 	out[resend].delayNs += delay
+	// The requests sent again (from psn to the last one sent before the
+	// NAK) are resends of this NAK.
+	high := psn
+	for _, q := range out[:resend] {
+		if q.dataReq() && serial24(q.psn-high) > 0 {
+			high = q.psn
+		}
+	}
+	for k := resend; k < len(out); k++ {
+		if q := &out[k]; q.dataReq() && serial24(q.psn-psn) >= 0 && serial24(q.psn-high) <= 0 && q.resend == resendNone {
+			q.resend = cause
+		}
+	}
 	return out
 }
 

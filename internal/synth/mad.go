@@ -52,11 +52,11 @@ func encodeMAD(b *[madLen]byte, c *conn, k cmKind, encap Encap) {
 		binary.BigEndian.PutUint64(d[8:], 0x0000000001060000|ServicePort) // RDMA CM, TCP port space
 		binary.BigEndian.PutUint64(d[16:], c.a.guid)
 		put24(d[32:], c.qa)
-		d[35] = 16      // ResponderResources
-		d[39] = 16      // InitiatorDepth
-		d[43] = 20 << 3 // RemoteCMResponseTimeout, TransportServiceType RC, no E2E flow control
-		put24(d[44:], c.psnA)
-		d[47] = 20<<3 | 7 // LocalCMResponseTimeout, RetryCount
+		d[35] = 16            // ResponderResources
+		d[39] = 16            // InitiatorDepth
+		d[43] = 20 << 3       // RemoteCMResponseTimeout, TransportServiceType RC, no E2E flow control
+		put24(d[44:], c.psnB) // where the passive side's (B's) requests start
+		d[47] = 20<<3 | 7     // LocalCMResponseTimeout, RetryCount
 		binary.BigEndian.PutUint16(d[48:], pkeyDefault)
 		d[50] = mtu<<4 | 7 // PathMTU, RNRRetryCount
 		d[51] = 15 << 4    // MaxCMRetries
@@ -89,7 +89,7 @@ func encodeMAD(b *[madLen]byte, c *conn, k cmKind, encap Encap) {
 		binary.BigEndian.PutUint32(d[0:], c.commB)
 		binary.BigEndian.PutUint32(d[4:], c.commA)
 		put24(d[12:], c.qb)
-		put24(d[20:], c.psnB)
+		put24(d[20:], c.psnA) // where the active side's (A's) requests start
 		d[24] = 16
 		d[25] = 16
 		d[26] = 15 << 3 // TargetACKDelay

@@ -84,7 +84,7 @@ type conn struct {
 	idx            int
 	a, b           *host
 	qa, qb         uint32
-	psnA, psnB     uint32 // starting PSNs (A's requests; B's, unused but in the REP)
+	psnA, psnB     uint32 // starting PSNs of A's requests (the REP's StartingPSN) and B's (the REQ's; B sends none)
 	kind           opKind
 	mtu            int
 	commA, commB   uint32
@@ -93,6 +93,7 @@ type conn struct {
 	va             uint64
 	rkey, qkey     uint32
 	flowLabel      uint32
+	dc             bool // DC transport (Config.DC): RD opcodes, DC headers, no CM
 }
 
 func newConn(idx int, a, b *host, kind opKind, mtu int, rng *rand.Rand, qpBase uint32) *conn {
@@ -161,7 +162,15 @@ type pkt struct {
 	ce      bool
 	corrupt bool
 	delayNs int64
+	resend  uint8 // a go-back-N resend of a request: resendNAK or resendRNR
 }
+
+// Causes of a resend (pkt.resend).
+const (
+	resendNone uint8 = iota
+	resendNAK
+	resendRNR
+)
 
 // dataReq reports whether p is a request of the data connection (A → B).
 func (p *pkt) dataReq() bool { return p.cm == cmNone && !p.fromB && p.op.IsRequest() }

@@ -291,7 +291,8 @@ func TestTruthByConstruction(t *testing.T) {
 		assert.Equal(t, 6, r.Responses.ACKs)
 		assert.Equal(t, 6, r.Packets)
 		require.Len(t, tr.Connections, 1)
-		assert.Equal(t, uint32(1000), tr.Connections[0].Requester.StartingPSN)
+		assert.Equal(t, psnp(1000), tr.Connections[0].Requester.SendPSN, "the requester sends from the REP's StartingPSN")
+		assert.Equal(t, uint32(1000), tr.Connections[0].Responder.StartingPSN)
 		assert.Equal(t, 1024, tr.Connections[0].PathMTU)
 	})
 	t.Run("drop", func(t *testing.T) {
@@ -522,4 +523,35 @@ func TestRunWritesFiles(t *testing.T) {
 	require.Equal(t, 0, Run([]string{"atomic", "-o", out, "--messages", "4"}, &so, &se), se.String())
 	assert.FileExists(t, out)
 	assert.FileExists(t, out+".truth.json")
+}
+
+// TestTapDrop: --tap-drop names packets the tap missed that the responder
+// still got: no NAK, no resend, and the ACKs that follow cover them. The
+// truth counts them as not captured and expects one capture_gap finding.
+func TestTapDrop(t *testing.T) {
+	cfg, _, _, err := ParseArgs([]string{"write-bw", "--messages", "4", "--msg-size", "2048", "--mtu", "1024",
+		"--start-psn", "100", "--tap-drop", "+0,+3", "--drop", "105"})
+	require.NoError(t, err)
+	require.Equal(t, []PSNRef{{Value: 105}, {Value: 0, Relative: true}, {Value: 3, Relative: true}}, cfg.Drop)
+	_, tr, infos := generate(t, cfg)
+	for _, fi := range infos {
+		if fi.Opcode.IsRequest() && fi.CM == "" {
+			assert.NotContains(t, []uint32{100, 103, 105}, fi.PSN, "frame %d: the tap missed it", fi.Index)
+		}
+		assert.NotEqual(t, uint8(synNAKSeq), fi.Syndrome, "frame %d: nobody NAKs a packet the responder got", fi.Index)
+	}
+	f := dataFlow(t, tr)
+	assert.Equal(t, int64(3), f.Requests.Missing, "PSN 100 is missing too: the requester starts at the REP's StartingPSN")
+	assert.Equal(t, int64(3), f.Requests.MissingNotCaptured)
+	assert.Zero(t, f.Requests.MissingLost)
+	assert.Zero(t, f.Requests.Retransmitted)
+	assert.Equal(t, int64(3), tr.Capture.NotCaptured)
+	var gaps []Finding
+	for _, fd := range tr.Findings {
+		if fd.Kind == "capture_gap" || fd.Kind == "psn_gap" {
+			gaps = append(gaps, fd)
+		}
+	}
+	require.Len(t, gaps, 1)
+	assert.Equal(t, Finding{Kind: "capture_gap", Severity: "info", Frame: gaps[0].Frame}, gaps[0])
 }

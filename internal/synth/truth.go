@@ -2,6 +2,7 @@ package synth
 
 import (
 	"bytes"
+	"sort"
 
 	"github.com/roce-dissect/roce-dissect/layers"
 )
@@ -18,13 +19,34 @@ type Truth struct {
 	RoCEPackets int          `json:"roce_packets"`
 	Connections []Connection `json:"connections"`
 	Flows       []*Flow      `json:"flows"`
+	Capture     struct {
+		// NotCaptured sums the flows' requests.missing_not_captured.
+		NotCaptured int64 `json:"not_captured"`
+	} `json:"capture"`
+	// Findings are every finding the analyzer should report, in frame
+	// order (see tracker.finding).
+	Findings []Finding `json:"findings"`
+}
+
+// Finding is a finding the capture holds: its kind and severity as the
+// analyzer names them (docs/analysis.md) and the frame it is at.
+type Finding struct {
+	Kind     string `json:"kind"`
+	Severity string `json:"severity"`
+	Frame    int    `json:"frame"`
 }
 
 // Endpoint is one side of a CM connection.
 type Endpoint struct {
-	QPN         uint32 `json:"qpn"`
+	QPN uint32 `json:"qpn"`
+	// StartingPSN is the StartingPSN field of this side's own CM message
+	// (REQ for the requester, REP for the responder): where the PSNs it
+	// expects to receive start.
 	StartingPSN uint32 `json:"starting_psn"`
-	IP          string `json:"ip"`
+	// SendPSN is where this side's requests start: the other side's
+	// StartingPSN field; null when the capture cut that field.
+	SendPSN *uint32 `json:"send_psn"`
+	IP      string  `json:"ip"`
 }
 
 // Connection is a connection set up by CM REQ/REP/RTU.
@@ -49,14 +71,24 @@ type Flow struct {
 	Packets      int    `json:"packets"`
 	PayloadBytes int64  `json:"payload_bytes"`
 	Requests     struct {
-		Packets       int      `json:"packets"`
-		PSNFirst      *uint32  `json:"psn_first"`
-		PSNLast       *uint32  `json:"psn_last"`
-		Missing       int64    `json:"missing"`
-		Gaps          []PSNGap `json:"gaps"`
-		Retransmitted int      `json:"retransmitted"`
-		Duplicates    int      `json:"duplicates"`
-		OutOfOrder    int      `json:"out_of_order"`
+		Packets  int     `json:"packets"`
+		PSNFirst *uint32 `json:"psn_first"`
+		PSNLast  *uint32 `json:"psn_last"`
+		Missing  int64   `json:"missing"`
+		// MissingNotCaptured: missing PSNs the responder acknowledged
+		// (a later response covers them) and nobody resent.
+		MissingNotCaptured int64 `json:"missing_not_captured"`
+		// MissingLost: missing PSNs NAKed or resent.
+		MissingLost      int64    `json:"missing_lost"`
+		Gaps             []PSNGap `json:"gaps"`
+		Retransmitted    int      `json:"retransmitted"`
+		RetransmitCauses struct {
+			NAK     int `json:"nak"`
+			RNR     int `json:"rnr"`
+			Timeout int `json:"timeout"`
+		} `json:"retransmit_causes"`
+		Duplicates int `json:"duplicates"`
+		OutOfOrder int `json:"out_of_order"`
 	} `json:"requests"`
 	Responses struct {
 		ACKs          int `json:"acks"`
@@ -187,6 +219,7 @@ type flowState struct {
 	doneResp  intervals // PSNs of completed READ responses
 	pending   []pendingMsg
 	lastReq   []byte
+	loss      flowLoss // loss attribution (truthloss.go)
 }
 
 // tracker computes the truth from the frames as they are written.
@@ -194,13 +227,30 @@ type tracker struct {
 	flows map[flowKey]*flowState
 	order []*flowState
 	truth Truth
+	// reqFlow is the request flow of each connection, which its
+	// responses give evidence about.
+	reqFlow map[*conn]*flowState
+	// sendPSN says where a connection's requester starts, when the
+	// capture shows it (the REP's StartingPSN was captured).
+	sendPSN func(c *conn) (uint32, bool)
 }
 
-func newTracker() *tracker { return &tracker{flows: make(map[flowKey]*flowState)} }
+func newTracker() *tracker {
+	return &tracker{flows: make(map[flowKey]*flowState), reqFlow: make(map[*conn]*flowState)}
+}
+
+// finding records a finding the analyzer should report at frame. Every
+// kind of finding the generated captures hold is added by one such call.
+func (t *tracker) finding(kind, severity string, frame int) {
+	t.truth.Findings = append(t.truth.Findings, Finding{Kind: kind, Severity: severity, Frame: frame})
+}
 
 func transportName(c *conn, p *pkt) string {
 	if p.cm != cmNone || c.kind == kindUD {
 		return "UD"
+	}
+	if c.dc {
+		return "DC"
 	}
 	return "RC"
 }
@@ -227,14 +277,13 @@ func (t *tracker) add(p *pkt, frame []byte, status layers.ICRCStatus) {
 	f := &fs.f
 	f.Packets++
 	f.PayloadBytes += int64(p.payLen)
-	if p.ce {
-		f.Congestion.ECNCE++
-	}
+	frameNo := t.truth.Frames
 	switch status {
 	case layers.ICRCOK:
 		f.ICRC.OK++
 	case layers.ICRCBad:
 		f.ICRC.Bad++
+		t.finding("bad_icrc", "error", frameNo)
 	default:
 		f.ICRC.Unverifiable++
 	}
@@ -242,9 +291,14 @@ func (t *tracker) add(p *pkt, frame []byte, status layers.ICRCStatus) {
 		n := p.payLen
 		f.MTU.Inferred = &n
 	}
+	if p.ce {
+		f.Congestion.ECNCE++
+		t.finding("ecn_ce", "info", frameNo)
+	}
 	switch {
 	case p.op.IsCNP():
 		f.Congestion.CNPs++
+		t.finding("cnp", "info", frameNo)
 	case p.op.IsRequest():
 		t.request(fs, p, frame)
 	default:
@@ -256,12 +310,16 @@ func (t *tracker) request(fs *flowState, p *pkt, frame []byte) {
 	f := &fs.f
 	r := &f.Requests
 	r.Packets++
-	u := fs.req.at(p.psn)
+	frameNo := t.truth.Frames
 	if r.PSNFirst == nil {
 		v := p.psn
 		r.PSNFirst = &v
+		t.startFlow(fs, p)
 	}
+	u := fs.req.at(p.psn)
 	span := int64(max(p.span, 1))
+	t.jump(fs, p, u, frameNo)
+	again := fs.reqHiSet && fs.reqSeen.contains(u)
 	switch {
 	case !fs.reqHiSet:
 		fs.reqHiSet = true
@@ -269,17 +327,25 @@ func (t *tracker) request(fs *flowState, p *pkt, frame []byte) {
 	case fs.reqSeen.contains(u):
 		if bytes.Equal(frame, fs.lastReq) {
 			r.Duplicates++
+			t.finding("duplicate", "warning", frameNo)
 		} else {
 			r.Retransmitted++
+			t.finding("retransmission", "warning", frameNo)
+			t.resent(fs, p)
 		}
 	case u < fs.req.hi:
 		r.OutOfOrder++
+		t.finding("out_of_order", "warning", frameNo)
 	}
 	if u > fs.req.hi {
 		fs.req.hi = u
 	}
 	fs.reqSeen.add(u, u+span-1)
+	fs.loss.end = max(fs.loss.end, u+span)
 	fs.lastReq = append(fs.lastReq[:0], frame...)
+	if !again {
+		t.message(fs, p, u, frameNo)
+	}
 	if p.isMsg && p.msgLast {
 		t.complete(fs, pendingMsg{psn: p.msgPSN, n: p.msgN, size: p.msgSize})
 	}
@@ -293,16 +359,24 @@ func (t *tracker) response(fs *flowState, p *pkt) {
 		switch {
 		case a.IsACK():
 			f.Responses.ACKs++
+			t.covered(p, 0)
 		case a.IsNAK():
 			f.Responses.NAKs++
+			t.finding("nak", "error", t.truth.Frames)
+			t.covered(p, -1)
+			t.naked(p)
 		case a.IsRNRNAK():
 			f.Responses.RNRNAKs++
+			t.finding("rnr_nak", "warning", t.truth.Frames)
+			t.covered(p, -1)
 		}
 		return
 	case layers.OperationAtomicAcknowledge:
 		f.Responses.AtomicACKs++
+		t.covered(p, 0)
 		return
 	}
+	t.covered(p, 0)
 	// READ responses.
 	f.Responses.ReadResponses++
 	u := fs.resp.at(p.psn)
@@ -370,10 +444,25 @@ func (t *tracker) finish() *Truth {
 			if iv[0] > next {
 				r.Gaps = append(r.Gaps, PSNGap{From: fs.req.psn(next), To: fs.req.psn(iv[0] - 1), Count: iv[0] - next})
 				r.Missing += iv[0] - next
+				fs.loss.missing.add(next, iv[0]-1)
 			}
 			next = iv[1] + 1
 		}
+		t.attribute(fs)
 		t.truth.Flows = append(t.truth.Flows, &fs.f)
+	}
+	sort.Slice(t.truth.Findings, func(i, j int) bool {
+		a, b := t.truth.Findings[i], t.truth.Findings[j]
+		if a.Frame != b.Frame {
+			return a.Frame < b.Frame
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Severity < b.Severity
+	})
+	if t.truth.Findings == nil {
+		t.truth.Findings = []Finding{}
 	}
 	if t.truth.Flows == nil {
 		t.truth.Flows = []*Flow{}

@@ -30,7 +30,7 @@ class Seg:
         s.name, s.data, s.groups, s.comment = name, bytearray(data), groups, comment
 
 # ---- IB headers ----
-def bth(op, destqp, psn, se=0, m=0, pad=0, tver=0, pkey=0xFFFF, fecn=0, becn=0, ackreq=0):
+def bth(op, destqp, psn, se=0, m=0, pad=0, tver=0, pkey=0xFFFF, fecn=0, becn=0, ackreq=0, dc=0):
     d = bytes([op, se<<7 | m<<6 | pad<<4 | tver]) + struct.pack('>H', pkey) + bytes([fecn<<7 | becn<<6]) + destqp.to_bytes(3,'big') + bytes([ackreq<<7]) + psn.to_bytes(3,'big')
     go = 'Opcode: 0x%02X' % op
     if se: go += ', SolicitedEvent: true'
@@ -43,9 +43,14 @@ def bth(op, destqp, psn, se=0, m=0, pad=0, tver=0, pkey=0xFFFF, fecn=0, becn=0, 
     go += ', DestQP: 0x%X' % destqp
     if ackreq: go += ', AckReq: true'
     go += ', PSN: %d' % psn
+    if dc: go += ', DC: true'  # decoded as DC: not a wire bit, the decoder's verdict
     return Seg('BTH', d, [1,1,2,1,3,1,3], 'BTH: opcode 0x%02X, SE %d M %d PadCnt %d TVer %d, P_Key 0x%04X, FECN %d BECN %d, DestQP 0x%X, AckReq %d, PSN %d' % (op,se,m,pad,tver,pkey,fecn,becn,destqp,ackreq,psn)), '&BTH{%s}' % go
 
 def rdeth(ee): return Seg('RDETH', b'\0'+ee.to_bytes(3,'big'), [1,3], 'RDETH: reserved, EE context 0x%X' % ee), '&RDETH{EECnxt: 0x%X}' % ee
+# The RDETH place of a DC packet: 4 bytes in the RDETH layout, first byte not zero.
+def rdeth_place(b): return Seg('RDETH', b, [1,3], 'DC RDETH place: %02x, 0x%X' % (b[0], int.from_bytes(b[1:],'big'))), '&RDETH{Reserved: 0x%02X, EECnxt: 0x%X}' % (b[0], int.from_bytes(b[1:],'big'))
+def deth_place(b): return Seg('DETH', b, [4,1,3], 'DC DETH place: 0x%08X, %02x, 0x%X' % (int.from_bytes(b[:4],'big'), b[4], int.from_bytes(b[5:],'big'))), '&DETH{QKey: 0x%08X, Reserved: 0x%02X, SrcQP: 0x%X}' % (int.from_bytes(b[:4],'big'), b[4], int.from_bytes(b[5:],'big'))
+def dceth(b): return Seg('DCETH', b, [4,4], 'DCETH: two words of unknown meaning'), '&DCETH{Word0: 0x%X, Word1: 0x%X}' % (int.from_bytes(b[:4],'big'), int.from_bytes(b[4:],'big'))
 def deth(qkey, src): return Seg('DETH', struct.pack('>I', qkey)+b'\0'+src.to_bytes(3,'big'), [4,1,3], 'DETH: Q_Key 0x%08X, reserved, SrcQP 0x%X' % (qkey, src)), '&DETH{QKey: 0x%08X, SrcQP: 0x%X}' % (qkey, src)
 def xrceth(srq): return Seg('XRCETH', b'\0'+srq.to_bytes(3,'big'), [1,3], 'XRCETH: reserved, XRC SRQ 0x%X' % srq), '&XRCETH{XRCSRQ: 0x%X}' % srq
 def reth(va, rkey, ln): return Seg('RETH', struct.pack('>QII', va, rkey, ln), [8,4,4], 'RETH: VA 0x%X, R_Key 0x%08X, DMA length %d' % (va, rkey, ln)), '&RETH{VA: 0x%X, RKey: 0x%08X, DMALength: %d}' % (va, rkey, ln)
@@ -189,9 +194,20 @@ add('RC FLUSH', V2, finish_v2(ib_packet(0x1C, dict(destqp=0x12, psn=9, ackreq=1)
 add('RC ATOMIC_WRITE', V2, finish_v2(ib_packet(0x1D, dict(destqp=0x12, psn=10, ackreq=1), [reth(0x00007F0000004008, 0x00000777, 8)], bytes.fromhex('0102030405060708'))))
 add('UC SEND_ONLY over IPv6', V2, finish_v2(ib_packet(0x24, dict(destqp=0xD3, psn=0xCF1710), [], P16[:5]), ipver=6))
 add('UC RDMA_WRITE_ONLY', V2, finish_v2(ib_packet(0x2A, dict(destqp=0xD4, psn=1), [reth(0x5000, 0x99, 16)], P16)))
-add('RD SEND_ONLY', V2, finish_v2(ib_packet(0x44, dict(destqp=0x20, psn=1, ackreq=1), [rdeth(0xABCDE), deth(0x11111111, 0x21)], P16[:8])))
+# RD frames decode as RD only when too short for the DC headers (layers.RDDecoding):
+# a 4-byte RD SEND_ONLY has 16 bytes after the BTH, DC needs 20.
+add('RD SEND_ONLY, 4-byte payload (too short for DC)', V2, finish_v2(ib_packet(0x44, dict(destqp=0x20, psn=1, ackreq=1), [rdeth(0xABCDE), deth(0x11111111, 0x21)], P16[:4])))
 add('RD RDMA_WRITE_ONLY_WITH_IMMEDIATE (four extension headers)', V2, finish_v2(ib_packet(0x4B, dict(destqp=0x20, psn=2, ackreq=1), [rdeth(0xABCDE), deth(0x11111111, 0x21), reth(0x6000, 0x55, 3), immdt(7)], b'\xaa\xbb\xcc')))
 add('RD ACKNOWLEDGE', V2, finish_v2(ib_packet(0x51, dict(destqp=0x21, psn=2), [rdeth(0xABCDE), aeth(0x1F, 2)], b'')))
+# DC (NVIDIA Dynamically Connected) on the RD opcodes. The bytes after the BTH of the
+# first two are those of a real ConnectX capture (PROTOCOL.md); their BTH fields and the
+# 8 payload bytes are made up (the capture's are not given).
+DCW = [rdeth_place(bytes.fromhex('11009036')), deth_place(bytes.fromhex('007150010061e24e')), dceth(bytes.fromhex('0000c0dc00000000'))]
+DCA = [rdeth_place(bytes.fromhex('10807ff4')), deth_place(bytes.fromhex('007150010061e24f')), dceth(bytes.fromhex('0000c0db00000000'))]
+add('DC RDMA_WRITE_ONLY, 8 bytes (real DC header bytes)', V2, finish_v2(ib_packet(0x4A, dict(destqp=0x61E24F, psn=0x3A5, ackreq=1, dc=1), DCW + [reth(0x7FB235D09A00, 0x00053829, 8)], bytes.fromhex('0102030405060708'))))
+add('DC ACKNOWLEDGE (real DC header bytes)', V2, finish_v2(ib_packet(0x51, dict(destqp=0x61E24E, psn=0x3A5, dc=1), DCA + [aeth(0x1F, 0)], b'')))
+add('DC RDMA_READ_REQUEST', V2, finish_v2(ib_packet(0x4C, dict(destqp=0x61E24F, psn=0x3A6, ackreq=1, dc=1), DCW + [reth(0x7FB235D09A00, 0x00053829, 4096)], b'')))
+add('DC RDMA_READ_RESPONSE_ONLY over RoCE v1', V2, finish_v1(ib_packet(0x50, dict(destqp=0x61E24E, psn=0x3A6, dc=1), DCA + [aeth(0x1F, 1)], P16[:6])))
 add('UD SEND_ONLY', V2, finish_v2(ib_packet(0x64, dict(destqp=0x22, psn=0x123456), [deth(0x11111111, 0x23)], P16)))
 add('UD SEND_ONLY_WITH_IMMEDIATE', V2, finish_v2(ib_packet(0x65, dict(destqp=0x22, psn=0x123457), [deth(0x11111111, 0x23), immdt(0xCAFEF00D)], P16[:10])))
 add('XRC SEND_ONLY', V2, finish_v2(ib_packet(0xA4, dict(destqp=0x30, psn=11, ackreq=1), [xrceth(0x31)], P16[:12])))
@@ -205,6 +221,7 @@ NIB = 'LayerTypeLRH'
 add('native IB, LRH without GRH, RC SEND_ONLY', NIB, finish_ib(ib_packet(0x04, dict(destqp=0x50, psn=5, ackreq=1), [], P16[:7]), vl=2, sl=3))
 add('native IB, LRH without GRH, CNP 0x80', NIB, finish_ib(ib_packet(0x80, dict(destqp=0x50, psn=0, becn=1), [cnp()], b'')))
 add('native IB, LRH + GRH, UD SEND_ONLY', NIB, finish_ib(ib_packet(0x64, dict(destqp=0x51, psn=6), [deth(0x22222222, 0x52)], P16[:13]), global_=True))
+add('native IB, LRH without GRH, DC SEND_ONLY', NIB, finish_ib(ib_packet(0x44, dict(destqp=0x54, psn=7, ackreq=1, dc=1), DCW + [], P16[:9])))
 add('ERF record (type 21), LRH, RC ACKNOWLEDGE', 'LayerTypeERF', finish_ib(ib_packet(0x11, dict(destqp=0x53, psn=6), [aeth(0x1F, 6)], b''), erf=True))
 
 print('''// Golden frames, written by testdata/golden_frames.py from the field

@@ -1,0 +1,229 @@
+package synth
+
+import "github.com/roce-dissect/roce-dissect/layers"
+
+// Loss attribution of the truth, from what the generator wrote and why: a
+// missing request PSN is lost when the responder NAKed it or the requester
+// resent it (the generator tags its go-back-N resends), not captured when
+// a later response covers it, else unknown. Unwrapped PSNs (psnSpace) of
+// the request flow throughout.
+
+// flowLoss is the loss evidence of one request flow.
+type flowLoss struct {
+	end        int64     // one past the highest PSN sent so far
+	jumps      []jumpRec // jumps over PSNs not seen
+	lost       intervals // NAKed or resent PSNs
+	missing    intervals // PSNs never seen (set by finish)
+	ackHi      int64     // highest PSN a response covers
+	hasAck     bool
+	inResend   bool // the previous request was a resend
+	msgs       map[uint32]*msgRec
+	lastMsg    *msgRec // message of the previous request
+	startKnown bool    // the send PSN of the connection is known: where the first message begins
+}
+
+// jumpRec is a jump of the request PSNs over [from, to] at frame.
+type jumpRec struct {
+	from, to int64
+	frame    int
+}
+
+// msgRec follows a request message for incomplete_message.
+type msgRec struct {
+	from, to  int64 // PSNs
+	lastFrame int   // frame of its LAST, 0 if not written
+	report    int   // frame of its incomplete_message finding, 0 if none
+	noStart   bool  // the flow's first message, its FIRST not written first
+}
+
+// startFlow applies the connection's send PSN to a data flow's first
+// request: the PSNs from it to the first request are missing.
+func (t *tracker) startFlow(fs *flowState, p *pkt) {
+	if p.cm != cmNone || p.c.kind == kindUD || p.fromB {
+		return
+	}
+	t.reqFlow[p.c] = fs
+	if t.sendPSN == nil {
+		return
+	}
+	send, ok := t.sendPSN(p.c)
+	d := serial24(p.psn - send)
+	if !ok || d < 0 || d > 1<<16 {
+		return
+	}
+	fs.loss.startKnown = true
+	fs.req.at(send) // PSN offsets count from the send PSN
+}
+
+// jump records a jump over PSNs not seen before request u.
+func (t *tracker) jump(fs *flowState, p *pkt, u int64, frame int) {
+	l := &fs.loss
+	if !fs.reqHiSet {
+		l.end = 0
+		if u > 0 {
+			l.jumps = append(l.jumps, jumpRec{from: 0, to: u - 1, frame: frame})
+		}
+		return
+	}
+	if u > l.end {
+		l.jumps = append(l.jumps, jumpRec{from: l.end, to: u - 1, frame: frame})
+	}
+	switch {
+	case p.resend == resendNone:
+		l.inResend = false
+	case !l.inResend:
+		// The first request of a go-back-N episode: it and every PSN
+		// sent after it are sent again.
+		l.inResend = true
+		l.lost.add(u, l.end-1)
+	}
+}
+
+// resent counts a retransmission by its cause.
+func (t *tracker) resent(fs *flowState, p *pkt) {
+	c := &fs.f.Requests.RetransmitCauses
+	switch p.resend {
+	case resendNAK:
+		c.NAK++
+	case resendRNR:
+		c.RNR++
+	default:
+		c.Timeout++
+	}
+}
+
+// covered records a response to the connection's request flow: the
+// responder received every PSN up to its PSN (plus delta: −1 for a NAK).
+func (t *tracker) covered(p *pkt, delta int64) {
+	fs := t.reqFlow[p.c]
+	if fs == nil || !fs.req.set {
+		return
+	}
+	u := fs.req.at(p.psn) + delta
+	if !fs.loss.hasAck || u > fs.loss.ackHi {
+		fs.loss.ackHi, fs.loss.hasAck = u, true
+	}
+}
+
+// naked records a PSN sequence error NAK: its PSN was lost.
+func (t *tracker) naked(p *pkt) {
+	fs := t.reqFlow[p.c]
+	if fs == nil || !fs.req.set || p.aeth != synNAKSeq {
+		return
+	}
+	u := fs.req.at(p.psn)
+	fs.loss.lost.add(u, u)
+}
+
+// message follows the request messages: one whose LAST was not written is
+// found incomplete at the next FIRST or ONLY request, one whose LAST was
+// written but not all its PSNs at its LAST.
+func (t *tracker) message(fs *flowState, p *pkt, u int64, frame int) {
+	l := &fs.loss
+	if !p.isMsg || p.cm != cmNone || p.fromB {
+		return
+	}
+	pos := p.op.Position()
+	if prev := l.lastMsg; prev != nil && prev.lastFrame == 0 && prev.report == 0 && (pos == layers.PositionFirst || pos == layers.PositionOnly) {
+		if from := fs.req.at(p.msgPSN); from > prev.to {
+			prev.report = frame
+		}
+	}
+	if l.msgs == nil {
+		l.msgs = make(map[uint32]*msgRec)
+	}
+	m := l.msgs[p.msgID]
+	if m == nil {
+		from := fs.req.at(p.msgPSN)
+		m = &msgRec{from: from, to: from + int64(p.msgN) - 1}
+		m.noStart = !l.startKnown && len(l.msgs) == 0 && pos != layers.PositionFirst && pos != layers.PositionOnly
+		l.msgs[p.msgID] = m
+	}
+	if p.msgLast && m.lastFrame == 0 {
+		m.lastFrame = frame
+	}
+	l.lastMsg = m
+}
+
+// attribute classifies the missing PSNs of a flow and adds the findings
+// of its jumps and incomplete messages.
+func (t *tracker) attribute(fs *flowState) {
+	l := &fs.loss
+	r := &fs.f.Requests
+	rc := fs.f.Transport == "RC"
+	lost := func(x int64) bool { return rc && l.lost.contains(x) }
+	covered := func(x int64) bool { return rc && l.hasAck && x <= l.ackHi }
+	missing := func(x int64) bool { return l.missing.contains(x) }
+	for _, iv := range l.missing {
+		for x := iv[0]; x <= iv[1]; x++ {
+			switch {
+			case lost(x):
+				r.MissingLost++
+			case covered(x):
+				r.MissingNotCaptured++
+			}
+		}
+	}
+	t.truth.Capture.NotCaptured += r.MissingNotCaptured
+	capFrame := 0
+	for _, j := range l.jumps {
+		var nLost, nUnknown, nCap int
+		for x := j.from; x <= j.to; x++ {
+			switch {
+			case lost(x):
+				nLost++
+			case !missing(x):
+			case covered(x):
+				nCap++
+			default:
+				nUnknown++
+			}
+		}
+		if nLost > 0 {
+			t.finding("psn_gap", "error", j.frame)
+		}
+		if nUnknown > 0 {
+			t.finding("psn_gap", "warning", j.frame)
+		}
+		if nCap > 0 && capFrame == 0 {
+			capFrame = j.frame
+		}
+	}
+	if r.MissingNotCaptured > 0 && capFrame > 0 {
+		t.finding("capture_gap", "info", capFrame)
+	}
+	for _, m := range l.msgs {
+		frame := m.report
+		if frame == 0 && m.lastFrame > 0 && !fs.doneReq.contains(m.from) {
+			frame = m.lastFrame
+		}
+		if frame == 0 {
+			continue
+		}
+		// Information only when every PSN of it the capture jumped over
+		// is one the responder acknowledged and nobody resent.
+		sev, jumped := "info", false
+		for x := m.from; x <= m.to; x++ {
+			if !inJump(l.jumps, x) {
+				continue
+			}
+			jumped = true
+			if lost(x) || missing(x) && !covered(x) {
+				sev = "warning"
+			}
+		}
+		if !jumped || m.noStart && m.report == 0 {
+			sev = "warning"
+		}
+		t.finding("incomplete_message", sev, frame)
+	}
+}
+
+func inJump(js []jumpRec, x int64) bool {
+	for _, j := range js {
+		if x >= j.from && x <= j.to {
+			return true
+		}
+	}
+	return false
+}
