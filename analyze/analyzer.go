@@ -25,6 +25,9 @@ type Options struct {
 	// MaxFlows caps the flow table (default 1,000,000); packets of further
 	// flows are counted in Capture.FlowsDropped and not tracked.
 	MaxFlows int
+	// FlowBudget, when set, is a flow cap shared with other Analyzers (of
+	// the files of one run): a flow is tracked only if it allows too.
+	FlowBudget *FlowBudget
 	// MaxFindings caps the findings and malformed frames listed (default
 	// 100,000); further ones are counted in Report.FindingsDropped.
 	MaxFindings int
@@ -200,11 +203,16 @@ type Packet struct {
 // Feed analyzes one frame and returns its decoded view.
 func (a *Analyzer) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) *Packet {
 	a.capture.Frames++
+	orig := ci.Length
+	ci.Length = clampOriginalLength(ci.Length, len(data))
 	a.capture.Bytes += uint64(ci.Length)
 	p := &a.pkt
 	*p = Packet{Frame: a.capture.Frames, Time: ci.Timestamp, Length: ci.Length, CapLength: len(data), VLAN: -1, PayloadLen: -1}
 	a.fb = feedback{}
 	ibLen, icrcKind, netHdr, udpHdr := a.decode(linkType, data)
+	if ci.Length != orig {
+		a.flagOriginalLength(p, orig)
+	}
 	if a.capture.Frames == 1 || p.Time.Before(a.first) {
 		a.first = p.Time
 	}
@@ -316,7 +324,9 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 				return
 			}
 			typ, data = a.ib.ERF.NextLayerType(), a.ib.ERF.Payload
-			p.Time = erfTime(a.ib.ERF.Timestamp)
+			if typ != gopacket.LayerTypePayload { // a record type decoded further: its clock is trusted
+				p.Time = erfTime(a.ib.ERF.Timestamp)
+			}
 		case layers.LayerTypeLRH:
 			p.IsRDMA, p.Encap = true, EncapIB
 			lrh := &a.ib.LRH

@@ -47,12 +47,9 @@ func (a *Analyzer) report(release bool) *Report {
 	}
 	// Flows of only CNPs take their transport from other flows: name them
 	// all before Finish starts releasing flows.
-	cnpTransport := map[int32]string{}
+	cnpTransport := a.untypedTransports()
 	evidence := make([]lossEvidence, len(a.flowList)) // reads the peer flows: before any is released
 	for i, f := range a.flowList {
-		if !f.hasTransport {
-			cnpTransport[f.index] = a.cnpFlowTransport(f)
-		}
 		evidence[i] = a.evidenceOf(f)
 	}
 	for i, f := range a.flowList {
@@ -215,21 +212,6 @@ func joinSeam(m *Messages, open, orphan seamMessage) {
 	}
 }
 
-// cnpFlowTransport names the transport of a flow that carried only CNPs:
-// that of its QP's connection, or of the datagram flow the QP sends from
-// (its requests carry it as DETH SrcQP), else "CNP".
-func (a *Analyzer) cnpFlowTransport(f *flowState) string {
-	if f.conn >= 0 {
-		return a.conns.list[f.conn].Transport
-	}
-	for _, g := range a.flowList {
-		if g.key.src == f.key.dst && g.key.dst == f.key.src && g.hasDatagramSrc && g.datagramSrc == f.key.qp && g.hasTransport {
-			return g.transport.String()
-		}
-	}
-	return "CNP"
-}
-
 func copyMap(m map[string]uint64) map[string]uint64 {
 	if m == nil {
 		return nil
@@ -291,6 +273,7 @@ func (r *Report) Merge(o *Report) {
 	c.FlowsDropped += oc.FlowsDropped
 	c.PacketsOfDroppedFlows += oc.PacketsOfDroppedFlows
 	c.ICRCPortRewritten += oc.ICRCPortRewritten
+	c.OriginalLengthsClamped += oc.OriginalLengthsClamped
 	if oc.FirstTime != nil && (c.FirstTime == nil || oc.FirstTime.Before(*c.FirstTime)) {
 		t := *oc.FirstTime
 		c.FirstTime = &t
@@ -361,23 +344,6 @@ type flowIDKey struct {
 
 func flowID(f *Flow) flowIDKey { return flowIDKey{f.Src, f.Dst, f.DestQP} }
 
-// applyCMOrphans applies to the first part's connections the CM messages
-// the second part saw without their REQ (a REP, RTU, DREQ or DREP after
-// the seam).
-func applyCMOrphans(conns []Connection, orphans []cmOrphan) {
-	for _, o := range orphans {
-		for i := range conns {
-			c := &conns[i]
-			ids := func(x uint32) bool { return x == c.LocalCommID || c.RemoteCommID != 0 && x == c.RemoteCommID }
-			if !ids(o.localComm) && !ids(o.remoteComm) {
-				continue
-			}
-			c.apply(o)
-			break
-		}
-	}
-}
-
 func mergeConn(a, b *Connection) {
 	if a.Responder.QPN == 0 {
 		a.Responder = b.Responder
@@ -409,7 +375,7 @@ func mergeConn(a, b *Connection) {
 }
 
 func mergeFlow(a, b *Flow) {
-	if a.Transport == "CNP" && b.Transport != "CNP" {
+	if transportRank(b.Transport) > transportRank(a.Transport) {
 		a.Transport = b.Transport
 	}
 	if a.Connection == nil {

@@ -237,7 +237,7 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 		*slot = cachedFlow{key: mk, idx: i, ok: true}
 		return a.flowList[i]
 	}
-	if len(a.flowList) >= a.opts.MaxFlows {
+	if len(a.flowList) >= a.opts.MaxFlows || !a.opts.FlowBudget.take() {
 		a.dropSketch.add(k)
 		return nil
 	}

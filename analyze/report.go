@@ -51,6 +51,9 @@ type Capture struct {
 	// source port 4791 whose ICRC verified with another source port, the
 	// one the capture tool (NIC sniffer) overwrote.
 	ICRCPortRewritten uint64 `json:"icrc_port_rewritten"`
+	// OriginalLengthsClamped counts frames whose original length was
+	// above MaxOriginalLength, counted as their captured length.
+	OriginalLengthsClamped uint64 `json:"original_lengths_clamped"`
 }
 
 // Malformed is one frame that could not be decoded.
@@ -130,7 +133,8 @@ type Flow struct {
 	Src    string `json:"src"`
 	Dst    string `json:"dst"`
 	DestQP uint32 `json:"dest_qp"`
-	// Transport is RC, UC, RD, DC, UD, XRC or CNP (a flow of only CNPs).
+	// Transport is RC, UC, RD, DC, UD, XRC, CNP (a flow of only CNPs) or
+	// unknown (a flow of only opcodes outside the IBTA table).
 	Transport string `json:"transport"`
 	// Connection is the ID of the CM connection this flow belongs to.
 	Connection *int `json:"connection"`
@@ -307,6 +311,9 @@ const (
 	KindDMALength      = "dma_length_mismatch"
 	KindCMReject       = "cm_reject"
 	KindUnknownOpcode  = "unknown_opcode"
+	// KindBadOriginalLength: a frame's original length is above
+	// MaxOriginalLength (it is counted as its captured length).
+	KindBadOriginalLength = "bad_original_length"
 )
 
 // Severities of findings, worst first.

@@ -189,6 +189,14 @@ func TestDamagedGzip(t *testing.T) {
 		{name: "bad size", file: badSize, frames: 200, kind: capture.ErrCorrupt, offset: int64(len(pcap)),
 			msg: []string{"corrupt gzip stream", "invalid checksum"}},
 		{name: "trailing garbage", file: append(bytes.Clone(whole), "this is not gzip data"...), frames: 200,
+			kind: capture.ErrCorrupt, offset: int64(len(pcap)), msg: []string{"trailing garbage after the compressed stream (74 68 69 73 20 69 73 20 …)"}},
+		{name: "8 bytes of trailing garbage", file: append(bytes.Clone(whole), "garbage!"...), frames: 200,
+			kind: capture.ErrCorrupt, offset: int64(len(pcap)), msg: []string{fmt.Sprintf("capture: corrupt gzip stream at byte offset %d of the data: trailing garbage after the compressed stream (67 61 72 62 61 67 65 21)", len(pcap))}},
+		{name: "one byte of trailing garbage", file: append(bytes.Clone(whole), 0), frames: 200,
+			kind: capture.ErrCorrupt, offset: int64(len(pcap)), msg: []string{"trailing garbage after the compressed stream (00)"}},
+		{name: "second member cut in its header", file: append(bytes.Clone(whole), whole[:6]...), frames: 200,
+			kind: capture.ErrTruncated, offset: int64(len(pcap)), msg: []string{"the compressed data is cut short"}},
+		{name: "second member with a bad header", file: append(bytes.Clone(whole), 0x1f, 0x8b, 0x09, 0, 0, 0, 0, 0, 0, 0, 0, 0), frames: 200,
 			kind: capture.ErrCorrupt, offset: int64(len(pcap)), msg: []string{"what follows the compressed data is not gzip (gzip: invalid header)"}},
 	}
 	for _, tc := range tests {
@@ -429,22 +437,47 @@ func TestReadError(t *testing.T) {
 }
 
 // TestTimestampOutOfRange: a pcapng timestamp is a 64-bit count of any
-// unit; one past the year 9999 (found by FuzzCapture, where it broke the
-// JSON report) is a corrupt packet, after the frames before it.
+// unit. One past the year 9999 (found by FuzzCapture, where it broke the
+// JSON report), or one that nanoseconds since 1970 in 64 bits cannot hold
+// (2^64−1 ns, year 2554: time differences saturated) is a corrupt packet,
+// after the frames before it.
 func TestTimestampOutOfRange(t *testing.T) {
-	frames := testFrames(2, linkTypeInfiniBand)
-	b := ngFile(binary.LittleEndian, linkTypeInfiniBand, frames)
-	body := b.epbBody(0, frames[0].ts, uint32(len(frames[0].data)), frames[0].origLen, frames[0].data)
-	binary.LittleEndian.PutUint32(body[4:8], 0xFFFFFFFF) // high word of the µs count: year ~ 584,000
-	b.block(6, body)
-	r, err := capture.NewReader(bytes.NewReader(b.buf))
-	require.NoError(t, err)
-	for range frames {
-		_, _, _, err := r.Next()
-		require.NoError(t, err)
+	tests := []struct {
+		name     string
+		tsresol  []byte // if_tsresol of the interface, nil for µs
+		hi, lo   uint32 // the bad packet's timestamp
+		wantText string
+	}{
+		{"µs count in year 586,524", nil, 0xFFFFFFFF, 0, "its timestamp (year 586524) is outside 1970 to 2262-04-11"},
+		{"2^64−1 ns", []byte{9}, 0xFFFFFFFF, 0xFFFFFFFF, "its timestamp 2554-07-21T23:34:33.709551615Z is outside 1970 to 2262-04-11"},
+		{"2^63 ns", []byte{9}, 0x80000000, 0, "its timestamp 2262-04-11T23:47:16.854775808Z is outside 1970 to 2262-04-11"},
 	}
-	_, _, _, err = r.Next()
-	require.ErrorIs(t, err, capture.ErrCorrupt)
-	assert.Contains(t, err.Error(), "its timestamp is outside the years 0–9999")
-	assert.Contains(t, err.Error(), fmt.Sprintf("byte offset %d", len(b.buf)))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			frames := testFrames(2, linkTypeInfiniBand)
+			b := &ngBuilder{o: binary.LittleEndian}
+			var opts [][]byte
+			if tt.tsresol != nil {
+				opts = append(opts, b.opt(9, tt.tsresol))
+			}
+			b.shb().idb(linkTypeInfiniBand, 0, opts...)
+			for _, f := range frames {
+				b.epb(f)
+			}
+			body := b.epbBody(0, frames[0].ts, uint32(len(frames[0].data)), frames[0].origLen, frames[0].data)
+			binary.LittleEndian.PutUint32(body[4:8], tt.hi)
+			binary.LittleEndian.PutUint32(body[8:12], tt.lo)
+			b.block(6, body)
+			r, err := capture.NewReader(bytes.NewReader(b.buf))
+			require.NoError(t, err)
+			for range frames {
+				_, _, _, err := r.Next()
+				require.NoError(t, err)
+			}
+			_, _, _, err = r.Next()
+			require.ErrorIs(t, err, capture.ErrCorrupt)
+			assert.Contains(t, err.Error(), tt.wantText)
+			assert.Contains(t, err.Error(), fmt.Sprintf("byte offset %d", len(b.buf)))
+		})
+	}
 }

@@ -110,10 +110,12 @@ func (r *Reader) ngError(err error) error {
 // length and MaxCaptureLength, and every option's length. Other blocks are
 // passed through in pieces, their trailing length checked at the end.
 //
-// The framer also edits two things pcapgo would spend memory on: a name
-// resolution block is relabelled as a custom block, which pcapgo skips, and
-// an enhanced packet block's options (already checked) are cut off by an
-// end-of-options, since pcapgo allocates for some of them on every packet.
+// The framer also edits three things pcapgo would spend memory on: a name
+// resolution block is relabelled as a custom block, which pcapgo skips, an
+// enhanced packet block's options (already checked) are cut off by an
+// end-of-options, since pcapgo allocates for some of them on every packet,
+// and the options pcapgo keeps for the section (of section headers,
+// interface descriptions and statistics) are cut to maxKeptOption bytes.
 type ngFramer struct {
 	r   *Reader
 	pos int64 // bytes taken from r.in
@@ -277,12 +279,12 @@ func (f *ngFramer) check(b []byte) error {
 			return f.corrupt("unsupported pcapng version %d.%d (want 1.0)", major, minor)
 		}
 		f.ifaces = f.ifaces[:0]
-		return f.checkOptions(b, 24)
+		return f.checkKeptOptions(b, 24)
 	case ngIDB:
 		if len(f.ifaces) >= maxInterfaces {
 			return f.corrupt("more than %d interfaces in one section", maxInterfaces)
 		}
-		if err := f.checkOptions(b, 16); err != nil {
+		if err := f.checkKeptOptions(b, 16); err != nil {
 			return err
 		}
 		f.ifaces = append(f.ifaces, f.u32(b[12:16]))
@@ -290,7 +292,7 @@ func (f *ngFramer) check(b []byte) error {
 		if err := f.checkInterface(f.u32(b[8:12])); err != nil {
 			return err
 		}
-		return f.checkOptions(b, 20)
+		return f.checkKeptOptions(b, 20)
 	case ngEPB, ngPB:
 		id := f.u32(b[8:12])
 		if f.typ == ngPB {

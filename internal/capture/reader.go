@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -107,11 +108,12 @@ func NewReader(r io.Reader) (*Reader, error) {
 	}
 	src := io.MultiReader(bytes.NewReader(head[:n]), r)
 	if n == 2 && head[0] == magicGzip1 && head[1] == magicGzip2 {
-		gz, err := gzip.NewReader(bufio.NewReaderSize(src, gzipBufSize))
+		in := bufio.NewReaderSize(src, gzipBufSize)
+		gz, err := gzip.NewReader(in)
 		if err != nil {
 			return nil, gzipHeaderError(err)
 		}
-		src = gz
+		src = newGzipStream(in, gz)
 		rd.format.Gzip = true
 	}
 	rd.cr = &countingReader{r: src}
@@ -241,18 +243,38 @@ func (r *Reader) Next() (ci gopacket.CaptureInfo, data []byte, linkType layers.L
 	} else {
 		ci, data, linkType, err = r.nextPcap()
 	}
-	if err == nil && (ci.Timestamp.Year() < 0 || ci.Timestamp.Year() > 9999) {
+	if err == nil && !ci.Timestamp.IsZero() && (ci.Timestamp.Before(minTimestamp) || ci.Timestamp.After(maxTimestamp)) {
 		// pcapng timestamps are 64-bit counts of any unit: a crafted one
-		// lands outside what RFC 3339 (and so the JSON report) can write.
+		// lands where nanoseconds since 1970 (time.Duration, UnixNano)
+		// saturate, or past what RFC 3339 (and so the JSON report) can
+		// write.
 		end := r.Offset()
 		err = newError(ErrCorrupt, end, nil,
-			"capture: corrupt packet ending at byte offset %d: its timestamp is outside the years 0–9999", end)
+			"capture: corrupt packet ending at byte offset %d: its timestamp %s is outside 1970 to 2262-04-11 (nanoseconds since 1970 in 64 bits)",
+			end, timestampText(ci.Timestamp))
 	}
 	if err != nil {
 		r.err = err
 		return gopacket.CaptureInfo{}, nil, 0, err
 	}
 	return ci, data, linkType, nil
+}
+
+// minTimestamp and maxTimestamp bound the timestamps the Reader passes on
+// (besides the zero time of a simple packet block, which has none): every
+// one is a 64-bit count of nanoseconds since 1970, so that any two
+// are a time.Duration apart without overflow.
+var (
+	minTimestamp = time.Unix(0, 0).UTC()
+	maxTimestamp = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// timestampText writes a timestamp of any year for a message.
+func timestampText(t time.Time) string {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return fmt.Sprintf("(year %d)", y)
+	}
+	return t.Format(time.RFC3339Nano)
 }
 
 // nextPcap reads one classic pcap record. The record header is checked
@@ -351,9 +373,14 @@ func (r *Reader) streamError(start int64, inside string) error {
 		}
 		return newError(ErrTruncated, off, io.ErrUnexpectedEOF,
 			"capture: truncated gzip stream at byte offset %d: the compressed data is cut short", off)
+	case errors.Is(err, errGzipTrailing):
+		return newError(ErrCorrupt, off, err,
+			"capture: corrupt gzip stream at byte offset %d of the data%s: %v", r.cr.n, where, err)
+	case errors.Is(err, errGzipTrailing):
+		return newError(ErrCorrupt, off, err,
+			"capture: corrupt gzip stream at byte offset %d of the data%s: %v", r.cr.n, where, err)
 	case errors.Is(err, gzip.ErrHeader):
-		// Go's gzip reads on after each member, so this is what follows
-		// the compressed data: trailing garbage or a damaged member.
+		// A member after the first whose header is damaged.
 		return newError(ErrCorrupt, off, err,
 			"capture: corrupt gzip stream at byte offset %d of the data%s: what follows the compressed data is not gzip (%v)",
 			r.cr.n, where, err)
@@ -416,6 +443,14 @@ func (o byteOrder) u32(b []byte) uint32 {
 		return binary.BigEndian.Uint32(b)
 	}
 	return binary.LittleEndian.Uint32(b)
+}
+
+func (o byteOrder) put16(b []byte, v uint16) {
+	if o {
+		binary.BigEndian.PutUint16(b, v)
+	} else {
+		binary.LittleEndian.PutUint16(b, v)
+	}
 }
 
 func (o byteOrder) put32(b []byte, v uint32) {

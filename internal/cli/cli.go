@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -45,21 +46,42 @@ func RunWithStdin(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		fmt.Fprintf(stderr, "roce-dissect: %s (run 'roce-dissect --help' for the flags and examples)\n", strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
 		return ExitUsage
 	}
-	r := &runner{cfg: cfg, stdin: stdin, stdout: stdout, stderr: stderr, pal: newPalette(cfg.color, stdout)}
+	out := newOutput(stdout)
+	out.perFrame = isTerminal(stdout) || slices.Contains(files, "-") && isLive(stdin)
+	r := &runner{cfg: cfg, stdin: stdin, stdout: out, out: out, stderr: stderr, pal: newPalette(cfg.color, stdout)}
+	var code int
 	if cfg.packets || cfg.verbose {
-		return r.packetMode(ctx, files)
+		code = r.packetMode(ctx, files)
+	} else {
+		code = r.reportMode(ctx, files)
 	}
-	return r.reportMode(ctx, files)
+	if err := out.Flush(); err != nil {
+		r.outputError(err)
+		code = max(code, ExitDamaged)
+	}
+	return code
+}
+
+// outputError reports a failure to write the output, once.
+func (r *runner) outputError(err error) {
+	if !r.out.reported {
+		r.out.reported = true
+		fmt.Fprintf(r.stderr, "roce-dissect: writing output: %v\n", err)
+	}
 }
 
 type runner struct {
 	cfg    *config
 	stdin  io.Reader
-	stdout io.Writer
+	stdout io.Writer // out, as a plain writer
+	out    *output
 	stderr io.Writer
 	pal    palette
 
 	progress *progress
+	// flowBudget caps the flows of all the files of the run together
+	// (--max-flows is for the run, not for each file).
+	flowBudget *analyze.FlowBudget
 }
 
 func (r *runner) options(file string, multi bool) analyze.Options {
@@ -70,6 +92,7 @@ func (r *runner) options(file string, multi bool) analyze.Options {
 		MaxFlows:  r.cfg.maxFlows,
 	}
 	o.DecodeRDAs = r.cfg.rdAs
+	o.FlowBudget = r.flowBudget
 	if multi {
 		o.File = file
 	}
@@ -162,6 +185,7 @@ func (r *runner) each(ctx context.Context, name string, fn func(*frame)) error {
 // reportMode analyzes the files in parallel and prints the report(s).
 func (r *runner) reportMode(ctx context.Context, files []string) int {
 	r.progress = startProgress(r.cfg.progress, r.stderr)
+	r.flowBudget = analyze.NewFlowBudget(r.cfg.maxFlows)
 	results := make([]fileResult, len(files))
 	multi := len(files) > 1
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -223,7 +247,7 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(r.stderr, "roce-dissect: writing output: %v\n", err)
+		r.outputError(err)
 		return ExitDamaged
 	}
 	if r.cfg.plot != "" {

@@ -261,6 +261,8 @@ func TestErrors(t *testing.T) {
 		{"empty file", []string{empty}, 1, "empty.pcap: "},
 		{"unsupported link type", []string{wifi}, 1, "wifi.pcap: unsupported link type 105"},
 		{"no file", nil, 2, "no capture file given"},
+		{"stdin twice", []string{"-", "-"}, 2, `"-" (standard input) given more than once`},
+		{"stdin twice among files", []string{"-", garbage, "-"}, 2, `"-" (standard input) given more than once`},
 		{"bad flag", []string{"--bogus", garbage}, 2, "flag provided but not defined: -bogus"},
 		{"bad output", []string{"-o", "xml", garbage}, 2, `-o "xml"`},
 		{"bad qp", []string{"--qp", "0x1000000", garbage}, 2, "bad QP"},

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket"
@@ -22,7 +24,10 @@ import (
 // writeManyQPs writes a pcap of n RoCE v2 RC SEND ONLY frames, each to a
 // distinct destination QP (1, 2, …, n; n < 2^24) between the same two
 // hosts, with correct ICRCs: n flows of one packet each.
-func writeManyQPs(w io.Writer, n int) error {
+func writeManyQPs(w io.Writer, n int) error { return writeQPs(w, 1, n) }
+
+// writeQPs is writeManyQPs to QPs first, first+1, …, first+n-1.
+func writeQPs(w io.Writer, first, n int) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	hdr := make([]byte, 24)
 	binary.LittleEndian.PutUint32(hdr[0:], 0xa1b2c3d4)
@@ -42,7 +47,7 @@ func writeManyQPs(w io.Writer, n int) error {
 	buf := gopacket.NewSerializeBuffer()
 	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
 	rec := make([]byte, 16)
-	for i := 1; i <= n; i++ {
+	for i := first; i < first+n; i++ {
 		bth := &layers.BTH{Opcode: layers.OpcodeRCSendOnly, PKey: 0xFFFF, DestQP: uint32(i), PSN: uint32(i)}
 		if err := bth.SetNetworkLayerForChecksum(ip, udp); err != nil {
 			return err
@@ -102,6 +107,42 @@ func TestMaxFlows(t *testing.T) {
 	assert.NotContains(t, out, "flow table full", "the default cap (1,000,000) is not reached")
 }
 
+// TestMaxFlowsPerRun: --max-flows caps the flows of the run, not of each
+// file: ten files of 2,000 distinct QPs each with --max-flows 5000 make a
+// report of at most 5,000 flows (each file alone is under the cap), and the
+// other 15,000 are counted as dropped.
+func TestMaxFlowsPerRun(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for i := range 10 {
+		file := filepath.Join(dir, fmt.Sprintf("qps%d.pcap", i))
+		f, err := os.Create(file)
+		require.NoError(t, err)
+		require.NoError(t, writeQPs(f, 1+2000*i, 2000))
+		require.NoError(t, f.Close())
+		files = append(files, file)
+	}
+	code, out, errs := run(t, nil, append([]string{"-o", "json", "--max-flows", "5000"}, files...)...)
+	require.Equal(t, 0, code, errs)
+	var rep struct {
+		Capture struct {
+			RoCEPackets           int `json:"roce_packets"`
+			FlowsDropped          int `json:"flows_dropped"`
+			PacketsOfDroppedFlows int `json:"packets_of_dropped_flows"`
+		} `json:"capture"`
+		Flows []json.RawMessage `json:"flows"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, 20000, rep.Capture.RoCEPackets)
+	assert.Equal(t, 5000, len(rep.Flows), "flows in the merged report")
+	assert.Equal(t, 15000, rep.Capture.PacketsOfDroppedFlows)
+	assert.InEpsilon(t, 15000, rep.Capture.FlowsDropped, 0.02)
+
+	code, out, errs = run(t, nil, append([]string{"--color=never", "--max-flows", "5000"}, files...)...)
+	require.Equal(t, 0, code, errs)
+	assert.True(t, strings.Contains(out, "(15000 packets) counted but not tracked (--max-flows)"), "the text report of all files states the dropped packets")
+}
+
 // TestWriteManyQPs writes the capture of the memory check of
 // docs/robustness.md (2,000,000 distinct QPs) to the file named by
 // ROCE_DISSECT_MANY_QPS, when set:
@@ -119,8 +160,14 @@ func TestWriteManyQPs(t *testing.T) {
 		n, err = strconv.Atoi(s)
 		require.NoError(t, err)
 	}
+	first := 1 // ROCE_DISSECT_MANY_QPS_FIRST: the first QP (files of distinct QPs)
+	if s := os.Getenv("ROCE_DISSECT_MANY_QPS_FIRST"); s != "" {
+		var err error
+		first, err = strconv.Atoi(s)
+		require.NoError(t, err)
+	}
 	f, err := os.Create(name)
 	require.NoError(t, err)
-	require.NoError(t, writeManyQPs(f, n))
+	require.NoError(t, writeQPs(f, first, n))
 	require.NoError(t, f.Close())
 }

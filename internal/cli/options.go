@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,6 +127,9 @@ func parseArgs(args []string) (*config, []string, error) {
 	}
 	if len(files) == 0 {
 		return nil, nil, fmt.Errorf("%w: no capture file given", errUsage)
+	}
+	if stdins := slices.Index(files, "-"); stdins >= 0 && slices.Contains(files[stdins+1:], "-") {
+		return nil, nil, fmt.Errorf("%w: \"-\" (standard input) given more than once", errUsage)
 	}
 	switch cfg.output {
 	case "text", "json", "csv":

@@ -51,7 +51,11 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 			if p.BTH == nil && (r.cfg.qp >= 0 || r.cfg.flow != nil) {
 				return
 			}
+			if r.out.err() != nil {
+				return // the output failed: Run reports it
+			}
 			rel := p.Time.Sub(start)
+			defer r.out.frameDone()
 			switch {
 			case r.cfg.output == "json":
 				_ = enc.Encode(packetObject(p))
@@ -71,7 +75,7 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 	if cw != nil {
 		cw.Flush()
 		if err := cw.Error(); err != nil {
-			fmt.Fprintf(r.stderr, "roce-dissect: writing output: %v\n", err)
+			r.outputError(err)
 			return ExitDamaged
 		}
 	}

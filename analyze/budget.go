@@ -1,0 +1,33 @@
+package analyze
+
+import "sync/atomic"
+
+// FlowBudget is a cap on the flows tracked by all the Analyzers of one
+// run together, so that analyzing many files (in parallel, their reports
+// merged) holds no more flows than one file would: with Options.FlowBudget
+// set, an Analyzer tracks a new flow only while both its own MaxFlows and
+// the shared budget allow. The flows it refuses are counted like those
+// beyond MaxFlows (Capture.FlowsDropped, PacketsOfDroppedFlows). A
+// FlowBudget is safe for concurrent use.
+type FlowBudget struct {
+	left atomic.Int64
+}
+
+// NewFlowBudget returns a budget of n flows.
+func NewFlowBudget(n int) *FlowBudget {
+	b := &FlowBudget{}
+	b.left.Store(int64(n))
+	return b
+}
+
+// take spends one flow of the budget, reporting whether there was one. A
+// nil budget has no limit.
+func (b *FlowBudget) take() bool {
+	if b == nil {
+		return true
+	}
+	if b.left.Load() <= 0 {
+		return false
+	}
+	return b.left.Add(-1) >= 0
+}

@@ -1,0 +1,90 @@
+package analyze
+
+import "slices"
+
+// applyCMOrphans applies to the first part's connections the CM messages
+// the second part saw without their REQ (a REP, RTU, DREQ or DREP after
+// the seam). Each message goes to the first connection (in list order)
+// one of whose CommIDs is the message's local or remote CommID. The
+// connections are indexed by CommID once, so merging costs O(connections
+// + orphans), not their product.
+func applyCMOrphans(conns []Connection, orphans []cmOrphan) {
+	if len(orphans) == 0 {
+		return
+	}
+	ix := commIndex{conns: conns, head: make(map[uint32]int32, 2*len(conns)), rest: map[uint32][]int32{}}
+	for i := range conns {
+		ix.insert(conns[i].LocalCommID, i)
+		if conns[i].RemoteCommID != 0 {
+			ix.insert(conns[i].RemoteCommID, i)
+		}
+	}
+	for _, o := range orphans {
+		i := ix.first(o.localComm)
+		if j := ix.first(o.remoteComm); j >= 0 && (i < 0 || j < i) {
+			i = j
+		}
+		if i < 0 {
+			continue
+		}
+		c := &conns[i]
+		remote := c.RemoteCommID
+		c.apply(o)
+		if c.RemoteCommID != remote && c.RemoteCommID != 0 {
+			ix.insert(c.RemoteCommID, i) // a REP named the other side
+		}
+	}
+}
+
+// commIndex lists, for each CommID, the connections that have it (as
+// their local or remote CommID) in ascending order: the first in head (one
+// map entry, no allocation, for the usual CommID of one connection), any
+// others in rest. An entry goes stale when a REP changes a connection's
+// remote CommID; first skips it.
+type commIndex struct {
+	conns []Connection
+	head  map[uint32]int32
+	rest  map[uint32][]int32
+}
+
+// insert adds connection i under id.
+func (ix *commIndex) insert(id uint32, i int) {
+	h, ok := ix.head[id]
+	n := int32(i)
+	switch {
+	case !ok:
+		ix.head[id] = n
+		return
+	case h == n:
+		return
+	case n < h:
+		ix.head[id], n = n, h
+	}
+	l := ix.rest[id]
+	k, found := slices.BinarySearch(l, n)
+	if found {
+		return
+	}
+	ix.rest[id] = slices.Insert(l, k, n)
+}
+
+// first returns the first connection that has CommID id, or -1.
+func (ix *commIndex) first(id uint32) int {
+	has := func(i int32) bool {
+		c := &ix.conns[i]
+		return id == c.LocalCommID || c.RemoteCommID != 0 && id == c.RemoteCommID
+	}
+	h, ok := ix.head[id]
+	if !ok {
+		return -1
+	}
+	if has(h) {
+		return int(h)
+	}
+	for _, i := range ix.rest[id] {
+		if has(i) {
+			return int(i)
+		}
+	}
+	return -1
+}

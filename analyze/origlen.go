@@ -1,0 +1,28 @@
+package analyze
+
+import "fmt"
+
+// MaxOriginalLength is the largest original (wire) length a frame is
+// believed to have: libpcap's MAXIMUM_SNAPLEN (256 KiB), above any
+// Ethernet jumbo frame, IB packet (LRH PktLen ≤ 8 KiB) or IP datagram. A
+// capture's record header can say anything up to 4 GiB; a length above this
+// is counted as the frame's captured length instead
+// (Capture.OriginalLengthsClamped) and is a bad_original_length finding, so
+// that four frames cannot make a report of gigabytes and terabits.
+const MaxOriginalLength = 262144
+
+// clampOriginalLength returns the original length to account for a frame
+// whose record says orig and that has caplen bytes captured.
+func clampOriginalLength(orig, caplen int) int {
+	if orig > MaxOriginalLength || orig < 0 {
+		return caplen
+	}
+	return orig
+}
+
+// flagOriginalLength counts and reports a clamped original length.
+func (a *Analyzer) flagOriginalLength(p *Packet, orig int) {
+	a.capture.OriginalLengthsClamped++
+	a.addFinding(p, KindBadOriginalLength, SeverityWarning, "",
+		fmt.Sprintf("original length %d is above the %d-byte maximum frame: counted as its captured length %d", orig, MaxOriginalLength, p.Length))
+}

@@ -1,0 +1,208 @@
+package fuzz_test
+
+import (
+	"encoding/json"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/layers"
+)
+
+// maxProgramFrames bounds the frames one program expands to: enough for
+// the paths that only long sequences reach (tens of thousands of flows,
+// full gap lists and series, the flow cap), small enough for a fuzz run.
+const maxProgramFrames = 1 << 15
+
+// Program modes: what each repetition of an instruction changes in its
+// template frame.
+const (
+	progNewQP      = 1 << iota // destination QP base+i: a new flow per frame
+	progPSNJump                // PSN jumps pseudo-randomly: gaps, retransmissions
+	progHugeLength             // original length 0xFFFFFFFF
+	progClockBack              // the clock goes back (by arg µs) every other frame
+	progOpcode                 // opcode = arg (0x1F: reserved; 0x81: CNP)
+	progClockJump              // the clock jumps arg ms per frame (series)
+)
+
+// instruction is one step of a program: repeat template tmpl count times
+// in mode, with arg.
+type instruction struct {
+	tmpl  uint8
+	mode  uint8
+	arg   uint8
+	count uint16
+}
+
+// cutProgram reads 5-byte instructions: template, mode, arg, count (big
+// endian).
+func cutProgram(in []byte) []instruction {
+	var out []instruction
+	for ; len(in) >= 5; in = in[5:] {
+		out = append(out, instruction{tmpl: in[0], mode: in[1], arg: in[2], count: uint16(in[3])<<8 | uint16(in[4])})
+	}
+	return out
+}
+
+func encodeProgram(ins ...instruction) []byte {
+	var out []byte
+	for _, i := range ins {
+		out = append(out, i.tmpl, i.mode, i.arg, byte(i.count>>8), byte(i.count))
+	}
+	return out
+}
+
+// bthOffset returns where the BTH starts in a frame, or -1: the analyzer
+// decodes it, and its BTH aliases the frame.
+func bthOffset(lt gplayers.LinkType, data []byte) int {
+	a := analyze.New(analyze.Options{NoICRC: true})
+	p := a.Feed(gopacket.CaptureInfo{CaptureLength: len(data), Length: len(data)}, lt, data)
+	if p.BTH == nil || len(p.BTH.Contents) < layers.BTHLen {
+		return -1
+	}
+	return cap(data) - cap(p.BTH.Contents)
+}
+
+// cnpSeed is a RoCE v2 CNP frame: flows of only CNPs took quadratic time
+// to name.
+func cnpSeed(t testing.TB) seedFrame {
+	eth := &gplayers.Ethernet{SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 2}, EthernetType: gplayers.EthernetTypeIPv4}
+	ip := &gplayers.IPv4{Version: 4, TTL: 64, Protocol: gplayers.IPProtocolUDP, SrcIP: net.IPv4(10, 0, 0, 1), DstIP: net.IPv4(10, 0, 0, 2)}
+	udp := &gplayers.UDP{SrcPort: 49152, DstPort: 4791}
+	require.NoError(t, udp.SetNetworkLayerForChecksum(ip))
+	bth := &layers.BTH{Opcode: layers.OpcodeRoCEv2CNP, PKey: 0xFFFF, BECN: true, DestQP: 1}
+	require.NoError(t, bth.SetNetworkLayerForChecksum(ip, udp))
+	buf := gopacket.NewSerializeBuffer()
+	require.NoError(t, gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, eth, ip, udp, bth, &layers.CNP{}, &layers.ICRC{}))
+	return seedFrame{linkType: gplayers.LinkTypeEthernet, data: buf.Bytes()}
+}
+
+// FuzzAnalyzerProgram feeds the analyzer long hostile sequences from a
+// compact input: a few template frames (cut as FuzzAnalyzerSequence cuts
+// its input) and a program that repeats them up to 32,768 frames in all,
+// changing the destination QP (a flow per frame), the PSN, the original
+// length, the clock or the opcode at each repetition. The existing targets'
+// inputs are a few KiB: they never reach the flow cap, full gap lists or
+// series, or report building over tens of thousands of flows. It checks
+// what FuzzAnalyzerSequence checks (counters reconcile, caps hold, the
+// report encodes, halves merged count the whole), that no frame's
+// original length counts above MaxOriginalLength, and, through the
+// watchdog, that no input takes 10 s.
+func FuzzAnalyzerProgram(f *testing.F) {
+	caps := seedCaptures(f)
+	var frames []seedFrame
+	for _, name := range sortedKeys(caps) {
+		fr := readFrames(caps[name])
+		if len(fr) > 2 {
+			fr = fr[:2]
+		}
+		frames = append(frames, fr...)
+	}
+	cnp := encodeSequence([]seedFrame{cnpSeed(f)})
+	f.Add(uint16(20000), cnp, encodeProgram(instruction{0, progNewQP, 0, 40000}))                   // 32,768 CNP-only flows
+	f.Add(uint16(100), cnp, encodeProgram(instruction{0, progNewQP | progOpcode, 0x1F, 20000}))     // reserved-opcode flows
+	f.Add(uint16(2), cnp, encodeProgram(instruction{0, progHugeLength, 0, 4}))                      // 4 × 4 GiB
+	f.Add(uint16(3000), cnp, encodeProgram(instruction{0, progClockJump | progClockBack, 7, 9000})) // series
+	for i := range min(len(frames), 8) {
+		seq := encodeSequence(frames[i : i+1])
+		f.Add(uint16(5000), seq, encodeProgram(instruction{0, progPSNJump, 3, 10000}))                                      // gaps
+		f.Add(uint16(500), seq, encodeProgram(instruction{0, progNewQP | progPSNJump, 1, 3000}, instruction{0, 0, 0, 100})) // many flows, then one
+	}
+	f.Fuzz(func(t *testing.T, split uint16, templates, program []byte) {
+		defer watchdog(append(templates, program...))()
+		tmpls := cutSequence(templates)
+		if len(tmpls) == 0 {
+			return
+		}
+		offs := make([]int, len(tmpls))
+		for i, tm := range tmpls {
+			offs[i] = bthOffset(linkTypes[int(tm.linkType)%len(linkTypes)], tm.data)
+		}
+		opts := analyze.Options{NoICRC: true, MaxFindings: 1000, Interval: time.Microsecond}
+		whole := analyze.New(opts)
+		parts := [2]*analyze.Analyzer{analyze.New(opts), analyze.New(opts)}
+		ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		var n, fed int
+		var frame []byte
+		rng := uint32(1)
+		for _, in := range cutProgram(program) {
+			tm := tmpls[int(in.tmpl)%len(tmpls)]
+			lt := linkTypes[int(tm.linkType)%len(linkTypes)]
+			off := offs[int(in.tmpl)%len(tmpls)]
+			frame = append(frame[:0], tm.data...)
+			for i := range int(in.count) {
+				if n >= maxProgramFrames {
+					break
+				}
+				n++
+				if off >= 0 {
+					b := frame[off:]
+					if in.mode&progOpcode != 0 {
+						b[0] = in.arg
+					}
+					if in.mode&progNewQP != 0 {
+						qp := uint32(i + 1)
+						b[5], b[6], b[7] = byte(qp>>16), byte(qp>>8), byte(qp)
+					}
+					if in.mode&progPSNJump != 0 {
+						rng ^= rng << 13
+						rng ^= rng >> 17
+						rng ^= rng << 5
+						psn := uint32(i) + rng%(uint32(in.arg)+1)*uint32(i%7)
+						b[9], b[10], b[11] = byte(psn>>16), byte(psn>>8), byte(psn)
+					}
+				}
+				switch {
+				case in.mode&progClockBack != 0 && i%2 == 1:
+					ts = ts.Add(-time.Duration(in.arg) * time.Microsecond)
+				case in.mode&progClockJump != 0:
+					ts = ts.Add(time.Duration(in.arg) * time.Millisecond)
+				default:
+					ts = ts.Add(time.Duration(len(frame)) * time.Nanosecond)
+				}
+				length := len(frame)
+				if in.mode&progHugeLength != 0 {
+					length = 0xFFFFFFFF
+				}
+				ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(frame), Length: length}
+				whole.Feed(ci, lt, frame)
+				part := parts[0]
+				if fed >= int(split) {
+					part = parts[1]
+				}
+				part.Feed(ci, lt, frame)
+				fed++
+			}
+		}
+		r := whole.Finish()
+		c := r.Capture
+		require.Equal(t, uint64(fed), c.Frames)
+		require.Equal(t, c.Frames, c.RoCEPackets+c.OtherPackets+c.Malformed)
+		require.LessOrEqual(t, c.Bytes, c.Frames*analyze.MaxOriginalLength)
+		var flowPackets uint64
+		for _, fl := range r.Flows {
+			flowPackets += fl.Packets
+			require.NotEmpty(t, fl.Transport)
+			require.LessOrEqual(t, fl.WireBytes, fl.Packets*analyze.MaxOriginalLength)
+		}
+		require.Equal(t, c.RoCEPackets, flowPackets+c.PacketsOfDroppedFlows)
+		require.LessOrEqual(t, len(c.MalformedFrames), opts.MaxFindings)
+		_, err := json.Marshal(r)
+		require.NoError(t, err)
+
+		merged := parts[0].Finish()
+		merged.Merge(parts[1].Finish())
+		mc := merged.Capture
+		require.Equal(t, c.Frames, mc.Frames)
+		require.Equal(t, c.RoCEPackets, mc.RoCEPackets)
+		require.Equal(t, c.Bytes, mc.Bytes)
+		require.Equal(t, len(r.Flows), len(merged.Flows), "the halves merged have the flows of the whole (no cap is reached)")
+		_, err = json.Marshal(merged)
+		require.NoError(t, err)
+	})
+}
