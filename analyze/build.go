@@ -75,6 +75,9 @@ func (a *Analyzer) report(release bool) *Report {
 		}
 	}
 	r.Capture.FlowsDropped = a.dropSketch.estimate()
+	if f, ok := a.cutFinding(); ok {
+		r.addFinding(f, a.opts.MaxFindings)
+	}
 	sortFindings(r.Findings)
 	return r
 }
@@ -155,7 +158,7 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 		out.MTU.Inferred = &m
 	}
 	if f.conn >= 0 {
-		if neg := a.conns.list[f.conn].PathMTU; neg > 0 {
+		if neg := a.conns.list[f.conn].pathMTU(); neg > 0 {
 			out.MTU.Negotiated = &neg
 		}
 	}
@@ -209,8 +212,8 @@ func joinSeam(m *Messages, open, orphan seamMessage) {
 // that of its QP's connection, or of the datagram flow the QP sends from
 // (its requests carry it as DETH SrcQP), else "CNP".
 func (a *Analyzer) cnpFlowTransport(f *flowState) string {
-	if f.conn >= 0 {
-		return a.conns.list[f.conn].Transport
+	if f.conn >= 0 && a.conns.list[f.conn].Transport != nil {
+		return *a.conns.list[f.conn].Transport
 	}
 	for _, g := range a.flowList {
 		if g.key.src == f.key.dst && g.key.dst == f.key.src && g.hasDatagramSrc && g.datagramSrc == f.key.qp && g.hasTransport {
@@ -280,6 +283,7 @@ func (r *Report) Merge(o *Report) {
 	c.Bytes += oc.Bytes
 	c.FlowsDropped += oc.FlowsDropped
 	c.PacketsOfDroppedFlows += oc.PacketsOfDroppedFlows
+	c.CutFrames += oc.CutFrames
 	if oc.FirstTime != nil && (c.FirstTime == nil || oc.FirstTime.Before(*c.FirstTime)) {
 		t := *oc.FirstTime
 		c.FirstTime = &t
@@ -298,7 +302,13 @@ func (r *Report) Merge(o *Report) {
 		ip   string
 		qpn  uint32
 	}
-	idOf := func(c *Connection) connID { return connID{c.LocalCommID, c.Requester.IP, c.Requester.QPN} }
+	idOf := func(c *Connection) connID {
+		id := connID{comm: c.LocalCommID, ip: c.Requester.IP}
+		if c.Requester.QPN != nil {
+			id.qpn = *c.Requester.QPN
+		}
+		return id
+	}
 	connByID := make(map[connID]int)
 	for i := range r.Connections {
 		connByID[idOf(&r.Connections[i])] = i
@@ -364,7 +374,7 @@ func applyCMOrphans(conns []Connection, orphans []cmOrphan) {
 }
 
 func mergeConn(a, b *Connection) {
-	if a.Responder.QPN == 0 {
+	if a.Responder.QPN == nil {
 		a.Responder = b.Responder
 		a.RemoteCommID = b.RemoteCommID
 	}
