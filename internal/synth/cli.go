@@ -87,6 +87,9 @@ func newFlagSet(v *cliFlags) *flag.FlagSet {
 	fs.StringVar(&cfg.MixOp, "mix-op", "", "mix: only this operation (write, send or read); default a mix")
 	fs.Uint64Var(&cfg.Seed, "seed", DefaultSeed, "random seed (same seed, same bytes)")
 	fs.Float64Var(&cfg.Gbps, "gbps", DefaultGbps, "link rate of the timestamps, Gbit/s")
+	fs.IntVar(&cfg.CutFrames, "cut-frames", 0, "cut frames longer than `N` bytes to N and record N as their original length (a tool that cuts without saying so)")
+	fs.BoolVar(&cfg.V1Requester, "v1-requester", false, "the requester sends RoCE v1 (IPv4-mapped GIDs), the responder answers RoCE v2 over IPv4")
+	fs.IntVar(&cfg.ShortMAD, "short-mad", 0, "write the REQ MAD `N` bytes long (< 256) in a frame whose lengths agree: malformed")
 	return fs
 }
 

@@ -191,6 +191,8 @@ type Config struct {
 	// back to back at this rate, plus any RNR delay).
 	Gbps float64
 	Impairments
+	// Artefacts of capture tools and stacks (artefacts.go).
+	Artefacts
 	// OnFrame, when set, is called for every frame written, in order.
 	OnFrame func(*FrameInfo)
 }
@@ -302,7 +304,7 @@ func (c *Config) normalize() error {
 	if c.Scenario == ScenarioUD && len(c.NAK)+len(c.RNR) > 0 {
 		return fmt.Errorf("synth: %w: UD has no NAKs", ErrConfig)
 	}
-	return nil
+	return c.checkArtefacts()
 }
 
 // mtuEnum returns the CM PathMTU enum (1 = 256 … 5 = 4096).

@@ -70,10 +70,10 @@ func Generate(cfg Config, capture, truth io.Writer) (*Truth, error) {
 	t := g.tr.finish()
 	t.Scenario, t.Encap, t.LinkType, t.Seed = cfg.Scenario, cfg.Encap.String(), int(linkType(cfg.Encap)), cfg.Seed
 	for _, c := range g.conns {
-		if c.kind == kindUD {
-			continue
+		if c.kind == kindUD || cfg.ShortMAD > 0 && c.idx == 0 {
+			continue // a malformed REQ makes no connection
 		}
-		if cn, ok := connectionTruth(c, cfg.Encap, cfg.SnapLen); ok {
+		if cn, ok := connectionTruth(c, &cfg); ok {
 			t.Connections = append(t.Connections, cn)
 		}
 	}
@@ -101,6 +101,7 @@ type generator struct {
 	hosts []*host
 	conns []*conn
 	b     *builder
+	b1    *builder // RoCE v1 frames of a V1Requester capture
 	w     *capWriter
 	tr    *tracker
 	nowNs int64
@@ -141,6 +142,9 @@ const qpBase = 0x000110
 func (g *generator) runSingle() error {
 	cfg := g.cfg
 	g.hosts = []*host{newHost(0, cfg.Encap, g.rng), newHost(1, cfg.Encap, g.rng)}
+	if cfg.V1Requester {
+		mapGIDs(g.hosts)
+	}
 	c := newConn(0, g.hosts[0], g.hosts[1], scenarioKind(cfg.Scenario), cfg.MTU, g.rng, qpBase+uint32(g.rng.IntN(0x4000))*2)
 	if cfg.StartPSN != nil {
 		c.psnA = *cfg.StartPSN
@@ -172,6 +176,9 @@ func (g *generator) runMix() error {
 	pairs := max(1, cfg.QPs/4)
 	for i := range 2 * pairs {
 		g.hosts = append(g.hosts, newHost(i, cfg.Encap, g.rng))
+	}
+	if cfg.V1Requester {
+		mapGIDs(g.hosts)
 	}
 	kinds := []opKind{kindWrite, kindWrite, kindSend, kindRead}
 	switch cfg.MixOp {
@@ -227,21 +234,27 @@ func (g *generator) runMix() error {
 func (g *generator) emit(p *pkt) error {
 	g.nowNs += p.delayNs
 	ts := StartTime.Add(time.Duration(g.nowNs))
-	frame, err := g.b.build(p, ts)
+	b := g.builderFor(p)
+	short := g.shortMAD(p)
+	if short {
+		b.shortMAD = g.cfg.ShortMAD
+	}
+	frame, err := b.build(p, ts)
+	b.shortMAD = 0
 	if err != nil {
 		return err
 	}
-	orig := len(frame)
-	data := frame
+	data, orig, cut := g.toolCut(frame)
 	if s := g.cfg.SnapLen; s > 0 && len(data) > s {
 		data = data[:s]
 	}
 	if err := g.w.write(ts, data, orig); err != nil {
 		return err
 	}
+	orig = len(frame) // the wire length, whatever the tool recorded
 	status := layers.ICRCOK
 	switch {
-	case len(data) < orig-g.b.trailerAfterICRC():
+	case len(data) < orig-b.trailerAfterICRC():
 		status = layers.ICRCUnverifiable
 	case p.corrupt:
 		status = layers.ICRCBad
@@ -252,7 +265,12 @@ func (g *generator) emit(p *pkt) error {
 	if g.cfg.Encap == EncapERF && len(pktBytes) >= layers.ERFHeaderLen {
 		pktBytes = pktBytes[layers.ERFHeaderLen:]
 	}
-	g.tr.add(p, pktBytes, status)
+	g.tr.noteArtefact(cut, short)
+	if short {
+		g.tr.truth.Frames++ // malformed: in no flow
+	} else {
+		g.tr.add(p, pktBytes, status)
+	}
 	if g.cfg.OnFrame != nil {
 		g.frameInfo(p, ts, data, orig, status)
 		g.cfg.OnFrame(&g.info)
@@ -347,10 +365,13 @@ func madOffset(e Encap) int {
 // that cuts the REQ or REP inside its fixed fields hides the fields beyond
 // it (reported as zero, with Truncated set); a REQ cut before its
 // LocalCommID hides the connection.
-func connectionTruth(c *conn, e Encap, snap int) (Connection, bool) {
-	data := madOffset(e) + 24 // start of the MAD data
+func connectionTruth(c *conn, cfg *Config) (Connection, bool) {
+	reqOff, repOff := cfg.madOffsets()
+	snap := cfg.cutAt()
+	data := reqOff + 24 // start of the MAD data
 	seen := func(off, n int) bool { return snap == 0 || data+off+n <= snap }
-	if !seen(0, 4) || !seen(4, 4) {
+	repSeen := func(off, n int) bool { return snap == 0 || repOff+24+off+n <= snap }
+	if !seen(0, 4) {
 		return Connection{}, false
 	}
 	cn := Connection{
@@ -359,20 +380,29 @@ func connectionTruth(c *conn, e Encap, snap int) (Connection, bool) {
 		State:     "disconnected",
 	}
 	if seen(32, 3) { // REQ LocalQPN
-		cn.Requester.QPN = c.qa
+		cn.Requester.QPN = ptrTo(c.qa)
 	}
 	if seen(44, 3) { // REQ StartingPSN
-		cn.Requester.StartingPSN = c.psnA
+		cn.Requester.StartingPSN = ptrTo(c.psnA)
 	}
 	if seen(50, 1) { // REQ PathMTU
-		cn.PathMTU = c.mtu
+		cn.PathMTU = ptrTo(c.mtu)
 	}
-	if seen(12, 3) { // REP LocalQPN
-		cn.Responder.QPN = c.qb
+	if repSeen(12, 3) { // REP LocalQPN
+		cn.Responder.QPN = ptrTo(c.qb)
 	}
-	if seen(20, 3) { // REP StartingPSN
-		cn.Responder.StartingPSN = c.psnB
+	if repSeen(20, 3) { // REP StartingPSN
+		cn.Responder.StartingPSN = ptrTo(c.psnB)
 	}
-	cn.Truncated = !seen(72, 16) // through the REQ's primary GIDs
+	if !seen(72, 16) { // through the REQ's primary GIDs
+		cn.CutMessages = append(cn.CutMessages, "REQ")
+	}
+	if repSeen(4, 4) && !repSeen(20, 3) { // a REP cut before its RemoteCommID is no one's
+		cn.CutMessages = append(cn.CutMessages, "REP")
+	}
+	cn.Truncated = len(cn.CutMessages) > 0
+	if !repSeen(4, 4) { // the REP cannot be paired: nothing after the REQ is
+		cn.State, cn.Responder.QPN, cn.Responder.StartingPSN = "requested", nil, nil
+	}
 	return cn, true
 }

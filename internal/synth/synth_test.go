@@ -291,8 +291,8 @@ func TestTruthByConstruction(t *testing.T) {
 		assert.Equal(t, 6, r.Responses.ACKs)
 		assert.Equal(t, 6, r.Packets)
 		require.Len(t, tr.Connections, 1)
-		assert.Equal(t, uint32(1000), tr.Connections[0].Requester.StartingPSN)
-		assert.Equal(t, 1024, tr.Connections[0].PathMTU)
+		assert.Equal(t, ptrTo(uint32(1000)), tr.Connections[0].Requester.StartingPSN)
+		assert.Equal(t, ptrTo(1024), tr.Connections[0].PathMTU)
 	})
 	t.Run("drop", func(t *testing.T) {
 		cfg := base

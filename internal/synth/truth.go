@@ -18,25 +18,35 @@ type Truth struct {
 	RoCEPackets int          `json:"roce_packets"`
 	Connections []Connection `json:"connections"`
 	Flows       []*Flow      `json:"flows"`
+	// CutFrames counts the frames cut with original length = captured
+	// length (Config.CutFrames); Malformed the malformed frames written
+	// (Config.ShortMAD).
+	CutFrames int `json:"cut_frames"`
+	Malformed int `json:"malformed"`
+	// Findings lists findings the artefacts must give (each must be in
+	// the report; the report may have others).
+	Findings []ExpectedFinding `json:"findings"`
 }
 
 // Endpoint is one side of a CM connection.
 type Endpoint struct {
-	QPN         uint32 `json:"qpn"`
-	StartingPSN uint32 `json:"starting_psn"`
-	IP          string `json:"ip"`
+	// QPN and StartingPSN are null when the capture cut them.
+	QPN         *uint32 `json:"qpn"`
+	StartingPSN *uint32 `json:"starting_psn"`
+	IP          string  `json:"ip"`
 }
 
 // Connection is a connection set up by CM REQ/REP/RTU.
 type Connection struct {
 	Requester Endpoint `json:"requester"`
 	Responder Endpoint `json:"responder"`
-	PathMTU   int      `json:"path_mtu"`
+	PathMTU   *int     `json:"path_mtu"` // null when the capture cut it
 	// State is "disconnected" after DREQ/DREP, else "established".
 	State string `json:"state"`
-	// Truncated is set when the snap length cut the REQ's fixed fields:
-	// the fields it hid are zero.
-	Truncated bool `json:"truncated,omitempty"`
+	// Truncated is set when the snap length cut the REQ's or the REP's
+	// fixed fields (CutMessages names which): the fields it hid are null.
+	Truncated   bool     `json:"truncated,omitempty"`
+	CutMessages []string `json:"cut_messages,omitempty"`
 }
 
 // Flow is the traffic of one (source, destination, DestQP): requests of
@@ -380,6 +390,9 @@ func (t *tracker) finish() *Truth {
 	}
 	if t.truth.Connections == nil {
 		t.truth.Connections = []Connection{}
+	}
+	if t.truth.Findings == nil {
+		t.truth.Findings = []ExpectedFinding{}
 	}
 	return &t.truth
 }

@@ -120,20 +120,20 @@ func TestTshark(t *testing.T) {
 				var conn *Connection
 				for j := range tr.Connections {
 					c := &tr.Connections[j]
-					if (fi.CM == "REQ" && uint64(c.Requester.QPN) == num(f[11])) || (fi.CM == "REP" && uint64(c.Responder.QPN) == num(f[13])) {
+					if (fi.CM == "REQ" && uint64(*c.Requester.QPN) == num(f[11])) || (fi.CM == "REP" && uint64(*c.Responder.QPN) == num(f[13])) {
 						conn = c
 					}
 				}
 				switch fi.CM {
 				case "REQ":
 					require.NotNil(t, conn, msg)
-					assert.Equal(t, uint64(conn.Requester.StartingPSN), num(f[12]), msg)
-					enum, _ := mtuEnum(conn.PathMTU)
+					assert.Equal(t, uint64(*conn.Requester.StartingPSN), num(f[12]), msg)
+					enum, _ := mtuEnum(*conn.PathMTU)
 					assert.Equal(t, uint64(enum), num(f[15]), msg)
 					assert.Equal(t, conn.Requester.IP, fi.Src, msg)
 				case "REP":
 					require.NotNil(t, conn, msg)
-					assert.Equal(t, uint64(conn.Responder.StartingPSN), num(f[14]), msg)
+					assert.Equal(t, uint64(*conn.Responder.StartingPSN), num(f[14]), msg)
 					assert.Equal(t, conn.Responder.IP, fi.Src, msg)
 				}
 			}
