@@ -231,6 +231,9 @@ func Golden() []GoldenFile {
 		{"erf.pcap", []string{"write-bw", "--encap", "erf", "--messages", "6", "--msg-size", "2048", "--mtu", "1024"}},
 		{"header_only_snap128.pcap", []string{"write-bw", "--snaplen", "128", "--messages", "16", "--msg-size", "4096", "--mtu", "1024"}},
 		{"mix_small.pcap", []string{"mix", "--packets", "400", "--qps", "8", "--snaplen", "96"}},
+		{"tool_cut_243.pcap", []string{"write-bw", "--cut-frames", "243", "--messages", "8", "--msg-size", "4096", "--mtu", "4096"}},
+		{"v1_requester_v2_responder.pcap", []string{"read-bw", "--v1-requester", "--messages", "4", "--msg-size", "2048", "--mtu", "1024"}},
+		{"short_mad.pcap", []string{"write-bw", "--short-mad", "200", "--messages", "2", "--msg-size", "1024", "--mtu", "1024"}},
 	}
 }
 
