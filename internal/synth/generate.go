@@ -40,6 +40,13 @@ type FrameInfo struct {
 	Immediate     uint32 // ImmDt or IETH
 	PayloadLen    int
 	CM            string // "REQ", "REP", "RTU", "DREQ", "DREP" for CM MADs
+	// Encap is the frame's encapsulation (Config.Encap, or RoCE v1 for a
+	// V1Requester's requester); ToolCut marks a frame cut to
+	// Config.CutFrames with Length = CaptureLength; Malformed a frame
+	// written malformed (Config.ShortMAD).
+	Encap     Encap
+	ToolCut   bool
+	Malformed bool
 	// Data is the captured bytes, valid during the callback only.
 	Data []byte
 }
@@ -251,6 +258,7 @@ func (g *generator) emit(p *pkt) error {
 	if err := g.w.write(ts, data, orig); err != nil {
 		return err
 	}
+	recorded := orig
 	orig = len(frame) // the wire length, whatever the tool recorded
 	status := layers.ICRCOK
 	switch {
@@ -272,7 +280,8 @@ func (g *generator) emit(p *pkt) error {
 		g.tr.add(p, pktBytes, status)
 	}
 	if g.cfg.OnFrame != nil {
-		g.frameInfo(p, ts, data, orig, status)
+		g.frameInfo(p, ts, data, recorded, status)
+		g.info.Encap, g.info.ToolCut, g.info.Malformed = b.encap, cut, short
 		g.cfg.OnFrame(&g.info)
 	}
 	g.nowNs += ((int64(orig)+24)*8*1000 + g.rate - 1) / g.rate
