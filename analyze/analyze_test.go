@@ -128,14 +128,14 @@ func TestConnections(t *testing.T) {
 	}{
 		{"rping.pcap", []analyze.Connection{{
 			ID:        1,
-			Requester: analyze.Endpoint{IP: "10.1.16.62", QPN: 44},
-			Responder: analyze.Endpoint{IP: "10.1.16.61", QPN: 43},
+			Requester: analyze.Endpoint{IP: "10.1.16.62", QPN: ptr[uint32](44)},
+			Responder: analyze.Endpoint{IP: "10.1.16.61", QPN: ptr[uint32](43)},
 			State:     analyze.StateDisconnected,
-			PathMTU:   1024,
+			PathMTU:   ptr(1024),
 		}}, map[uint32]int{43: 1, 44: 1}},
 		{"rdma_cm.pcap", []analyze.Connection{
-			{ID: 1, Requester: analyze.Endpoint{IP: "10.1.16.62", QPN: 61}, Responder: analyze.Endpoint{IP: "10.1.16.61", QPN: 59}, State: analyze.StateDisconnected, PathMTU: 1024},
-			{ID: 2, Requester: analyze.Endpoint{IP: "10.1.16.62", QPN: 62}, Responder: analyze.Endpoint{IP: "10.1.16.61", QPN: 60}, State: analyze.StateDisconnected, PathMTU: 1024},
+			{ID: 1, Requester: analyze.Endpoint{IP: "10.1.16.62", QPN: ptr[uint32](61)}, Responder: analyze.Endpoint{IP: "10.1.16.61", QPN: ptr[uint32](59)}, State: analyze.StateDisconnected, PathMTU: ptr(1024)},
+			{ID: 2, Requester: analyze.Endpoint{IP: "10.1.16.62", QPN: ptr[uint32](62)}, Responder: analyze.Endpoint{IP: "10.1.16.61", QPN: ptr[uint32](60)}, State: analyze.StateDisconnected, PathMTU: ptr(1024)},
 		}, map[uint32]int{59: 1, 61: 1, 60: 2, 62: 2}},
 	}
 	for _, tc := range tests {
@@ -151,7 +151,7 @@ func TestConnections(t *testing.T) {
 				assert.Equal(t, want.Responder.QPN, got.Responder.QPN)
 				assert.Equal(t, want.State, got.State)
 				assert.Equal(t, want.PathMTU, got.PathMTU)
-				assert.True(t, got.Requester.LIDPlaceholder)
+				assert.Equal(t, ptr(true), got.Requester.LIDPlaceholder)
 				assert.NotZero(t, got.Frames.REQ)
 				assert.NotZero(t, got.Frames.REP)
 				assert.NotZero(t, got.Frames.DREQ)
@@ -410,3 +410,5 @@ func TestSteadyStateAllocations(t *testing.T) {
 	t.Logf("%.5f allocations per packet", perPacket)
 	assert.Less(t, perPacket, 0.001, "%d allocations for %d packets", after.Mallocs-before.Mallocs, len(frames)-half)
 }
+
+func ptr[T any](v T) *T { return &v }

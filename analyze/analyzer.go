@@ -80,6 +80,9 @@ type Analyzer struct {
 
 	dropSketch sketch
 	shifts     [shiftCacheLen]shiftEntry // ICRC shift factors by length, for recoverSrcPort
+
+	lens frameLens // what the length fields of the frame being fed declare
+	cut  cutState  // the first frame the capture tool cut
 }
 
 // New returns an Analyzer.
@@ -209,10 +212,12 @@ func (a *Analyzer) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, dat
 	p := &a.pkt
 	*p = Packet{Frame: a.capture.Frames, Time: ci.Timestamp, Length: ci.Length, CapLength: len(data), VLAN: -1, PayloadLen: -1}
 	a.fb = feedback{}
+	a.lens = frameLens{}
 	ibLen, icrcKind, netHdr, udpHdr := a.decode(linkType, data)
 	if ci.Length != orig {
 		a.flagOriginalLength(p, orig)
 	}
+	a.checkCut(p, len(data))
 	if a.capture.Frames == 1 || p.Time.Before(a.first) {
 		a.first = p.Time
 	}
@@ -263,6 +268,7 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 		return
 	}
 	fb := &a.fb
+	frameLen := len(data)
 	// A GRH or BTH is decoded even with nothing left: an RDMA packet cut
 	// there is malformed, not another protocol.
 	for len(data) > 0 || typ == layers.LayerTypeBTH || typ == layers.LayerTypeGRH {
@@ -297,6 +303,7 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 			p.Src.IP, _ = netip.AddrFromSlice(a.ip4.SrcIP.To4())
 			p.Dst.IP, _ = netip.AddrFromSlice(a.ip4.DstIP.To4())
 			p.ECN = a.ip4.TOS & 3
+			a.lens.network(frameLen-len(data), int(a.ip4.Length), int(a.ip4.Length)-int(a.ip4.IHL)*4)
 			kind, netHdr = layers.NetworkIPv4, a.ip4.Contents
 			typ, data = a.ip4.NextLayerType(), a.ip4.Payload
 		case gplayers.LayerTypeIPv6:
@@ -306,6 +313,9 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 			p.Src.IP, _ = netip.AddrFromSlice(a.ip6.SrcIP)
 			p.Dst.IP, _ = netip.AddrFromSlice(a.ip6.DstIP)
 			p.ECN = a.ip6.TrafficClass & 3
+			if a.ip6.Length > 0 { // 0: a jumbogram, its length elsewhere
+				a.lens.network(frameLen-len(data), layers.GRHLen+int(a.ip6.Length), int(a.ip6.Length))
+			}
 			kind, netHdr = layers.NetworkIPv6, a.ip6.Contents
 			typ, data = a.ip6.NextLayerType(), a.ip6.Payload
 		case gplayers.LayerTypeUDP:
@@ -313,6 +323,10 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 				return
 			}
 			p.IsRDMA, p.Encap = true, EncapRoCEv2
+			if err := a.lens.checkUDP(int(a.udp.Length)); err != nil {
+				p.Err = err
+				return
+			}
 			udpHdr = a.udp.Contents
 			ibLen = int(a.udp.Length) - 8
 			typ, data = layers.LayerTypeBTH, a.udp.Payload
@@ -338,6 +352,7 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 			p.Src = Addr{LID: lrh.SLID, IsLID: true}
 			p.Dst = Addr{LID: lrh.DLID, IsLID: true}
 			ibLen = int(lrh.PktLen)*4 - layers.LRHLen
+			a.lens.network(frameLen-len(data), int(lrh.PktLen)*4+layers.VCRCLen, -1)
 			if lrh.LNH == layers.LNHIBALocal {
 				kind, netHdr = layers.NetworkLRH, lrh.Contents
 			}
@@ -357,8 +372,11 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 				return
 			}
 			p.GRH = grh
+			// One host, one name: an IPv4-mapped GID is its IPv4
+			// address (the ICRC still covers the GRH as captured).
 			p.Src.IP, _ = netip.AddrFromSlice(grh.SGID)
 			p.Dst.IP, _ = netip.AddrFromSlice(grh.DGID)
+			p.Src.IP, p.Dst.IP = p.Src.IP.Unmap(), p.Dst.IP.Unmap()
 			p.Src.IsLID, p.Dst.IsLID = false, false
 			p.ECN = grh.TClass & 3
 			kind, netHdr = layers.NetworkGRH, grh.Contents
@@ -366,6 +384,7 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 				ibLen -= layers.GRHLen
 			} else {
 				ibLen = int(grh.PayLen)
+				a.lens.network(frameLen-len(data), layers.GRHLen+int(grh.PayLen), -1)
 			}
 			if grh.NxtHdr != layers.NxtHdrBTH {
 				p.IsRDMA = false // IPoIB and other non-IBA payloads
@@ -498,6 +517,10 @@ func (a *Analyzer) decodeTransport(data []byte) {
 			p.CNP = &ib.CNP
 		case layers.LayerTypeMAD:
 			p.MAD = rest
+			if !bth.Truncated && p.DETH != nil && len(rest) < cm.MADLen {
+				// A datagram whole in its frame, yet short: not a MAD.
+				p.Err = fmt.Errorf("%s to QP%d: %w: %d-byte MAD, need %d", bth.Opcode, bth.DestQP, errShortMAD, len(rest), cm.MADLen)
+			}
 			return
 		default:
 			return

@@ -79,6 +79,9 @@ func (a *Analyzer) report(release bool) *Report {
 		}
 	}
 	r.Capture.FlowsDropped = a.dropSketch.estimate()
+	if f, ok := a.cutFinding(); ok {
+		r.addFinding(f, a.opts.MaxFindings)
+	}
 	sortFindings(r.Findings)
 	return r
 }
@@ -162,7 +165,7 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 		out.MTU.Inferred = &m
 	}
 	if f.conn >= 0 {
-		if neg := a.conns.list[f.conn].PathMTU; neg > 0 {
+		if neg := a.conns.list[f.conn].pathMTU(); neg > 0 {
 			out.MTU.Negotiated = &neg
 		}
 	}
@@ -274,6 +277,7 @@ func (r *Report) Merge(o *Report) {
 	c.PacketsOfDroppedFlows += oc.PacketsOfDroppedFlows
 	c.ICRCPortRewritten += oc.ICRCPortRewritten
 	c.OriginalLengthsClamped += oc.OriginalLengthsClamped
+	c.CutFrames += oc.CutFrames
 	if oc.FirstTime != nil && (c.FirstTime == nil || oc.FirstTime.Before(*c.FirstTime)) {
 		t := *oc.FirstTime
 		c.FirstTime = &t
@@ -292,7 +296,13 @@ func (r *Report) Merge(o *Report) {
 		ip   string
 		qpn  uint32
 	}
-	idOf := func(c *Connection) connID { return connID{c.LocalCommID, c.Requester.IP, c.Requester.QPN} }
+	idOf := func(c *Connection) connID {
+		id := connID{comm: c.LocalCommID, ip: c.Requester.IP}
+		if c.Requester.QPN != nil {
+			id.qpn = *c.Requester.QPN
+		}
+		return id
+	}
 	connByID := make(map[connID]int)
 	for i := range r.Connections {
 		connByID[idOf(&r.Connections[i])] = i
@@ -345,7 +355,7 @@ type flowIDKey struct {
 func flowID(f *Flow) flowIDKey { return flowIDKey{f.Src, f.Dst, f.DestQP} }
 
 func mergeConn(a, b *Connection) {
-	if a.Responder.QPN == 0 {
+	if a.Responder.QPN == nil {
 		a.Responder = b.Responder
 		a.RemoteCommID = b.RemoteCommID
 	}

@@ -13,7 +13,7 @@ type connTable struct {
 	byFlow  map[flowKey]int // data flow → connection
 	reqAt   []flowKey       // requester → responder flow key without QP, per connection
 	mad     cm.MAD
-	req     cm.ConnectRequest // prefixes of truncated MADs
+	req     cm.ConnectRequest // REQ and REP as captured (cut or whole)
 	rep     cm.ConnectReply
 	orphans []cmOrphan
 }
@@ -39,7 +39,7 @@ type cmOrphan struct {
 	kind                  cmKind
 	localComm, remoteComm uint32
 	qpn, psn              uint32
-	psnKnown              bool // psn (REP StartingPSN) was captured
+	hasQPN, hasPSN        bool // the REP's LocalQPN and StartingPSN were captured
 	reason                string
 	frame                 uint64
 }
@@ -50,8 +50,13 @@ type cmOrphan struct {
 func (c *Connection) apply(o cmOrphan) {
 	switch o.kind {
 	case cmREP:
-		c.Responder.QPN, c.Responder.StartingPSN, c.RemoteCommID = o.qpn, o.psn, o.localComm
-		c.Responder.psnKnown = o.psnKnown
+		c.RemoteCommID = o.localComm
+		if o.hasQPN {
+			c.Responder.QPN = ptrTo(o.qpn)
+		}
+		if o.hasPSN {
+			c.Responder.StartingPSN = ptrTo(o.psn)
+		}
 		if c.Frames.REP == 0 {
 			c.Frames.REP = o.frame
 		}
@@ -90,13 +95,11 @@ func (c *Connection) apply(o cmOrphan) {
 // sq_psn comes from the REP, the passive side's from the REQ).
 func (c *Connection) setSendPSNs() {
 	c.Requester.SendPSN, c.Responder.SendPSN = nil, nil
-	if c.Frames.REP != 0 && c.Responder.psnKnown {
-		v := c.Responder.StartingPSN
-		c.Requester.SendPSN = &v
+	if c.Frames.REP != 0 && c.Responder.StartingPSN != nil {
+		c.Requester.SendPSN = ptrTo(*c.Responder.StartingPSN)
 	}
-	if c.Frames.REQ != 0 && c.Requester.psnKnown {
-		v := c.Requester.StartingPSN
-		c.Responder.SendPSN = &v
+	if c.Frames.REQ != 0 && c.Requester.StartingPSN != nil {
+		c.Responder.SendPSN = ptrTo(*c.Requester.StartingPSN)
 	}
 }
 
@@ -109,11 +112,28 @@ func (t *connTable) orphan(o cmOrphan) {
 	}
 }
 
-// endpointOf fills an endpoint from a GID, a LID and the packet address.
-func endpointOf(addr Addr, gid cm.GID, lid cm.LID, qpn, psn uint32) Endpoint {
-	e := Endpoint{GID: gid.String(), LID: uint16(lid), LIDPlaceholder: lid.IsPlaceholder(), QPN: qpn, StartingPSN: psn}
+// endpointOf fills an endpoint from the packet address and what the REQ
+// captured of its GID and LID (and, for the requester, QPN and PSN).
+func endpointOf(addr Addr, req *cm.ConnectRequest, got cm.Captured, local bool) Endpoint {
+	gidF, lidF, gid, lid := cm.ReqPrimaryRemoteGID, cm.ReqPrimaryRemoteLID, req.PrimaryRemoteGID, req.PrimaryRemoteLID
+	if local {
+		gidF, lidF, gid, lid = cm.ReqPrimaryLocalGID, cm.ReqPrimaryLocalLID, req.PrimaryLocalGID, req.PrimaryLocalLID
+	}
+	var e Endpoint
+	if got.Has(gidF) {
+		e.GID = ptrTo(gid.String())
+	}
+	if got.Has(lidF) {
+		e.LID, e.LIDPlaceholder = ptrTo(uint16(lid)), ptrTo(lid.IsPlaceholder())
+	}
+	if local && got.Has(cm.ReqLocalQPN) {
+		e.QPN = ptrTo(req.LocalQPN)
+	}
+	if local && got.Has(cm.ReqStartingPSN) {
+		e.StartingPSN = ptrTo(req.StartingPSN)
+	}
 	switch {
-	case gid.IsIPv4Mapped():
+	case got.Has(gidF) && gid.IsIPv4Mapped():
 		e.IP = gid.Addr().String()
 	case addr.IsLID:
 		e.IP = addr.String()
@@ -125,33 +145,51 @@ func endpointOf(addr Addr, gid cm.GID, lid cm.LID, qpn, psn uint32) Endpoint {
 	return e
 }
 
+func ptrTo[T any](v T) *T { return &v }
+
+// The REQ and REP fields a connection shows: a message cut before any of
+// them is named in Connection.CutMessages.
+const (
+	reqUsed = 1<<cm.ReqLocalCommID | 1<<cm.ReqServiceID | 1<<cm.ReqLocalQPN | 1<<cm.ReqTransportServiceType |
+		1<<cm.ReqStartingPSN | 1<<cm.ReqPathMTU | 1<<cm.ReqPrimaryLocalLID | 1<<cm.ReqPrimaryRemoteLID |
+		1<<cm.ReqPrimaryLocalGID | 1<<cm.ReqPrimaryRemoteGID
+	repUsed = 1<<cm.RepLocalCommID | 1<<cm.RepRemoteCommID | 1<<cm.RepLocalQPN | 1<<cm.RepStartingPSN
+)
+
+// cmMessage returns the CM message of the decoded MAD: a REQ or REP
+// decoded from what was captured of it (with the mask of the fields it
+// has), or the message MAD decoded. It returns nil when there is none,
+// or when a REQ or REP was cut before the CommIDs that pair it.
+func (t *connTable) cmMessage() (cm.Message, cm.Captured) {
+	if t.mad.Header.MgmtClass != cm.ClassCM {
+		return nil, 0
+	}
+	switch t.mad.Header.AttributeID {
+	case cm.AttrConnectRequest:
+		got, _ := t.req.DecodePartial(t.mad.Data)
+		if !got.Has(cm.ReqLocalCommID) {
+			return nil, 0
+		}
+		return &t.req, got
+	case cm.AttrConnectReply:
+		got, _ := t.rep.DecodePartial(t.mad.Data)
+		if !got.Has(cm.RepRemoteCommID) {
+			return nil, 0
+		}
+		return &t.rep, got
+	}
+	return t.mad.CM(), 0
+}
+
 // handleMAD follows the CM handshake.
 func (a *Analyzer) handleMAD(p *Packet) {
 	t := &a.conns
-	err := t.mad.DecodeFromBytes(p.MAD, &a.fb)
-	if len(p.MAD) >= cm.HeaderLen {
-		p.MADLayer = &t.mad
+	_ = t.mad.DecodeFromBytes(p.MAD, &a.fb)
+	if len(p.MAD) < cm.HeaderLen {
+		return
 	}
-	msg := t.mad.CM()
-	truncated, psnKnown := false, true
-	if err != nil && msg == nil {
-		// Cut inside the fixed fields: use what was captured.
-		if len(p.MAD) < cm.HeaderLen || t.mad.Header.MgmtClass != cm.ClassCM {
-			return
-		}
-		var ok bool
-		switch t.mad.Header.AttributeID {
-		case cm.AttrConnectRequest:
-			ok, truncated = prefixREQ(t.mad.Data, &t.req)
-			msg, psnKnown = &t.req, has(t.mad.Data, 44, 3)
-		case cm.AttrConnectReply:
-			ok, truncated = prefixREP(t.mad.Data, &t.rep)
-			msg, psnKnown = &t.rep, has(t.mad.Data, 20, 3)
-		}
-		if !ok {
-			return
-		}
-	}
+	p.MADLayer = &t.mad
+	msg, got := t.cmMessage()
 	switch m := msg.(type) {
 	case *cm.ConnectRequest:
 		idx, ok := t.byComm[m.LocalCommID]
@@ -159,19 +197,26 @@ func (a *Analyzer) handleMAD(p *Packet) {
 			idx = len(t.list)
 			c := Connection{
 				ID:          idx + 1,
-				Requester:   endpointOf(p.Src, m.PrimaryLocalGID, m.PrimaryLocalLID, m.LocalQPN, m.StartingPSN),
-				Responder:   endpointOf(p.Dst, m.PrimaryRemoteGID, m.PrimaryRemoteLID, 0, 0),
-				ServiceID:   m.ServiceID.String(),
-				Transport:   m.TransportServiceType.String(),
-				PathMTU:     m.PathMTU.Bytes(),
+				Requester:   endpointOf(p.Src, m, got, true),
+				Responder:   endpointOf(p.Dst, m, got, false),
 				State:       StateRequested,
 				LocalCommID: m.LocalCommID,
-				Truncated:   truncated,
 			}
-			c.Requester.psnKnown = psnKnown
-			if m.ServiceID.IsRDMACM() {
-				c.RDMACMPortSpace = m.ServiceID.PortSpace().String()
-				c.RDMACMPort = m.ServiceID.Port()
+			if got.Has(cm.ReqServiceID) {
+				c.ServiceID = ptrTo(m.ServiceID.String())
+				if m.ServiceID.IsRDMACM() {
+					c.RDMACMPortSpace = m.ServiceID.PortSpace().String()
+					c.RDMACMPort = m.ServiceID.Port()
+				}
+			}
+			if got.Has(cm.ReqTransportServiceType) {
+				c.Transport = ptrTo(m.TransportServiceType.String())
+			}
+			if got.Has(cm.ReqPathMTU) {
+				c.PathMTU = ptrTo(m.PathMTU.Bytes())
+			}
+			if got&reqUsed != reqUsed {
+				c.Truncated, c.CutMessages = true, []string{"REQ"}
 			}
 			t.list = append(t.list, c)
 			t.reqAt = append(t.reqAt, flowKey{src: p.Src, dst: p.Dst})
@@ -182,7 +227,8 @@ func (a *Analyzer) handleMAD(p *Packet) {
 			t.list[idx].setSendPSNs()
 		}
 	case *cm.ConnectReply:
-		ev := cmOrphan{kind: cmREP, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, qpn: m.LocalQPN, psn: m.StartingPSN, psnKnown: psnKnown, frame: p.Frame}
+		ev := cmOrphan{kind: cmREP, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, qpn: m.LocalQPN, psn: m.StartingPSN,
+			hasQPN: got.Has(cm.RepLocalQPN), hasPSN: got.Has(cm.RepStartingPSN), frame: p.Frame}
 		idx, ok := t.byComm[m.RemoteCommID]
 		if !ok {
 			t.orphan(ev)
@@ -190,10 +236,13 @@ func (a *Analyzer) handleMAD(p *Packet) {
 		}
 		c := &t.list[idx]
 		c.apply(ev)
-		c.Truncated = c.Truncated || truncated
-		t.byComm[m.LocalCommID] = idx
-		k := t.reqAt[idx]
-		a.bindFlows(idx, flowKey{src: k.src, dst: k.dst, qp: c.Responder.QPN}, flowKey{src: k.dst, dst: k.src, qp: c.Requester.QPN})
+		if got&repUsed != repUsed && !c.cut("REP") {
+			c.Truncated, c.CutMessages = true, append(c.CutMessages, "REP")
+		}
+		if got.Has(cm.RepLocalCommID) {
+			t.byComm[m.LocalCommID] = idx
+		}
+		a.bindConnection(idx)
 	case *cm.ConnectReject:
 		ev := cmOrphan{kind: cmREJ, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, reason: m.Reason.String(), frame: p.Frame}
 		idx, ok := t.byComm[m.RemoteCommID]
@@ -213,6 +262,39 @@ func (a *Analyzer) handleMAD(p *Packet) {
 		t.follow(cmOrphan{kind: cmDREQ, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame})
 	case *cm.DisconnectReply:
 		t.follow(cmOrphan{kind: cmDREP, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame})
+	}
+}
+
+// cut reports whether the message named was cut.
+func (c *Connection) cut(msg string) bool {
+	for _, m := range c.CutMessages {
+		if m == msg {
+			return true
+		}
+	}
+	return false
+}
+
+// bindConnection links the two data flows of a connection, those of its
+// QPNs that were captured, to it and to each other.
+func (a *Analyzer) bindConnection(idx int) {
+	c := &a.conns.list[idx]
+	k := a.conns.reqAt[idx]
+	switch {
+	case c.Responder.QPN != nil && c.Requester.QPN != nil:
+		a.bindFlows(idx, flowKey{src: k.src, dst: k.dst, qp: *c.Responder.QPN}, flowKey{src: k.dst, dst: k.src, qp: *c.Requester.QPN})
+	case c.Responder.QPN != nil:
+		a.bindFlow(idx, flowKey{src: k.src, dst: k.dst, qp: *c.Responder.QPN})
+	case c.Requester.QPN != nil:
+		a.bindFlow(idx, flowKey{src: k.dst, dst: k.src, qp: *c.Requester.QPN})
+	}
+}
+
+// bindFlow links one data flow of a connection to it.
+func (a *Analyzer) bindFlow(idx int, k flowKey) {
+	a.conns.byFlow[k] = idx
+	if i, ok := a.flows[k.packed()]; ok {
+		a.flowList[i].conn = idx
 	}
 }
 
@@ -255,13 +337,26 @@ func (a *Analyzer) linkConnection(f *flowState) {
 	c := &a.conns.list[idx]
 	k := a.conns.reqAt[idx]
 	var rev flowKey
+	var qp *uint32
 	if f.key.src == k.src {
-		rev = flowKey{src: k.dst, dst: k.src, qp: c.Requester.QPN}
+		rev, qp = flowKey{src: k.dst, dst: k.src}, c.Requester.QPN
 	} else {
-		rev = flowKey{src: k.src, dst: k.dst, qp: c.Responder.QPN}
+		rev, qp = flowKey{src: k.src, dst: k.dst}, c.Responder.QPN
 	}
+	if qp == nil {
+		return
+	}
+	rev.qp = *qp
 	if i, ok := a.flows[rev.packed()]; ok {
 		f.peer = i
 		a.flowList[i].peer = f.index
 	}
+}
+
+// pathMTU is the negotiated path MTU in bytes, 0 when not captured.
+func (c *Connection) pathMTU() int {
+	if c.PathMTU == nil {
+		return 0
+	}
+	return *c.PathMTU
 }

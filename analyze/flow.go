@@ -356,7 +356,7 @@ func (a *Analyzer) pmtuFor(f *flowState) int {
 		return int(f.readMTU)
 	}
 	if f.conn >= 0 {
-		if m := a.conns.list[f.conn].PathMTU; m > 0 {
+		if m := a.conns.list[f.conn].pathMTU(); m > 0 {
 			return m
 		}
 	}
@@ -812,7 +812,7 @@ func (a *Analyzer) checkMTU(f *flowState, p *Packet, payload int) {
 	if f.conn < 0 {
 		return
 	}
-	neg := a.conns.list[f.conn].PathMTU
+	neg := a.conns.list[f.conn].pathMTU()
 	if neg <= 0 {
 		return
 	}

@@ -54,6 +54,11 @@ type Capture struct {
 	// OriginalLengthsClamped counts frames whose original length was
 	// above MaxOriginalLength, counted as their captured length.
 	OriginalLengthsClamped uint64 `json:"original_lengths_clamped"`
+	// CutFrames counts RDMA frames the capture tool cut without saying
+	// so (original length = captured length, shorter than the frame's
+	// IP/UDP, GRH or LRH length): counted like snap-length cuts, with the
+	// wire length their headers give (Bytes includes it).
+	CutFrames uint64 `json:"cut_frames"`
 }
 
 // Malformed is one frame that could not be decoded.
@@ -62,28 +67,29 @@ type Malformed struct {
 	Reason string `json:"reason"`
 }
 
-// Endpoint is one side of a CM connection.
+// Endpoint is one side of a CM connection. The fields a header-only
+// capture did not capture (the REQ or REP cut before them, or a REP not
+// seen) are nil: null in JSON.
 type Endpoint struct {
 	// IP is the address the GID maps (IPv4-mapped GIDs give the IPv4
 	// address), else the network address of that side as flows show it
 	// (an IP address, a GID in IPv6 form, or "LID n" on native IB).
-	IP  string `json:"ip"`
-	GID string `json:"gid"`
-	LID uint16 `json:"lid"`
+	IP  string  `json:"ip"`
+	GID *string `json:"gid"`
+	LID *uint16 `json:"lid"`
 	// LIDPlaceholder is true for LID 0 or 0xFFFF, which carry no meaning
 	// on RoCE.
-	LIDPlaceholder bool   `json:"lid_placeholder"`
-	QPN            uint32 `json:"qpn"`
+	LIDPlaceholder *bool   `json:"lid_placeholder"`
+	QPN            *uint32 `json:"qpn"`
 	// StartingPSN is the StartingPSN field of this side's own CM message
 	// (the REQ for the requester, the REP for the responder): the PSN at
-	// which the requests it expects to receive start.
-	StartingPSN uint32 `json:"starting_psn"`
+	// which the requests it expects to receive start; null when not
+	// captured.
+	StartingPSN *uint32 `json:"starting_psn"`
 	// SendPSN is the PSN at which this side's requests start: the other
 	// side's StartingPSN field (the requester's is the REP's, the
 	// responder's the REQ's); null when that field was not captured.
 	SendPSN *uint32 `json:"send_psn"`
-
-	psnKnown bool // StartingPSN was captured
 }
 
 // ConnFrames holds the frame numbers of a connection's CM messages (0 when
@@ -102,13 +108,15 @@ type Connection struct {
 	ID        int      `json:"id"`
 	Requester Endpoint `json:"requester"`
 	Responder Endpoint `json:"responder"`
-	ServiceID string   `json:"service_id"`
+	// ServiceID, Transport and PathMTU come from the REQ: nil (null) when
+	// the capture cut the REQ before them.
+	ServiceID *string `json:"service_id"`
 	// RDMACMPortSpace and RDMACMPort decode an RDMA-CM service ID.
-	RDMACMPortSpace string `json:"rdma_cm_port_space,omitempty"`
-	RDMACMPort      uint16 `json:"rdma_cm_port,omitempty"`
-	Transport       string `json:"transport"`
+	RDMACMPortSpace string  `json:"rdma_cm_port_space,omitempty"`
+	RDMACMPort      uint16  `json:"rdma_cm_port,omitempty"`
+	Transport       *string `json:"transport"`
 	// PathMTU is the negotiated path MTU in bytes (from the REQ).
-	PathMTU int `json:"path_mtu"`
+	PathMTU *int `json:"path_mtu"`
 	// State is requested, rejected, established or disconnected.
 	State        string     `json:"state"`
 	RejectReason string     `json:"reject_reason,omitempty"`
@@ -116,8 +124,11 @@ type Connection struct {
 	LocalCommID  uint32     `json:"local_comm_id"`
 	RemoteCommID uint32     `json:"remote_comm_id"`
 	// Truncated is true when the capture cut the REQ or REP inside the
-	// fields the report uses: those not captured are zero.
+	// fields the report uses: those not captured are null.
 	Truncated bool `json:"truncated,omitempty"`
+	// CutMessages names the messages cut inside those fields ("REQ",
+	// "REP").
+	CutMessages []string `json:"cut_messages,omitempty"`
 }
 
 // Connection states.
@@ -314,6 +325,7 @@ const (
 	// KindBadOriginalLength: a frame's original length is above
 	// MaxOriginalLength (it is counted as its captured length).
 	KindBadOriginalLength = "bad_original_length"
+	KindToolCutFrames     = "tool_cut_frames"
 )
 
 // Severities of findings, worst first.

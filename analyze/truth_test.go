@@ -110,7 +110,7 @@ func compareTruth(t *testing.T, raw []byte, report *analyze.Report) []string {
 	rep := toMap(t, report).(map[string]any)
 	var diffs []string
 	capt := rep["capture"].(map[string]any)
-	for _, k := range []string{"frames", "roce_packets"} {
+	for _, k := range []string{"frames", "roce_packets", "cut_frames", "malformed"} {
 		if v, ok := truth[k]; ok {
 			diffs = append(diffs, subset(k, v, capt[k])...)
 		}

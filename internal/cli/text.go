@@ -238,6 +238,9 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 	if c.FlowsDropped > 0 {
 		p.yellow.Fprintf(w, "  flow table full: about %d more flows (%d packets) counted but not tracked (--max-flows)\n", c.FlowsDropped, c.PacketsOfDroppedFlows)
 	}
+	if c.CutFrames > 0 {
+		fmt.Fprintf(w, "  %d frames cut by the capture tool without recording their length: sizes from their headers\n", c.CutFrames)
+	}
 
 	if len(rep.Connections) > 0 {
 		fmt.Fprintln(w)
@@ -253,19 +256,19 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 				state.c = p.yellow
 			}
 			return append(row,
-				cell{text: fmt.Sprint(cn.ID), left: true}, cell{text: cn.Transport, left: true},
-				cell{text: endpointAddr(cn.Requester), left: true}, cell{text: qpString(cn.Requester.QPN)}, cell{text: optPSN(cn.Requester.SendPSN)},
+				cell{text: fmt.Sprint(cn.ID), left: true}, cell{text: strOrUnknown(cn.Transport), left: true},
+				cell{text: endpointAddr(cn.Requester), left: true}, cell{text: qpOrUnknown(cn.Requester.QPN)}, cell{text: optPSN(cn.Requester.SendPSN)},
 				cell{text: "↔"},
-				cell{text: endpointAddr(cn.Responder), left: true}, cell{text: qpString(cn.Responder.QPN)}, cell{text: optPSN(cn.Responder.SendPSN)},
-				cell{text: fmt.Sprint(cn.PathMTU)}, state)
+				cell{text: endpointAddr(cn.Responder), left: true}, cell{text: qpOrUnknown(cn.Responder.QPN)}, cell{text: optPSN(cn.Responder.SendPSN)},
+				cell{text: numOrUnknown(cn.PathMTU)}, state)
 		})
 		for _, cn := range rep.Connections {
-			svc := "service " + cn.ServiceID
+			svc := "service " + strOrUnknown(cn.ServiceID)
 			if cn.RDMACMPortSpace != "" {
 				svc += fmt.Sprintf(" (RDMA-CM %s port %d)", cn.RDMACMPortSpace, cn.RDMACMPort)
 			}
-			fmt.Fprintf(w, "  #%d %s; LIDs %s / %s; GIDs %s / %s; frames%s\n", cn.ID, svc,
-				lidString(cn.Requester), lidString(cn.Responder), cn.Requester.GID, cn.Responder.GID, connFrames(cn.Frames))
+			fmt.Fprintf(w, "  #%d %s; LIDs %s / %s; GIDs %s / %s; frames%s%s\n", cn.ID, svc,
+				lidString(cn.Requester), lidString(cn.Responder), strOrUnknown(cn.Requester.GID), strOrUnknown(cn.Responder.GID), connFrames(cn.Frames), cutNote(&cn))
 		}
 	}
 
@@ -353,14 +356,17 @@ func endpointAddr(e analyze.Endpoint) string {
 	if e.IP != "" {
 		return e.IP
 	}
-	return e.GID
+	return strOrUnknown(e.GID)
 }
 
 func lidString(e analyze.Endpoint) string {
-	if e.LIDPlaceholder {
-		return fmt.Sprintf("%d (placeholder)", e.LID)
+	if e.LID == nil {
+		return uncaptured
 	}
-	return fmt.Sprint(e.LID)
+	if e.LIDPlaceholder != nil && *e.LIDPlaceholder {
+		return fmt.Sprintf("%d (placeholder)", *e.LID)
+	}
+	return fmt.Sprint(*e.LID)
 }
 
 func connFrames(f analyze.ConnFrames) string {

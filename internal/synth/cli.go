@@ -91,6 +91,9 @@ func newFlagSet(v *cliFlags) *flag.FlagSet {
 	fs.BoolVar(&cfg.DC, "dc", false, "write the data connection as DC (NVIDIA Dynamically Connected) traffic, without CM: write-bw, read-bw, atomic")
 	fs.Uint64Var(&cfg.Seed, "seed", DefaultSeed, "random seed (same seed, same bytes)")
 	fs.Float64Var(&cfg.Gbps, "gbps", DefaultGbps, "link rate of the timestamps, Gbit/s")
+	fs.IntVar(&cfg.CutFrames, "cut-frames", 0, "cut frames longer than `N` bytes to N and record N as their original length (a tool that cuts without saying so)")
+	fs.BoolVar(&cfg.V1Requester, "v1-requester", false, "the requester sends RoCE v1 (IPv4-mapped GIDs), the responder answers RoCE v2 over IPv4")
+	fs.IntVar(&cfg.ShortMAD, "short-mad", 0, "write the REQ MAD `N` bytes long (< 256) in a frame whose lengths agree: malformed")
 	return fs
 }
 
@@ -248,6 +251,9 @@ func Golden() []GoldenFile {
 		{"ud_drop.pcap", []string{"ud", "--messages", "8", "--msg-size", "512", "--mtu", "1024", "--start-psn", "4000", "--drop", "4003"}},
 		{"sniffer_src_port.pcap", []string{"send-bw", "--sniffer-src-port", "--messages", "6", "--msg-size", "2048", "--mtu", "1024", "--start-psn", "700",
 			"--corrupt-icrc", "703"}},
+		{"tool_cut_243.pcap", []string{"write-bw", "--cut-frames", "243", "--messages", "8", "--msg-size", "4096", "--mtu", "4096"}},
+		{"v1_requester_v2_responder.pcap", []string{"read-bw", "--v1-requester", "--messages", "4", "--msg-size", "2048", "--mtu", "1024"}},
+		{"short_mad.pcap", []string{"write-bw", "--short-mad", "200", "--messages", "2", "--msg-size", "1024", "--mtu", "1024"}},
 	}
 }
 

@@ -20,7 +20,7 @@ func TestCMMessages(t *testing.T) {
 				lt, recs := readCapture(t, capture)
 				byReq := map[uint32]*Connection{}
 				for i := range tr.Connections {
-					byReq[tr.Connections[i].Requester.QPN] = &tr.Connections[i]
+					byReq[*tr.Connections[i].Requester.QPN] = &tr.Connections[i]
 				}
 				byComm := map[uint32]*Connection{} // requester's LocalCommID
 				seen := map[string]int{}
@@ -42,8 +42,8 @@ func TestCMMessages(t *testing.T) {
 						c := byReq[m.LocalQPN]
 						require.NotNil(t, c, msg)
 						byComm[m.LocalCommID] = c
-						assert.Equal(t, c.Requester.StartingPSN, m.StartingPSN, msg)
-						assert.Equal(t, c.PathMTU, m.PathMTU.Bytes(), msg)
+						assert.Equal(t, *c.Requester.StartingPSN, m.StartingPSN, msg)
+						assert.Equal(t, *c.PathMTU, m.PathMTU.Bytes(), msg)
 						assert.Equal(t, cm.TransportServiceType(0), m.TransportServiceType, msg)
 						if enc.Native() {
 							assert.Equal(t, c.Requester.IP, fmt.Sprintf("LID %d", m.PrimaryLocalLID), msg)
@@ -61,14 +61,14 @@ func TestCMMessages(t *testing.T) {
 					case *cm.ConnectReply:
 						c := byComm[m.RemoteCommID]
 						require.NotNil(t, c, msg)
-						assert.Equal(t, c.Responder.QPN, m.LocalQPN, msg)
-						assert.Equal(t, c.Responder.StartingPSN, m.StartingPSN, msg)
+						assert.Equal(t, *c.Responder.QPN, m.LocalQPN, msg)
+						assert.Equal(t, *c.Responder.StartingPSN, m.StartingPSN, msg)
 					case *cm.ReadyToUse:
 						assert.NotNil(t, byComm[m.LocalCommID], msg)
 					case *cm.DisconnectRequest:
 						c := byComm[m.LocalCommID]
 						require.NotNil(t, c, msg)
-						assert.Equal(t, c.Responder.QPN, m.RemoteQPN, msg)
+						assert.Equal(t, *c.Responder.QPN, m.RemoteQPN, msg)
 					case *cm.DisconnectReply:
 						assert.NotNil(t, byComm[m.RemoteCommID], msg)
 					default:
@@ -82,11 +82,14 @@ func TestCMMessages(t *testing.T) {
 				// responder QP carries it.
 				repPSN := map[uint32]uint32{} // responder QPN → REP StartingPSN
 				for _, c := range tr.Connections {
-					repPSN[c.Responder.QPN] = c.Responder.StartingPSN
+					require.NotNil(t, c.Responder.QPN)
+					require.NotNil(t, c.Responder.StartingPSN)
+					require.NotNil(t, c.Requester.StartingPSN)
+					repPSN[*c.Responder.QPN] = *c.Responder.StartingPSN
 					require.NotNil(t, c.Requester.SendPSN)
-					assert.Equal(t, c.Responder.StartingPSN, *c.Requester.SendPSN)
+					assert.Equal(t, *c.Responder.StartingPSN, *c.Requester.SendPSN)
 					require.NotNil(t, c.Responder.SendPSN)
-					assert.Equal(t, c.Requester.StartingPSN, *c.Responder.SendPSN)
+					assert.Equal(t, *c.Requester.StartingPSN, *c.Responder.SendPSN)
 				}
 				firstReq := map[uint32]bool{}
 				for _, fi := range infos {

@@ -200,6 +200,8 @@ type Config struct {
 	// after its ICRC was computed over the real (per-flow entropy) source
 	// port, as the ConnectX NIC sniffer does.
 	SnifferSrcPort bool
+	// Artefacts of capture tools and stacks (artefacts.go).
+	Artefacts
 	// OnFrame, when set, is called for every frame written, in order.
 	OnFrame func(*FrameInfo)
 }
@@ -317,7 +319,7 @@ func (c *Config) normalize() error {
 	if c.Scenario == ScenarioUD && len(c.NAK)+len(c.RNR) > 0 {
 		return fmt.Errorf("synth: %w: UD has no NAKs", ErrConfig)
 	}
-	return nil
+	return c.checkArtefacts()
 }
 
 // mtuEnum returns the CM PathMTU enum (1 = 256 … 5 = 4096).

@@ -61,6 +61,8 @@ type builder struct {
 	n       int
 	mad     [madLen]byte
 	pattern []byte
+
+	shortMAD int // > 0: the next MAD is this many bytes (a malformed frame)
 }
 
 func newBuilder(encap Encap, fast bool) *builder {
@@ -214,6 +216,9 @@ func (b *builder) build(p *pkt, ts time.Time) ([]byte, error) {
 	case p.cm != cmNone:
 		encodeMAD(&b.mad, c, p.cm, b.encap)
 		b.pay = b.mad[:]
+		if b.shortMAD > 0 {
+			b.pay = b.mad[:b.shortMAD]
+		}
 		b.push(&b.pay)
 	case p.payLen > 0:
 		if p.payLen <= len(b.pattern)-p.payOff {

@@ -46,6 +46,13 @@ type FrameInfo struct {
 	// recovers SrcPort, while a plain decode of the frame finds it bad.
 	SrcPort          uint16
 	SrcPortRewritten bool
+	// Encap is the frame's encapsulation (Config.Encap, or RoCE v1 for a
+	// V1Requester's requester); ToolCut marks a frame cut to
+	// Config.CutFrames with Length = CaptureLength; Malformed a frame
+	// written malformed (Config.ShortMAD).
+	Encap     Encap
+	ToolCut   bool
+	Malformed bool
 	// Data is the captured bytes, valid during the callback only.
 	Data []byte
 }
@@ -76,10 +83,10 @@ func Generate(cfg Config, capture, truth io.Writer) (*Truth, error) {
 	t := g.tr.finish()
 	t.Scenario, t.Encap, t.LinkType, t.Seed = cfg.Scenario, cfg.Encap.String(), int(linkType(cfg.Encap)), cfg.Seed
 	for _, c := range g.conns {
-		if c.kind == kindUD || c.dc {
-			continue
+		if c.kind == kindUD || c.dc || cfg.ShortMAD > 0 && c.idx == 0 {
+			continue // datagrams and DC have no CM; a malformed REQ makes no connection
 		}
-		if cn, ok := connectionTruth(c, cfg.Encap, cfg.SnapLen); ok {
+		if cn, ok := connectionTruth(c, &cfg); ok {
 			t.Connections = append(t.Connections, cn)
 		}
 	}
@@ -107,6 +114,7 @@ type generator struct {
 	hosts []*host
 	conns []*conn
 	b     *builder
+	b1    *builder // RoCE v1 frames of a V1Requester capture
 	w     *capWriter
 	tr    *tracker
 	nowNs int64
@@ -153,6 +161,9 @@ const qpBase = 0x000110
 func (g *generator) runSingle() error {
 	cfg := g.cfg
 	g.hosts = []*host{newHost(0, cfg.Encap, g.rng), newHost(1, cfg.Encap, g.rng)}
+	if cfg.V1Requester {
+		mapGIDs(g.hosts)
+	}
 	c := newConn(0, g.hosts[0], g.hosts[1], scenarioKind(cfg.Scenario), cfg.MTU, g.rng, qpBase+uint32(g.rng.IntN(0x4000))*2)
 	if cfg.StartPSN != nil {
 		c.psnA = *cfg.StartPSN
@@ -188,6 +199,9 @@ func (g *generator) runMix() error {
 	pairs := max(1, cfg.QPs/4)
 	for i := range 2 * pairs {
 		g.hosts = append(g.hosts, newHost(i, cfg.Encap, g.rng))
+	}
+	if cfg.V1Requester {
+		mapGIDs(g.hosts)
 	}
 	kinds := []opKind{kindWrite, kindWrite, kindSend, kindRead}
 	switch cfg.MixOp {
@@ -243,21 +257,28 @@ func (g *generator) runMix() error {
 func (g *generator) emit(p *pkt) error {
 	g.nowNs += p.delayNs
 	ts := StartTime.Add(time.Duration(g.nowNs))
-	frame, err := g.b.build(p, ts)
+	b := g.builderFor(p)
+	short := g.shortMAD(p)
+	if short {
+		b.shortMAD = g.cfg.ShortMAD
+	}
+	frame, err := b.build(p, ts)
+	b.shortMAD = 0
 	if err != nil {
 		return err
 	}
-	orig := len(frame)
-	data := frame
+	data, orig, cut := g.toolCut(frame)
 	if s := g.cfg.SnapLen; s > 0 && len(data) > s {
 		data = data[:s]
 	}
 	if err := g.w.write(ts, data, orig); err != nil {
 		return err
 	}
+	recorded := orig
+	orig = len(frame) // the wire length, whatever the tool recorded
 	status := layers.ICRCOK
 	switch {
-	case len(data) < orig-g.b.trailerAfterICRC():
+	case len(data) < orig-b.trailerAfterICRC():
 		status = layers.ICRCUnverifiable
 	case p.corrupt:
 		status = layers.ICRCBad
@@ -268,12 +289,18 @@ func (g *generator) emit(p *pkt) error {
 	if g.cfg.Encap == EncapERF && len(pktBytes) >= layers.ERFHeaderLen {
 		pktBytes = pktBytes[layers.ERFHeaderLen:]
 	}
-	g.tr.add(p, pktBytes, status)
-	if g.cfg.SnifferSrcPort && status == layers.ICRCOK {
-		g.tr.portRewritten(p)
+	g.tr.noteArtefact(cut, short)
+	if short {
+		g.tr.truth.Frames++ // malformed: in no flow
+	} else {
+		g.tr.add(p, pktBytes, status)
+		if g.cfg.SnifferSrcPort && status == layers.ICRCOK {
+			g.tr.portRewritten(p)
+		}
 	}
 	if g.cfg.OnFrame != nil {
-		g.frameInfo(p, ts, data, orig, status)
+		g.frameInfo(p, ts, data, recorded, status)
+		g.info.Encap, g.info.ToolCut, g.info.Malformed = b.encap, cut, short
 		g.cfg.OnFrame(&g.info)
 	}
 	g.nowNs += ((int64(orig)+24)*8*1000 + g.rate - 1) / g.rate
@@ -369,10 +396,13 @@ func madOffset(e Encap) int {
 // that cuts the REQ or REP inside its fixed fields hides the fields beyond
 // it (reported as zero, with Truncated set); a REQ cut before its
 // LocalCommID hides the connection.
-func connectionTruth(c *conn, e Encap, snap int) (Connection, bool) {
-	data := madOffset(e) + 24 // start of the MAD data
+func connectionTruth(c *conn, cfg *Config) (Connection, bool) {
+	reqOff, repOff := cfg.madOffsets()
+	snap := cfg.cutAt()
+	data := reqOff + 24 // start of the MAD data
 	seen := func(off, n int) bool { return snap == 0 || data+off+n <= snap }
-	if !seen(0, 4) || !seen(4, 4) {
+	repSeen := func(off, n int) bool { return snap == 0 || repOff+24+off+n <= snap }
+	if !seen(0, 4) {
 		return Connection{}, false
 	}
 	cn := Connection{
@@ -381,24 +411,31 @@ func connectionTruth(c *conn, e Encap, snap int) (Connection, bool) {
 		State:     "disconnected",
 	}
 	if seen(32, 3) { // REQ LocalQPN
-		cn.Requester.QPN = c.qa
+		cn.Requester.QPN = ptrTo(c.qa)
 	}
 	if seen(44, 3) { // REQ StartingPSN: where B's requests start
-		cn.Requester.StartingPSN = c.psnB
-		v := c.psnB
-		cn.Responder.SendPSN = &v
+		cn.Requester.StartingPSN = ptrTo(c.psnB)
+		cn.Responder.SendPSN = ptrTo(c.psnB)
 	}
 	if seen(50, 1) { // REQ PathMTU
-		cn.PathMTU = c.mtu
+		cn.PathMTU = ptrTo(c.mtu)
 	}
-	if seen(12, 3) { // REP LocalQPN
-		cn.Responder.QPN = c.qb
+	if repSeen(12, 3) { // REP LocalQPN
+		cn.Responder.QPN = ptrTo(c.qb)
 	}
-	if seen(20, 3) { // REP StartingPSN: where A's requests start
-		cn.Responder.StartingPSN = c.psnA
-		v := c.psnA
-		cn.Requester.SendPSN = &v
+	if repSeen(20, 3) { // REP StartingPSN: where A's requests start
+		cn.Responder.StartingPSN = ptrTo(c.psnA)
+		cn.Requester.SendPSN = ptrTo(c.psnA)
 	}
-	cn.Truncated = !seen(72, 16) // through the REQ's primary GIDs
+	if !seen(72, 16) { // through the REQ's primary GIDs
+		cn.CutMessages = append(cn.CutMessages, "REQ")
+	}
+	if repSeen(4, 4) && !repSeen(20, 3) { // a REP cut before its RemoteCommID is no one's
+		cn.CutMessages = append(cn.CutMessages, "REP")
+	}
+	cn.Truncated = len(cn.CutMessages) > 0
+	if !repSeen(4, 4) { // the REP cannot be paired: nothing after the REQ is
+		cn.State, cn.Responder.QPN, cn.Responder.StartingPSN, cn.Requester.SendPSN = "requested", nil, nil, nil
+	}
 	return cn, true
 }

@@ -78,14 +78,21 @@ func checkDecode(t *testing.T, capture []byte, infos []FrameInfo, encap Encap) {
 	require.Len(t, recs, len(infos))
 	for i, rec := range recs {
 		fi := infos[i]
+		encap := fi.Encap // a V1Requester capture mixes two
 		msg := fmt.Sprintf("frame %d (%s PSN %d)", i+1, fi.Opcode, fi.PSN)
 		require.Equal(t, fi.CaptureLength, rec.ci.CaptureLength, msg)
 		require.Equal(t, fi.Length, rec.ci.Length, msg)
 		require.Equal(t, fi.Timestamp.UnixNano()/1000, rec.ci.Timestamp.UnixNano()/1000, msg)
 		pkt := gopacket.NewPacket(rec.data, lt, gopacket.Default)
-		truncated := rec.ci.CaptureLength < rec.ci.Length
-		if !truncated {
+		truncated := rec.ci.CaptureLength < rec.ci.Length || fi.ToolCut
+		switch {
+		case fi.Malformed:
+			require.NotNil(t, pkt.ErrorLayer(), "%s: written malformed", msg)
+		case !truncated:
 			require.Nil(t, pkt.ErrorLayer(), "%s: %v", msg, pkt.ErrorLayer())
+		}
+		if fi.Malformed {
+			continue // what it holds is not what a well-formed frame holds
 		}
 		bl := pkt.Layer(layers.LayerTypeBTH)
 		require.NotNil(t, bl, "%s: no BTH in %v", msg, pkt)
@@ -167,7 +174,14 @@ func checkDecode(t *testing.T, capture []byte, infos []FrameInfo, encap Encap) {
 func checkTruthTotals(t *testing.T, tr *Truth, infos []FrameInfo) {
 	t.Helper()
 	assert.Equal(t, len(infos), tr.Frames)
-	assert.Equal(t, len(infos), tr.RoCEPackets)
+	good := 0 // frames not written malformed: those in flows
+	for _, fi := range infos {
+		if !fi.Malformed {
+			good++
+		}
+	}
+	assert.Equal(t, len(infos)-good, tr.Malformed)
+	assert.Equal(t, good, tr.RoCEPackets)
 	pk, bad, unv := 0, 0, 0
 	var pay int64
 	for _, f := range tr.Flows {
@@ -182,10 +196,13 @@ func checkTruthTotals(t *testing.T, tr *Truth, infos []FrameInfo) {
 		}
 		assert.Equal(t, f.Requests.Missing, gapSum)
 	}
-	assert.Equal(t, len(infos), pk)
+	assert.Equal(t, good, pk)
 	var wantPay int64
 	wantBad, wantUnv := 0, 0
 	for _, fi := range infos {
+		if fi.Malformed {
+			continue
+		}
 		wantPay += int64(fi.PayloadLen)
 		switch fi.ICRC {
 		case layers.ICRCBad:
@@ -294,8 +311,8 @@ func TestTruthByConstruction(t *testing.T) {
 		assert.Equal(t, 6, r.Packets)
 		require.Len(t, tr.Connections, 1)
 		assert.Equal(t, psnp(1000), tr.Connections[0].Requester.SendPSN, "the requester sends from the REP's StartingPSN")
-		assert.Equal(t, uint32(1000), tr.Connections[0].Responder.StartingPSN)
-		assert.Equal(t, 1024, tr.Connections[0].PathMTU)
+		assert.Equal(t, ptrTo(uint32(1000)), tr.Connections[0].Responder.StartingPSN)
+		assert.Equal(t, ptrTo(1024), tr.Connections[0].PathMTU)
 	})
 	t.Run("drop", func(t *testing.T) {
 		cfg := base

@@ -26,6 +26,11 @@ type Truth struct {
 		// hides the port their ICRC was computed over (Config.SnifferSrcPort).
 		ICRCPortRewritten int `json:"icrc_port_rewritten,omitempty"`
 	} `json:"capture"`
+	// CutFrames counts the frames cut with original length = captured
+	// length (Config.CutFrames); Malformed the malformed frames written
+	// (Config.ShortMAD).
+	CutFrames int `json:"cut_frames"`
+	Malformed int `json:"malformed"`
 	// Findings are every finding the analyzer should report, in frame
 	// order (see tracker.finding).
 	Findings []Finding `json:"findings"`
@@ -41,11 +46,12 @@ type Finding struct {
 
 // Endpoint is one side of a CM connection.
 type Endpoint struct {
-	QPN uint32 `json:"qpn"`
+	// QPN and StartingPSN are null when the capture cut them.
+	QPN *uint32 `json:"qpn"`
 	// StartingPSN is the StartingPSN field of this side's own CM message
 	// (REQ for the requester, REP for the responder): where the PSNs it
 	// expects to receive start.
-	StartingPSN uint32 `json:"starting_psn"`
+	StartingPSN *uint32 `json:"starting_psn"`
 	// SendPSN is where this side's requests start: the other side's
 	// StartingPSN field; null when the capture cut that field.
 	SendPSN *uint32 `json:"send_psn"`
@@ -56,12 +62,13 @@ type Endpoint struct {
 type Connection struct {
 	Requester Endpoint `json:"requester"`
 	Responder Endpoint `json:"responder"`
-	PathMTU   int      `json:"path_mtu"`
+	PathMTU   *int     `json:"path_mtu"` // null when the capture cut it
 	// State is "disconnected" after DREQ/DREP, else "established".
 	State string `json:"state"`
-	// Truncated is set when the snap length cut the REQ's fixed fields:
-	// the fields it hid are zero.
-	Truncated bool `json:"truncated,omitempty"`
+	// Truncated is set when the snap length cut the REQ's or the REP's
+	// fixed fields (CutMessages names which): the fields it hid are null.
+	Truncated   bool     `json:"truncated,omitempty"`
+	CutMessages []string `json:"cut_messages,omitempty"`
 }
 
 // Flow is the traffic of one (source, destination, DestQP): requests of
