@@ -17,29 +17,6 @@ import (
 	"github.com/roce-dissect/roce-dissect/internal/synth"
 )
 
-// expectedFindings returns a difference for each finding the truth
-// expects (kind, severity, frame) that the report does not have.
-func expectedFindings(truth, rep map[string]any) []string {
-	want, _ := truth["findings"].([]any)
-	got, _ := rep["findings"].([]any)
-	var diffs []string
-	for _, w := range want {
-		wm := w.(map[string]any)
-		found := false
-		for _, g := range got {
-			gm := g.(map[string]any)
-			if fmt.Sprint(gm["kind"], gm["severity"], gm["frame"]) == fmt.Sprint(wm["kind"], wm["severity"], wm["frame"]) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			diffs = append(diffs, fmt.Sprintf("finding %v %v at frame %v: not in the report", wm["severity"], wm["kind"], wm["frame"]))
-		}
-	}
-	return diffs
-}
-
 // feedAll analyzes a capture in memory, calling each with every frame's
 // decoded view.
 func feedAll(t *testing.T, capBytes []byte, each func(p *analyze.Packet)) *analyze.Report {
