@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,9 +29,10 @@ func analyzeCapture(t *testing.T, path string, opts analyze.Options) *analyze.Re
 	a := analyze.New(opts)
 	for {
 		ci, data, lt, err := r.Next()
-		if err != nil {
+		if err == io.EOF {
 			break
 		}
+		require.NoError(t, err)
 		a.Feed(ci, lt, data)
 	}
 	return a.Report()
@@ -216,9 +218,10 @@ func TestScenarioMatrix(t *testing.T) {
 						a := analyze.New(analyze.Options{})
 						for {
 							ci, data, lt, err := r.Next()
-							if err != nil {
+							if err == io.EOF {
 								break
 							}
+							require.NoError(t, err)
 							a.Feed(ci, lt, data)
 						}
 						diffs := compareTruth(t, truthBuf.Bytes(), a.Report())
@@ -254,9 +257,10 @@ func TestMergeHalvesOfGeneratedCaptures(t *testing.T) {
 			var frames []frame
 			for {
 				ci, data, lt, err := r.Next()
-				if err != nil {
+				if err == io.EOF {
 					break
 				}
+				require.NoError(t, err)
 				frames = append(frames, frame{ci, lt, append([]byte(nil), data...)})
 			}
 			whole, first, second := analyze.New(analyze.Options{}), analyze.New(analyze.Options{}), analyze.New(analyze.Options{})
@@ -352,9 +356,10 @@ func TestMergeCompletesConnections(t *testing.T) {
 	first, second := analyze.New(analyze.Options{}), analyze.New(analyze.Options{})
 	for i := 0; ; i++ {
 		ci, data, lt, err := r.Next()
-		if err != nil {
+		if err == io.EOF {
 			break
 		}
+		require.NoError(t, err)
 		if i < 2 { // REQ and REP in the first part; RTU, data, DREQ, DREP in the second
 			first.Feed(ci, lt, data)
 		} else {
