@@ -18,9 +18,9 @@ import (
 	"github.com/roce-dissect/roce-dissect/internal/synth"
 )
 
-// generatedFrames runs the generator in memory and returns its frames
-// (Ethernet, or the link type of cfg.Encap) and its truth JSON.
-func generatedFrames(t *testing.T, cfg synth.Config) ([]gopacket.CaptureInfo, [][]byte, []byte) {
+// generatedFrames runs the generator in memory and returns its frames,
+// their link type and its truth JSON.
+func generatedFrames(t *testing.T, cfg synth.Config) ([]gopacket.CaptureInfo, [][]byte, gplayers.LinkType, []byte) {
 	t.Helper()
 	var capBuf, truthBuf bytes.Buffer
 	_, err := synth.Generate(cfg, &capBuf, &truthBuf)
@@ -29,15 +29,16 @@ func generatedFrames(t *testing.T, cfg synth.Config) ([]gopacket.CaptureInfo, []
 	require.NoError(t, err)
 	var cis []gopacket.CaptureInfo
 	var frames [][]byte
+	var lt gplayers.LinkType
 	for {
-		ci, data, _, err := r.Next()
+		ci, data, l, err := r.Next()
 		if err == io.EOF {
 			break
 		}
 		require.NoError(t, err)
-		cis, frames = append(cis, ci), append(frames, bytes.Clone(data))
+		cis, frames, lt = append(cis, ci), append(frames, bytes.Clone(data)), l
 	}
-	return cis, frames, truthBuf.Bytes()
+	return cis, frames, lt, truthBuf.Bytes()
 }
 
 // The link-layer headers below are written from their definitions in the
@@ -116,7 +117,7 @@ func TestLinkTypes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := synth.Config{Scenario: synth.ScenarioWriteBW, Encap: tc.encap, Messages: 12, MsgSize: 2048, MTU: 1024, Impairments: tc.im}
-			cis, frames, truth := generatedFrames(t, cfg)
+			cis, frames, _, truth := generatedFrames(t, cfg)
 			a := analyze.New(analyze.Options{})
 			for i, f := range frames {
 				data := tc.wrap(f)
