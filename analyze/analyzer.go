@@ -260,7 +260,12 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 		typ = gplayers.LayerTypeLinuxSLL
 	case gplayers.LinkTypeLinuxSLL2:
 		typ = gplayers.LayerTypeLinuxSLL2
-	case gplayers.LinkTypeRaw, gplayers.LinkTypeIPv4:
+	case gplayers.LinkTypeRaw: // IPv4 or IPv6, as the version nibble says
+		typ = gplayers.LayerTypeIPv4
+		if len(data) > 0 && data[0]>>4 == 6 {
+			typ = gplayers.LayerTypeIPv6
+		}
+	case gplayers.LinkTypeIPv4:
 		typ = gplayers.LayerTypeIPv4
 	case gplayers.LinkTypeIPv6:
 		typ = gplayers.LayerTypeIPv6
