@@ -155,6 +155,8 @@ type Packet struct {
 	Src, Dst  Addr
 	VLAN      int // -1 when untagged
 	ECN       uint8
+	// IPID is the IPv4 identification field (RoCE v2 over IPv4), 0 otherwise.
+	IPID uint16
 
 	LRH          *layers.LRH
 	GRH          *layers.GRH
@@ -282,6 +284,7 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 			p.Src.IP, _ = netip.AddrFromSlice(a.ip4.SrcIP.To4())
 			p.Dst.IP, _ = netip.AddrFromSlice(a.ip4.DstIP.To4())
 			p.ECN = a.ip4.TOS & 3
+			p.IPID = a.ip4.Id
 			kind, netHdr = layers.NetworkIPv4, a.ip4.Contents
 			typ, data = a.ip4.NextLayerType(), a.ip4.Payload
 		case gplayers.LayerTypeIPv6:
