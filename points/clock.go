@@ -60,9 +60,10 @@ func NewSampler(max int) *Sampler {
 	return &Sampler{max: max, keys: make(map[Key]sample)}
 }
 
-// Add samples one packet of the file (in file order).
+// Add samples one packet of the file (in file order). A nil Sampler
+// ignores it.
 func (s *Sampler) Add(p *analyze.Packet) {
-	if p == nil {
+	if s == nil || p == nil {
 		return
 	}
 	if !s.any || p.Time.Before(s.first) {

@@ -236,13 +236,14 @@ func (m *Matcher) evict(limit int64) {
 	}
 }
 
-// covers says whether file was capturing at reference time t.
+// covers says whether file was capturing at reference time t (between
+// its first and last packets); callers add the flow's delay to it.
 func (m *Matcher) covers(file int, t int64) bool {
 	s := m.span[file]
 	if s == [2]int64{} {
 		return true
 	}
-	return t-m.win >= s[0] && t+m.win <= s[1]
+	return t >= s[0] && t <= s[1]
 }
 
 // finish accounts a transmission leaving the window, for every pair of
@@ -264,9 +265,9 @@ func (m *Matcher) finish(e *entry, slot uint64) {
 				case e.good>>j&1 != 0 && e.bad>>i&1 != 0:
 					acc.corrupt(1, e.key.psn, m.frames[base+i], m.maxPSNs)
 				}
-			case si && m.covers(j, m.times[base+i]):
+			case si && m.covers(j, m.times[base+i]+fs.expect(i, j)):
 				m.miss(fs, fs.pair(m, i, j), 0, e, m.frames[base+i], m.times[base+i])
-			case sj && m.covers(i, m.times[base+j]):
+			case sj && m.covers(i, m.times[base+j]+fs.expect(j, i)):
 				m.miss(fs, fs.pair(m, i, j), 1, e, m.frames[base+j], m.times[base+j])
 			}
 		}
