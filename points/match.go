@@ -51,7 +51,10 @@ type Matcher struct {
 	fl        []*flowState
 	hostFlows map[[2]analyze.Addr][]int32 // request flows by (source, destination)
 
-	byKey  map[Key]uint64 // seq+1 of the newest entry with the key
+	byKey  map[mkey]uint64 // seq+1 of the newest entry with the key
+
+	lastFlow    flowKey // one-entry cache in front of flows
+	lastFlowIdx int32
 	ring   []entry
 	times  []int64  // per entry and file: reference-clock time of the sighting
 	frames []uint64 // per entry and file: frame number in the file
@@ -63,9 +66,18 @@ type Matcher struct {
 	maxLive                  int
 }
 
+// mkey is Key with the flow as its index: a small map key.
+type mkey struct {
+	flow       int32
+	psn        uint32
+	payloadLen int32
+	ipID       uint16
+	opcode     layers.Opcode
+}
+
 // entry is one transmission within the window.
 type entry struct {
-	key       Key
+	key       mkey
 	flow      int32
 	firstFile uint8
 	hasICRC   bool
@@ -92,7 +104,7 @@ func New(opts Options) *Matcher {
 	}
 	m := &Matcher{opts: opts, n: n, win: int64(opts.Window), maxPSNs: opts.MaxPSNs,
 		off: make([]int64, n), span: make([][2]int64, n),
-		flows: map[flowKey]int32{}, hostFlows: map[[2]analyze.Addr][]int32{}, byKey: map[Key]uint64{}}
+		flows: map[flowKey]int32{}, hostFlows: map[[2]analyze.Addr][]int32{}, byKey: map[mkey]uint64{}, lastFlowIdx: -1}
 	for i := range n {
 		if i < len(opts.Offsets) {
 			m.off[i] = int64(opts.Offsets[i].Offset)
@@ -123,13 +135,18 @@ func (m *Matcher) Add(file int, p *analyze.Packet) bool {
 		m.now = t
 		m.evict(t - m.win)
 	}
-	fi := m.flow(sg.key.flow, sg.key.opcode)
+	fi := m.lastFlowIdx
+	if fi < 0 || sg.key.flow != m.lastFlow || (!m.fl[fi].requests && ackable(sg.key.opcode)) {
+		fi = m.flow(sg.key.flow, sg.key.opcode)
+		m.lastFlow, m.lastFlowIdx = sg.key.flow, fi
+	}
 	fs := m.fl[fi]
 	bit := uint64(1) << file
+	mk := mkey{flow: fi, psn: sg.key.psn, payloadLen: sg.key.payloadLen, ipID: sg.key.ipID, opcode: sg.key.opcode}
 
 	var best uint64
 	bestScore := int64(math.MaxInt64)
-	for s := m.byKey[sg.key]; s != 0 && s-1 >= m.head; {
+	for s := m.byKey[mk]; s != 0 && s-1 >= m.head; {
 		e := &m.ring[(s-1)%uint64(len(m.ring))]
 		next := e.prev
 		if e.seen&bit == 0 && !(e.hasICRC && sg.hasICRC && e.icrc != sg.icrc) {
@@ -183,10 +200,10 @@ func (m *Matcher) Add(file int, p *analyze.Packet) bool {
 	m.maxLive = max(m.maxLive, int(m.tail-m.head))
 	slot := seq % uint64(len(m.ring))
 	e := &m.ring[slot]
-	*e = entry{key: sg.key, flow: fi, firstFile: uint8(file), hasICRC: sg.hasICRC, icrc: sg.icrc, first: t, prev: m.byKey[sg.key]}
+	*e = entry{key: mk, flow: fi, firstFile: uint8(file), hasICRC: sg.hasICRC, icrc: sg.icrc, first: t, prev: m.byKey[mk]}
 	m.mark(e, slot, file, t, p, sg)
 	e.seen = bit
-	m.byKey[sg.key] = seq + 1
+	m.byKey[mk] = seq + 1
 	return true
 }
 
