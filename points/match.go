@@ -51,16 +51,16 @@ type Matcher struct {
 	fl        []*flowState
 	hostFlows map[[2]analyze.Addr][]int32 // request flows by (source, destination)
 
-	byKey  map[mkey]uint64 // seq+1 of the newest entry with the key
+	byKey map[mkey]uint64 // seq+1 of the newest entry with the key
 
 	lastFlow    flowKey // one-entry cache in front of flows
 	lastFlowIdx int32
-	ring   []entry
-	times  []int64  // per entry and file: reference-clock time of the sighting
-	frames []uint64 // per entry and file: frame number in the file
-	head   uint64   // oldest live entry
-	tail   uint64   // next entry
-	now    int64
+	ring        []entry
+	times       []int64  // per entry and file: reference-clock time of the sighting
+	frames      []uint64 // per entry and file: frame number in the file
+	head        uint64   // oldest live entry
+	tail        uint64   // next entry
+	now         int64
 
 	sightings, transmissions uint64
 	maxLive                  int
