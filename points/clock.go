@@ -26,6 +26,11 @@ const (
 	MethodNone = "none"
 )
 
+// MinSharedRatio: two files are capture points of the same traffic when
+// at least 1/MinSharedRatio of the smaller one's sampled transmissions
+// are seen in both.
+const MinSharedRatio = 5
+
 // DefaultSamples is the number of transmissions a Sampler keeps.
 const DefaultSamples = 1 << 16
 
@@ -215,9 +220,18 @@ type flowDelta struct{ lo, hi int64 }
 func estimatePair(a, b *Sampler, level uint) *pairEstimate {
 	mask := uint64(1)<<level - 1
 	flows := map[flowKey]*flowDelta{}
-	shared := 0
+	shared, na, nb := 0, 0, 0
+	for _, sb := range b.keys {
+		if sb.hash&mask == 0 {
+			nb++
+		}
+	}
 	for k, sa := range a.keys {
-		if sa.hash&mask != 0 || sa.count != 1 {
+		if sa.hash&mask != 0 {
+			continue
+		}
+		na++
+		if sa.count != 1 {
 			continue
 		}
 		sb, ok := b.keys[k]
@@ -232,7 +246,10 @@ func estimatePair(a, b *Sampler, level uint) *pairEstimate {
 			flows[k.flow] = &flowDelta{lo: d, hi: d}
 		}
 	}
-	if shared == 0 {
+	// Unrelated captures can share a few byte-identical packets (CM
+	// datagrams of the same software, say): points share a good part of
+	// the smaller one's traffic.
+	if shared == 0 || shared*MinSharedRatio < min(na, nb) {
 		return nil
 	}
 	fs := make([]flowDelta, 0, len(flows))
