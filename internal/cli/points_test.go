@@ -254,3 +254,26 @@ func TestCapturePointsText(t *testing.T) {
 	require.NotNil(t, lost)
 	assert.Contains(t, s, "lost between "+files[0]+" and "+files[1]+": PSN "+strconv.FormatUint(uint64(lost.LostPSNs[0]), 10))
 }
+
+// BenchmarkCapturePoints runs the whole command on two capture points of
+// one write stream (both passes: per-file analysis and sampling, then the
+// merged matching pass); bytes are those of both files.
+func BenchmarkCapturePoints(b *testing.B) {
+	dir := b.TempDir()
+	pc := synth.PointsConfig{Base: synth.Config{Scenario: "write-bw", Messages: 2000, Nanos: true},
+		Points: []synth.Point{{Name: "a"}, {Name: "b", ClockOffset: time.Millisecond, Delay: 2 * time.Microsecond, Jitter: 100 * time.Nanosecond}}}
+	var bufs [2]bytes.Buffer
+	_, err := synth.WritePoints(pc, []io.Writer{&bufs[0], &bufs[1]})
+	require.NoError(b, err)
+	files := []string{filepath.Join(dir, "a.pcap"), filepath.Join(dir, "b.pcap")}
+	for i, f := range files {
+		require.NoError(b, os.WriteFile(f, bufs[i].Bytes(), 0o644))
+	}
+	b.SetBytes(int64(bufs[0].Len() + bufs[1].Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if code := cli.Run(context.Background(), append([]string{"-o", "json", "--progress", "never"}, files...), io.Discard, io.Discard); code != cli.ExitOK {
+			b.Fatalf("exit %d", code)
+		}
+	}
+}
