@@ -254,3 +254,31 @@ func BenchmarkMatcherAdd(b *testing.B) {
 		}
 	}
 }
+
+// TestMatcherResendNewIPID: a resend with another IPv4 identification is
+// another transmission by its key; the original, missing downstream and
+// resent before any acknowledgement, is lost, and the ACK that follows
+// the resend does not make it "not captured".
+func TestMatcherResendNewIPID(t *testing.T) {
+	m := New(Options{Files: []string{"a", "b"}})
+	us := time.Microsecond
+	w := func(psn uint32, id uint16, at time.Duration, frame uint64) *analyze.Packet {
+		p := write(psn, at, frame)
+		p.IPID = id
+		return p
+	}
+	first := feed(m, []sight{
+		{0, w(1, 10, 0, 1)}, {1, w(1, 10, 3*us, 1)},
+		{0, w(2, 11, 1*us, 2)}, // lost after a
+		{0, w(2, 12, 9*us, 3)}, {1, w(2, 12, 12*us, 2)},
+		{1, ack(2, 14*us, 3)}, {0, ack(2, 17*us, 4)},
+	})
+	assert.Equal(t, []bool{true, false, true, true, false, true, false}, first)
+	rep := m.Finish()
+	require.NotEmpty(t, rep.Links)
+	l := rep.Links[0]
+	assert.Equal(t, uint64(2), l.Matched)
+	assert.Equal(t, uint64(1), l.Lost)
+	assert.Equal(t, []uint64{2}, l.LostFrames)
+	assert.Equal(t, uint64(0), l.NotCaptured)
+}
