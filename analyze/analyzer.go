@@ -162,6 +162,8 @@ type Packet struct {
 	Src, Dst  Addr
 	VLAN      int // -1 when untagged
 	ECN       uint8
+	// IPID is the IPv4 identification field (RoCE v2 over IPv4), 0 otherwise.
+	IPID uint16
 
 	LRH          *layers.LRH
 	GRH          *layers.GRH
@@ -309,6 +311,7 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 			p.Dst.IP, _ = netip.AddrFromSlice(a.ip4.DstIP.To4())
 			p.ECN = a.ip4.TOS & 3
 			a.lens.network(frameLen-len(data), int(a.ip4.Length), int(a.ip4.Length)-int(a.ip4.IHL)*4)
+			p.IPID = a.ip4.Id
 			kind, netHdr = layers.NetworkIPv4, a.ip4.Contents
 			typ, data = a.ip4.NextLayerType(), a.ip4.Payload
 		case gplayers.LayerTypeIPv6:

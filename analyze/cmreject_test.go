@@ -176,9 +176,12 @@ func TestCMReject(t *testing.T) {
 				assert.Equal(t, tc.rejFrame, c.Frames.REJ)
 				assert.Equal(t, uint64(1), c.Frames.REQ)
 				assert.Equal(t, uint32(activeComm), c.LocalCommID)
-				assert.Equal(t, uint32(activeQPN), c.Requester.QPN)
-				assert.Equal(t, uint32(100), c.Requester.StartingPSN)
-				assert.Equal(t, 1024, c.PathMTU)
+				require.NotNil(t, c.Requester.QPN)
+				assert.Equal(t, uint32(activeQPN), *c.Requester.QPN)
+				require.NotNil(t, c.Requester.StartingPSN)
+				assert.Equal(t, uint32(100), *c.Requester.StartingPSN)
+				require.NotNil(t, c.PathMTU)
+				assert.Equal(t, 1024, *c.PathMTU)
 			}
 			var at []uint64
 			for _, f := range r.Findings {

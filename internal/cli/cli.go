@@ -20,6 +20,7 @@ import (
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/internal/capture"
 	"github.com/roce-dissect/roce-dissect/layers"
+	"github.com/roce-dissect/roce-dissect/points"
 )
 
 // Exit statuses.
@@ -188,6 +189,7 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 	r.flowBudget = analyze.NewFlowBudget(r.cfg.maxFlows)
 	results := make([]fileResult, len(files))
 	multi := len(files) > 1
+	samplers := r.pointSamplers(files)
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for i, name := range files {
@@ -197,7 +199,11 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 			defer wg.Done()
 			defer func() { <-sem }()
 			a := analyze.New(r.options(name, multi))
-			err := r.each(ctx, name, func(f *frame) { a.Feed(f.ci, f.linkType, f.data) })
+			var smp *points.Sampler
+			if samplers != nil {
+				smp = samplers[i]
+			}
+			err := r.each(ctx, name, func(f *frame) { smp.Add(a.Feed(f.ci, f.linkType, f.data)) })
 			results[i] = fileResult{name: name, report: a.Finish(), err: err}
 		}()
 	}
@@ -218,6 +224,15 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 			merged.Merge(res.report)
 		}
 	}
+	var pts *points.Report
+	if samplers != nil && status == ExitOK {
+		if m, p, err := r.capturePoints(ctx, files, samplers); err != nil {
+			fmt.Fprintf(r.stderr, "roce-dissect: capture points: %v\n", err)
+			status = ExitDamaged
+		} else if p != nil {
+			merged, pts = m, p
+		}
+	}
 	for i := range results {
 		results[i].report = r.filter(results[i].report)
 	}
@@ -225,7 +240,7 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 	var err error
 	switch r.cfg.output {
 	case "json":
-		err = writeJSON(r.stdout, merged)
+		err = writeJSONPoints(r.stdout, merged, pts)
 	case "csv":
 		err = writeFlowsCSV(r.stdout, merged)
 	default:
@@ -242,6 +257,7 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 				note = fmt.Sprintf("%d of %d files had errors (see above)", failed, len(files))
 			}
 			r.writeText(fmt.Sprintf("all %d files", len(files)), merged, note)
+			r.writePoints(pts)
 		} else {
 			r.writeText(displayName(files[0]), merged, errText(results[0].err))
 		}

@@ -30,6 +30,8 @@ type config struct {
 	plot      string
 	maxFlows  int
 	progress  string // auto, never
+	// clockOffsets are --clock-offset FILE=DURATION (capture points).
+	clockOffsets map[string]time.Duration
 }
 
 // flowFilter selects one flow.
@@ -109,6 +111,7 @@ func parseArgs(args []string) (*config, []string, error) {
 	fs.StringVar(&cfg.plot, "plot", "", "write per-flow throughput over time to FILE.svg or FILE.png")
 	fs.IntVar(&cfg.maxFlows, "max-flows", 1_000_000, "track at most N flows (more are counted, not tracked)")
 	fs.StringVar(&cfg.progress, "progress", "auto", "progress bar on stderr: auto (terminal, reads over 1 s) or never")
+	fs.Var(clockOffsetFlag{&cfg.clockOffsets}, "clock-offset", "FILE=DURATION: FILE's clock runs DURATION ahead of the first file's (capture points; repeatable)")
 
 	var files []string
 	for {
@@ -217,6 +220,10 @@ const flagHelp = `  -P, --packets              one line per RDMA packet (like ts
                              (.svg or .png)
       --max-flows N          track at most N flows (default 1000000)
       --progress WHEN        auto (default) or never
+      --clock-offset FILE=DURATION
+                             several files of the same traffic (capture points): FILE's
+                             clock runs DURATION (e.g. 1.5ms, -200us) ahead of the first
+                             file's; overrides the estimate (repeatable)
   -h, --help                 this help
 
 Exit status: 0 ok, 1 a capture was damaged or unreadable (the report of what

@@ -14,6 +14,7 @@ import (
 // Usage is the command line help of roce-synth.
 const Usage = `usage: roce-synth SCENARIO [flags]
        roce-synth golden [-dir DIR]
+       roce-synth points SCENARIO --point SPEC… [flags]   (several capture points; "points -h")
 
 Writes a synthetic RoCE / InfiniBand capture and its ground truth (JSON).
 Scenarios: write-bw, read-bw, send-bw, atomic, ud, mix.
@@ -31,6 +32,9 @@ flags:
 func Run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "golden" {
 		return runGolden(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "points" {
+		return runPoints(args[1:], stdout, stderr)
 	}
 	cfg, out, truth, err := ParseArgs(args)
 	if errors.Is(err, flag.ErrHelp) {
