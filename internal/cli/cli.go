@@ -164,6 +164,7 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 	r.progress = startProgress(r.cfg.progress, r.stderr)
 	results := make([]fileResult, len(files))
 	multi := len(files) > 1
+	collectors := r.htmlCollectors(len(files))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for i, name := range files {
@@ -173,7 +174,8 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 			defer wg.Done()
 			defer func() { <-sem }()
 			a := analyze.New(r.options(name, multi))
-			err := r.each(ctx, name, func(f *frame) { a.Feed(f.ci, f.linkType, f.data) })
+			col := collectors[i]
+			err := r.each(ctx, name, func(f *frame) { col.Add(a.Feed(f.ci, f.linkType, f.data)) })
 			results[i] = fileResult{name: name, report: a.Finish(), err: err}
 		}()
 	}
@@ -229,6 +231,12 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 	if r.cfg.plot != "" {
 		if err := writePlot(r.cfg.plot, merged); err != nil {
 			fmt.Fprintf(r.stderr, "roce-dissect: --plot %s: %v\n", r.cfg.plot, err)
+			return ExitDamaged
+		}
+	}
+	if r.cfg.html != "" {
+		if err := r.writeHTML(files, merged, collectors); err != nil {
+			fmt.Fprintf(r.stderr, "roce-dissect: --html %s: %v\n", r.cfg.html, err)
 			return ExitDamaged
 		}
 	}
