@@ -18,10 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
-	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
@@ -34,7 +34,7 @@ import (
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
-var screenshotPath = flag.String("screenshot", "", "TestHTMLReportInBrowser: also save the screenshot of the \"impaired\" case to this path (docs/html-report.png: -screenshot ../../docs/html-report.png)")
+var screenshotPath = flag.String("screenshot", "", "TestHTMLReportInBrowser: also save the screenshot of the \"impaired\" case to this path (go test ./internal/cli -run HTMLReportInBrowser -screenshot ../../docs/html-report.png)")
 
 // findChromium returns the path of a Chromium or Chrome, "" if none.
 func findChromium() string {
@@ -107,9 +107,9 @@ func flowLabel(f *analyze.Flow) string {
 }
 
 // synthCapture writes a roce-synth capture into dir.
-func synthHTMLCapture(t *testing.T, dir, name string, args ...string) string {
+func synthHTMLCapture(t *testing.T, name string, args ...string) string {
 	t.Helper()
-	out := filepath.Join(dir, name)
+	out := name
 	cfg, _, _, err := synth.ParseArgs(append(args, "-no-truth", "-o", out))
 	require.NoError(t, err)
 	require.NoError(t, synth.WriteFiles(cfg, out, ""))
@@ -129,6 +129,16 @@ func TestHTMLReportInBrowser(t *testing.T) {
 		t.Skip("no Chromium or Chrome installed (apt-get install -y chromium, or set CHROME=path): the HTML report's browser test is skipped")
 	}
 	dir := t.TempDir()
+	loss, err := filepath.Abs("../../testdata/loss_nak_gobackn.pcap")
+	require.NoError(t, err)
+	ecn, err := filepath.Abs("../../testdata/ecn_cnp.pcap")
+	require.NoError(t, err)
+	shotPath := *screenshotPath
+	if shotPath != "" {
+		shotPath, err = filepath.Abs(shotPath)
+		require.NoError(t, err)
+	}
+	t.Chdir(dir) // the generated captures are named without a temporary path
 	cases := []struct {
 		name    string
 		capture string
@@ -136,11 +146,11 @@ func TestHTMLReportInBrowser(t *testing.T) {
 		// flow row of the flow with the most packets instead.
 		finding string
 	}{
-		{"loss_nak", "../../testdata/loss_nak_gobackn.pcap", analyze.KindNAK},
-		{"ecn_cnp", "../../testdata/ecn_cnp.pcap", analyze.KindCNP},
-		{"impaired", synthHTMLCapture(t, dir, "impaired.pcap", "write-bw", "-messages", "64", "-nanos",
+		{"loss_nak", loss, analyze.KindNAK},
+		{"ecn_cnp", ecn, analyze.KindCNP},
+		{"impaired", synthHTMLCapture(t, "impaired.pcap", "write-bw", "-messages", "64", "-nanos",
 			"-nak", "+40,+100", "-ecn", "+70,+71,+72", "-rnr", "+150", "-drop", "+200", "-reorder", "+120"), analyze.KindPSNGap},
-		{"dozens_of_flows", synthHTMLCapture(t, dir, "mix.pcap", "mix", "-qps", "24", "-packets", "3000", "-nanos"), ""},
+		{"dozens_of_flows", synthHTMLCapture(t, "mix.pcap", "mix", "-qps", "24", "-packets", "3000", "-nanos"), ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,8 +161,8 @@ func TestHTMLReportInBrowser(t *testing.T) {
 			wire := decodeWire(t, tc.capture)
 			png := checkInBrowser(t, chrome, filepath.Join(dir, "profile-"+tc.name), page, rep, wire, tc.finding)
 			shot := filepath.Join(dir, tc.name+".png")
-			if tc.name == "impaired" && *screenshotPath != "" {
-				shot = *screenshotPath
+			if tc.name == "impaired" && shotPath != "" {
+				shot = shotPath
 			}
 			require.NoError(t, os.WriteFile(shot, png, 0o644))
 			t.Logf("screenshot: %s", shot)
@@ -327,7 +337,15 @@ func checkInBrowser(t *testing.T, chrome, profile, page string, rep *analyze.Rep
 		assert.True(t, seen[fd.Frame], "the finding's frame %d is on the chart", fd.Frame)
 	}
 
-	// The whole page, in PNG.
+	// The whole page, in PNG, once the charts have set their ranges.
+	ready := false
+	for range 50 {
+		if eval(`window.roceReport.state.ready`, &ready); ready {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.True(t, ready, "the charts are ready")
 	require.NoError(t, chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS("#chart"))))
 	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)

@@ -43,6 +43,15 @@
     if (a < 1) return (s * 1e3).toFixed(a < 1e-2 ? 3 : 1) + ' ms';
     return s.toFixed(a < 10 ? 3 : 1) + ' s';
   }
+  // fmtTicks labels time ticks (seconds) in one unit, with as many
+  // decimals as the step between them needs.
+  function fmtTicks(splits) {
+    const top = Math.max(...splits.map(Math.abs));
+    const step = splits.length > 1 ? Math.abs(splits[1] - splits[0]) : top;
+    const [mul, unit] = top < 1e-6 ? [1e9, 'ns'] : top < 1e-3 ? [1e6, 'µs'] : top < 1 ? [1e3, 'ms'] : [1, 's'];
+    const dec = step > 0 ? Math.min(6, Math.max(0, Math.ceil(-Math.log10(step * mul) - 1e-9))) : 0;
+    return splits.map((v) => (v * mul).toFixed(dec) + ' ' + unit);
+  }
   const hexQP = (q) => '0x' + q.toString(16).padStart(6, '0');
   const num = (n) => Number(n).toLocaleString('en-US');
 
@@ -229,7 +238,7 @@
   }
 
   // ---- charts ----
-  const state = { flow: -1, mark: null, finding: -1, psn: null, tput: null, points: [] };
+  const state = { flow: -1, mark: null, finding: -1, psn: null, tput: null, points: [], ready: false };
   let syncing = false;
 
   function chartWidth() {
@@ -239,10 +248,7 @@
   function xAxis(label) {
     return {
       label,
-      values: (u, splits) => {
-        const range = u.scales.x.max - u.scales.x.min;
-        return splits.map((v) => fmtSecs(v, range / 4));
-      },
+      values: (u, splits) => fmtTicks(splits),
       size: 40,
     };
   }
@@ -273,6 +279,7 @@
     tputEl.innerHTML = '';
     document.getElementById('chart-info').textContent = '';
     state.points = [];
+    state.ready = false;
     const ch = x.chart;
     const note = [];
     if (!ch) {
@@ -294,14 +301,38 @@
     }
     document.getElementById('chart-note').innerHTML = note.join(' ');
     drawTput(x.tput, f, tputEl);
-    if (state.psn && state.tput) {
-      const lo = Math.min(state.psn.scales.x.min, state.tput.scales.x.min);
-      const hi = Math.max(state.psn.scales.x.max, state.tput.scales.x.max);
-      state.psn.setScale('x', { min: lo, max: hi });
-    }
+    // uPlot sets its initial ranges after the charts are built: align the
+    // two time axes (and zoom to the marked frame) in the next task.
+    const psn = state.psn, tput = state.tput;
+    setTimeout(() => {
+      if (!psn || psn !== state.psn) return;
+      if (tput) {
+        const lo = Math.min(psn.scales.x.min, tput.scales.x.min);
+        const hi = Math.max(psn.scales.x.max, tput.scales.x.max);
+        psn.setScale('x', { min: lo, max: hi });
+      }
+      if (mark) zoomTo(ch, mark);
+      state.ready = true;
+    }, 0);
     markSelected();
     if (history.replaceState) history.replaceState(null, '', '#flow=' + (i + 1) + (mark ? '&frame=' + mark.frame : ''));
     if (scroll) document.getElementById('chart').scrollIntoView({ block: 'start' });
+  }
+
+  // zoomTo shows the packets around a finding's frame (about 60 on each
+  // side) when the chart holds many more; a double-click zooms out.
+  function zoomTo(ch, mark) {
+    const n = ch.t_ns.length;
+    if (n < 200) return;
+    let k = ch.frame.findIndex((fr, j) => fr === mark.frame && (!ch.file || D.files[ch.file[j]] === mark.file));
+    if (k < 0) k = Math.max(0, ch.t_ns.findIndex((t) => t >= mark.t_ns));
+    // As wide on both sides: the narrower of the two, so that a pause on
+    // one side does not squeeze the packets around the frame.
+    const t = ch.t_ns[k];
+    const left = t - ch.t_ns[Math.max(0, k - 60)];
+    const right = ch.t_ns[Math.min(n - 1, k + 60)] - t;
+    const w = (Math.min(left, right) || Math.max(left, right)) * 1.05;
+    if (w > 0) state.psn.setScale('x', { min: (t - w) / 1e9, max: (t + w) / 1e9 });
   }
 
   function drawPSN(ch, el) {
@@ -360,6 +391,8 @@
       ctx.beginPath();
       ctx.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height);
       ctx.clip();
+      ctx.textAlign = 'left';
+      ctx.textBaseline = 'alphabetic';
       const px = devicePixelRatio || 1;
       for (const g of ch.gaps) {
         if (g.t_ns < 0) continue;
@@ -374,7 +407,10 @@
         ctx.strokeRect(x - 4 * px, Math.min(y1, y2), 8 * px, h);
         ctx.fillStyle = '#b71c1c';
         ctx.font = (11 * px) + 'px sans-serif';
-        ctx.fillText('gap: ' + g.count + ' PSN' + (g.count > 1 ? 's' : '') + ' missing', x + 7 * px, Math.min(y1, y2) + 10 * px);
+        const label = 'gap: ' + g.count + ' PSN' + (g.count > 1 ? 's' : '') + ' missing';
+        const w = ctx.measureText(label).width;
+        const lx = x + 7 * px + w > u.bbox.left + u.bbox.width ? x - 7 * px - w : x + 7 * px;
+        ctx.fillText(label, lx, Math.min(y1, y2) + 10 * px);
       }
       const m = state.mark;
       if (m) {
@@ -401,6 +437,9 @@
         const label = 'frame ' + m.frame + ' (' + m.kind + ')';
         const w = ctx.measureText(label).width;
         const lx = x + 6 * px + w > u.bbox.left + u.bbox.width ? x - 6 * px - w : x + 6 * px;
+        ctx.fillStyle = 'rgba(255,255,255,0.85)';
+        ctx.fillRect(lx - 3 * px, u.bbox.top + 3 * px, w + 6 * px, 15 * px);
+        ctx.fillStyle = '#000';
         ctx.fillText(label, lx, u.bbox.top + 14 * px);
       }
       ctx.restore();
@@ -443,10 +482,16 @@
     state.tput = new uPlot(opts, [xs, tp.payload_bps, tp.wire_bps], el);
   }
 
+  // On a change of width, resize the charts and keep their time range.
+  let lastWidth = chartWidth();
   window.addEventListener('resize', () => {
     const w = chartWidth();
-    if (state.psn) state.psn.setSize({ width: w, height: 380 });
+    if (w === lastWidth || !state.psn) return;
+    lastWidth = w;
+    const x = { min: state.psn.scales.x.min, max: state.psn.scales.x.max };
+    state.psn.setSize({ width: w, height: 380 });
     if (state.tput) state.tput.setSize({ width: w, height: 220 });
+    state.psn.setScale('x', x);
   });
 
   // Exposed for tests and the curious: the selected flow and the points
