@@ -190,6 +190,7 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 	results := make([]fileResult, len(files))
 	multi := len(files) > 1
 	samplers := r.pointSamplers(files)
+	collectors := r.htmlCollectors(len(files))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for i, name := range files {
@@ -203,7 +204,12 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 			if samplers != nil {
 				smp = samplers[i]
 			}
-			err := r.each(ctx, name, func(f *frame) { smp.Add(a.Feed(f.ci, f.linkType, f.data)) })
+			col := collectors[i]
+			err := r.each(ctx, name, func(f *frame) {
+				p := a.Feed(f.ci, f.linkType, f.data)
+				smp.Add(p)
+				col.Add(p)
+			})
 			results[i] = fileResult{name: name, report: a.Finish(), err: err}
 		}()
 	}
@@ -269,6 +275,12 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 	if r.cfg.plot != "" {
 		if err := writePlot(r.cfg.plot, merged); err != nil {
 			fmt.Fprintf(r.stderr, "roce-dissect: --plot %s: %v\n", r.cfg.plot, err)
+			return ExitDamaged
+		}
+	}
+	if r.cfg.html != "" {
+		if err := r.writeHTML(files, merged, collectors); err != nil {
+			fmt.Fprintf(r.stderr, "roce-dissect: --html %s: %v\n", r.cfg.html, err)
 			return ExitDamaged
 		}
 	}

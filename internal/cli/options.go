@@ -28,6 +28,7 @@ type config struct {
 	noICRC    bool
 	interval  time.Duration
 	plot      string
+	html      string // --html FILE: the report as one self-contained page
 	maxFlows  int
 	progress  string // auto, never
 	// clockOffsets are --clock-offset FILE=DURATION (capture points).
@@ -84,6 +85,7 @@ Examples:
   roce-dissect --decode-as udp.port=4792 x.pcap
                                                RoCE v2 on UDP port 4792 too
   roce-dissect --plot tput.svg roce.pcap       throughput per flow over time
+  roce-dissect --html report.html roce.pcap    the report as a page with PSN charts
   tcpdump -i eth0 -w - udp port 4791 | roce-dissect -
                                                read a live capture from stdin
 
@@ -109,6 +111,7 @@ func parseArgs(args []string) (*config, []string, error) {
 	fs.BoolVar(&cfg.noICRC, "no-icrc", false, "skip ICRC/VCRC verification")
 	fs.DurationVar(&cfg.interval, "interval", time.Millisecond, "throughput series interval")
 	fs.StringVar(&cfg.plot, "plot", "", "write per-flow throughput over time to FILE.svg or FILE.png")
+	fs.StringVar(&cfg.html, "html", "", "write the report as one self-contained HTML page to FILE")
 	fs.IntVar(&cfg.maxFlows, "max-flows", 1_000_000, "track at most N flows (more are counted, not tracked)")
 	fs.StringVar(&cfg.progress, "progress", "auto", "progress bar on stderr: auto (terminal, reads over 1 s) or never")
 	fs.Var(clockOffsetFlag{&cfg.clockOffsets}, "clock-offset", "FILE=DURATION: FILE's clock runs DURATION ahead of the first file's (capture points; repeatable)")
@@ -218,6 +221,8 @@ const flagHelp = `  -P, --packets              one line per RDMA packet (like ts
       --interval DURATION    throughput series interval (default 1ms)
       --plot FILE            per-flow throughput over time, PSN gaps and CNPs marked
                              (.svg or .png)
+      --html FILE            the report as one self-contained HTML page: tables,
+                             findings, per-flow PSN sequence and throughput charts
       --max-flows N          track at most N flows (default 1000000)
       --progress WHEN        auto (default) or never
       --clock-offset FILE=DURATION
