@@ -250,28 +250,8 @@ var errNoBTH = errors.New("no BTH")
 func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, kind layers.NetworkKind, netHdr, udpHdr []byte) {
 	p := &a.pkt
 	ibLen = -1
-	var typ gopacket.LayerType
-	switch linkType {
-	case gplayers.LinkTypeEthernet:
-		typ = gplayers.LayerTypeEthernet
-	case layers.LinkTypeInfiniBand:
-		typ = layers.LayerTypeLRH
-	case layers.LinkTypeERF:
-		typ = layers.LayerTypeERF
-	case gplayers.LinkTypeLinuxSLL:
-		typ = gplayers.LayerTypeLinuxSLL
-	case gplayers.LinkTypeLinuxSLL2:
-		typ = gplayers.LayerTypeLinuxSLL2
-	case gplayers.LinkTypeRaw: // IPv4 or IPv6, as the version nibble says
-		typ = gplayers.LayerTypeIPv4
-		if len(data) > 0 && data[0]>>4 == 6 {
-			typ = gplayers.LayerTypeIPv6
-		}
-	case gplayers.LinkTypeIPv4:
-		typ = gplayers.LayerTypeIPv4
-	case gplayers.LinkTypeIPv6:
-		typ = gplayers.LayerTypeIPv6
-	default:
+	typ, ok := firstLayer(linkType, data)
+	if !ok {
 		return
 	}
 	fb := &a.fb
@@ -347,7 +327,7 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 			}
 			typ, data = a.ib.ERF.NextLayerType(), a.ib.ERF.Payload
 			if typ != gopacket.LayerTypePayload { // a record type decoded further: its clock is trusted
-				p.Time = erfTime(a.ib.ERF.Timestamp)
+				p.Time = a.ib.ERF.Time()
 			}
 		case layers.LayerTypeLRH:
 			p.IsRDMA, p.Encap = true, EncapIB
@@ -412,16 +392,37 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 	return
 }
 
-// erfTime converts an ERF timestamp (seconds in the high 32 bits, the
-// binary fraction of a second in the low 32) to a time: ERF keeps
-// nanoseconds that the pcap record header rounds to microseconds.
-func erfTime(ts uint64) time.Time {
-	frac := (ts & 0xFFFFFFFF) * 1_000_000_000
-	ns := frac >> 32
-	if frac&(1<<31) != 0 {
-		ns++ // round to the nearest nanosecond
+// firstLayer returns the layer a frame of the link type starts with.
+func firstLayer(lt gplayers.LinkType, data []byte) (gopacket.LayerType, bool) {
+	switch lt {
+	case gplayers.LinkTypeEthernet:
+		return gplayers.LayerTypeEthernet, true
+	case layers.LinkTypeInfiniBand:
+		return layers.LayerTypeLRH, true
+	case layers.LinkTypeERF:
+		return layers.LayerTypeERF, true
+	case gplayers.LinkTypeLinuxSLL:
+		return gplayers.LayerTypeLinuxSLL, true
+	case gplayers.LinkTypeLinuxSLL2:
+		return gplayers.LayerTypeLinuxSLL2, true
+	case gplayers.LinkTypeRaw: // IPv4 or IPv6, as the version nibble says
+		if len(data) > 0 && data[0]>>4 == 6 {
+			return gplayers.LayerTypeIPv6, true
+		}
+		return gplayers.LayerTypeIPv4, true
+	case gplayers.LinkTypeIPv4:
+		return gplayers.LayerTypeIPv4, true
+	case gplayers.LinkTypeIPv6:
+		return gplayers.LayerTypeIPv6, true
 	}
-	return time.Unix(int64(ts>>32), int64(ns)).UTC()
+	return 0, false
+}
+
+// SupportsLinkType reports whether the Analyzer decodes frames of a link
+// type; frames of other link types are counted as other packets.
+func SupportsLinkType(lt gplayers.LinkType) bool {
+	_, ok := firstLayer(lt, nil)
+	return ok
 }
 
 func (a *Analyzer) isRoCEPort(port uint16) bool {

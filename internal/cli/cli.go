@@ -19,7 +19,6 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/internal/capture"
-	"github.com/roce-dissect/roce-dissect/layers"
 	"github.com/roce-dissect/roce-dissect/points"
 )
 
@@ -100,17 +99,6 @@ func (r *runner) options(file string, multi bool) analyze.Options {
 	return o
 }
 
-// supportedLinkType says whether the analyzer decodes a link type.
-func supportedLinkType(lt gplayers.LinkType) bool {
-	switch lt {
-	case gplayers.LinkTypeEthernet, layers.LinkTypeInfiniBand, layers.LinkTypeERF,
-		gplayers.LinkTypeRaw, gplayers.LinkTypeIPv4, gplayers.LinkTypeIPv6,
-		gplayers.LinkTypeLinuxSLL, gplayers.LinkTypeLinuxSLL2:
-		return true
-	}
-	return false
-}
-
 // open opens a capture, "-" being stdin.
 func (r *runner) open(name string) (*capture.Reader, int64, error) {
 	if name == "-" {
@@ -170,7 +158,7 @@ func (r *runner) each(ctx context.Context, name string, fn func(*frame)) error {
 			return err
 		}
 		n++
-		if !supportedLinkType(lt) && !unsupported[lt] {
+		if !analyze.SupportsLinkType(lt) && !unsupported[lt] {
 			unsupported[lt] = true
 			if linkErr == nil {
 				linkErr = fmt.Errorf("unsupported link type %d (%s) at frame %d: its frames are counted as other", lt, lt, n)
