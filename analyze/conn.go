@@ -169,6 +169,7 @@ func (a *Analyzer) handleMAD(p *Packet) {
 				Truncated:   truncated,
 			}
 			c.Requester.psnKnown = psnKnown
+			c.ackTimeout, c.ackTimeoutKnown = m.PrimaryLocalACKTimeout, has(t.mad.Data, 95, 1)
 			if m.ServiceID.IsRDMACM() {
 				c.RDMACMPortSpace = m.ServiceID.PortSpace().String()
 				c.RDMACMPort = m.ServiceID.Port()

@@ -205,6 +205,7 @@ type flowState struct {
 	congestion Congestion
 	icrc       ICRCCounts
 	loss       lossState // loss attribution (loss.go)
+	nic        *nicState // NIC behaviour (nic.go), allocated by the first request
 
 	// pending is a ring of the last pendingLen requests awaiting an ACK,
 	// grown as requests come (most flows never fill it: its memory is
@@ -330,6 +331,7 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 	case op.IsCNP():
 		f.congestion.CNPs++
 		a.addFinding(p, KindCNP, SeverityInfo, f.name(), "congestion notification packet")
+		a.nicCNP(f, p)
 	case op.IsRequest():
 		a.request(f, p, payload)
 	case op.IsResponse():
@@ -409,6 +411,7 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 		a.startGap(f, p)
 	}
 	a.requestEvidence(f, p, obs, isDup, gap, prevHigh)
+	a.nicRequest(f, p, obs, isDup, span)
 	if len(f.log.head) < headLen {
 		cause := f.loss.cause
 		if obs != obsOld {
@@ -686,6 +689,7 @@ func (a *Analyzer) response(f *flowState, p *Packet, payload int) {
 	}
 	f.resp.Packets++
 	a.responseEvidence(f, p)
+	a.nicResponse(f, p)
 	switch op.Operation() {
 	case layers.OperationRDMAReadResponseFirst, layers.OperationRDMAReadResponseMiddle,
 		layers.OperationRDMAReadResponseLast, layers.OperationRDMAReadResponseOnly:

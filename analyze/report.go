@@ -111,6 +111,9 @@ type Connection struct {
 	// Truncated is true when the capture cut the REQ or REP inside the
 	// fields the report uses: those not captured are zero.
 	Truncated bool `json:"truncated,omitempty"`
+
+	ackTimeout      uint8 // the REQ's PrimaryLocalACKTimeout, for NIC timing
+	ackTimeoutKnown bool
 }
 
 // Connection states.
@@ -152,6 +155,9 @@ type Flow struct {
 	// Series is the throughput per interval (non-empty intervals only).
 	IntervalSeconds float64  `json:"interval_seconds"`
 	Series          []Sample `json:"series"`
+	// NIC is the NIC behaviour of the request flow of an RC/UC QP pair
+	// (docs/analysis.md, "NIC behaviour"); absent on other flows.
+	NIC *NIC `json:"nic,omitempty"`
 
 	rtt *rttHist // for Merge
 
