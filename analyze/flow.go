@@ -744,6 +744,9 @@ func (a *Analyzer) ackRTT(f *flowState, p *Packet) {
 				req.rtt = &rttHist{}
 			}
 			req.rtt.add(p.Time.UnixNano() - e.t)
+			if req.nic != nil {
+				req.nic.add(figResponse, p.Time.UnixNano()-e.t)
+			}
 			req.pendN = i // older entries are acknowledged too
 			return
 		}

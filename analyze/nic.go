@@ -89,7 +89,6 @@ type NIC struct {
 	up, down          uint64 // side evidence: upstream / downstream of the loss or marking
 	cnpNoCE           bool
 	reqPackets, acks  uint64
-	rtt               *rttHist
 	negotiated        bool
 	hadCNPs, hadECNCE bool
 }
@@ -111,6 +110,7 @@ const (
 	figECNToCNP
 	figRateBefore
 	figRateAfter
+	figResponse
 	nicFigures
 )
 
@@ -320,11 +320,11 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 				}
 			}
 			n.epActive, n.epNAK, n.epEnd, n.epFrame = true, !n.nakRNR, n.nakHigh, n.nakFrame
-		default:
+		case obs == obsOld:
 			n.timeouts++
 			for i := range n.ringN {
 				if r := n.ring[(n.ringH-1-i+2*nicWindow)%nicWindow]; r.psn == psn {
-					n.add(figTimeout, t - r.t)
+					n.add(figTimeout, t-r.t)
 					break
 				}
 			}
@@ -448,6 +448,9 @@ func (a *Analyzer) nicResponse(r *flowState, p *Packet) {
 // nicCNP follows a CNP of flow c (to the QP of the request flow's sender).
 func (a *Analyzer) nicCNP(c *flowState, p *Packet) {
 	f := a.peerFlow(c)
+	if f == nil {
+		f = a.onlyRequester(c)
+	}
 	if f == nil || f.nic == nil {
 		return
 	}
@@ -461,7 +464,7 @@ func (a *Analyzer) nicCNP(c *flowState, p *Packet) {
 	n.cnps++
 	n.lastCNP, n.lastFrame = t, p.Frame
 	if n.cePending {
-		n.add(figECNToCNP, t - n.ceT)
+		n.add(figECNToCNP, t-n.ceT)
 		n.cePending = false
 	}
 	if !n.afterOn {
@@ -480,6 +483,23 @@ func (a *Analyzer) nicCNP(c *flowState, p *Packet) {
 		}
 		n.afterOn, n.afterN, n.afterBytes, n.cnpFrame, n.cnpTime = true, 0, 0, p.Frame, p.Time
 	}
+}
+
+// onlyRequester returns the request flow a CNP flow's CNPs concern when
+// the flows are not paired yet (no CM handshake captured, no ACK seen):
+// the only RC/UC request flow of the reverse direction, if there is one.
+func (a *Analyzer) onlyRequester(c *flowState) *flowState {
+	var found *flowState
+	cands := a.byHosts[hostsOf(c.key.dst, c.key.src)]
+	for _, gi := range cands[:min(len(cands), maxPairCandidates)] {
+		if g := a.flowList[gi]; g.nic != nil {
+			if found != nil {
+				return nil
+			}
+			found = g
+		}
+	}
+	return found
 }
 
 // addCand keeps the nicCands smallest CNP intervals.
@@ -573,10 +593,6 @@ func (a *Analyzer) nicReport(f *flowState) (*NIC, []Finding) {
 	if r := a.peerFlow(f); r != nil && r.resp != nil {
 		out.acks = r.resp.ACKs
 	}
-	if f.rtt != nil {
-		h := *f.rtt
-		out.rtt = &h
-	}
 	if f.conn >= 0 {
 		if c := &a.conns.list[f.conn]; c.ackTimeoutKnown && c.ackTimeout > 0 {
 			out.negotiated = true
@@ -602,9 +618,7 @@ func (o *NIC) settle() {
 		o.RNRResendNs = o.stats[figRNR].figure()
 	case SideResponder:
 		o.ECNToCNPNs = o.stats[figECNToCNP].figure()
-		if s := o.rtt.summary(); s != nil {
-			o.ResponseLatencyNs = &Figure{Samples: s.Samples, Min: s.MinNs, Median: s.MedianNs, Max: s.MaxNs}
-		}
+		o.ResponseLatencyNs = o.stats[figResponse].figure()
 	}
 	o.RequestsPerACK = nil
 	if o.acks > 0 {
@@ -657,12 +671,6 @@ func mergeNIC(a, b *NIC) *NIC {
 	a.acks += b.acks
 	a.hadCNPs = a.hadCNPs || b.hadCNPs
 	a.hadECNCE = a.hadECNCE || b.hadECNCE
-	if b.rtt != nil {
-		if a.rtt == nil {
-			a.rtt = &rttHist{}
-		}
-		a.rtt.merge(b.rtt)
-	}
 	if a.NegotiatedTimeoutNs == nil {
 		a.NegotiatedTimeoutNs = b.NegotiatedTimeoutNs
 	}

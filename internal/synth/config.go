@@ -196,6 +196,8 @@ type Config struct {
 	// traffic (RD opcodes with the DC headers, no CM exchange; see dc.go):
 	// write-bw, read-bw and atomic only.
 	DC bool
+	// NIC models the NICs' timing and the capture point (nic.go).
+	NIC NICKnobs
 	// OnFrame, when set, is called for every frame written, in order.
 	OnFrame func(*FrameInfo)
 }
@@ -307,7 +309,13 @@ func (c *Config) normalize() error {
 	if c.DC && !dcScenario(c.Scenario) {
 		return fmt.Errorf("synth: %w: DC traffic needs write-bw, read-bw or atomic, not %s", ErrConfig, c.Scenario)
 	}
-	if c.Scenario == ScenarioUD && len(c.NAK)+len(c.RNR) > 0 {
+	if err := c.NIC.normalize(); err != nil {
+		return err
+	}
+	if c.Scenario == ScenarioMix && c.NIC.any() {
+		return fmt.Errorf("synth: %w: NIC knobs do not apply to mix", ErrConfig)
+	}
+	if c.Scenario == ScenarioUD && len(c.NAK)+len(c.RNR)+len(c.NIC.Timeout) > 0 {
 		return fmt.Errorf("synth: %w: UD has no NAKs", ErrConfig)
 	}
 	return nil

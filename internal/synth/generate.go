@@ -105,7 +105,11 @@ type generator struct {
 	tr    *tracker
 	nowNs int64
 	rate  int64 // Mbit/s
-	info  FrameInfo
+	// lastStart is when the previous packet passed the tap; lastCNP when
+	// the last CNP did (hasCNP), for the NIC knobs.
+	lastStart, lastCNP int64
+	hasCNP             bool
+	info               FrameInfo
 }
 
 func newGenerator(cfg *Config, out io.Writer) (*generator, error) {
@@ -117,6 +121,10 @@ func newGenerator(cfg *Config, out io.Writer) (*generator, error) {
 		// The REP's StartingPSN, where the requester's requests start,
 		// when the capture holds it.
 		return c.psnA, cfg.SnapLen == 0 || madOffset(cfg.Encap)+24+20+3 <= cfg.SnapLen
+	}
+	g.tr.ackTimeout = func(c *conn) (int64, bool) {
+		// LocalACKTimeout 14 (mad.go), at byte 95 of the REQ's data.
+		return 4096 << 14, cfg.SnapLen == 0 || madOffset(cfg.Encap)+24+96 <= cfg.SnapLen
 	}
 	w, err := newCapWriter(out, cfg)
 	if err != nil {
@@ -161,7 +169,7 @@ func (g *generator) runSingle() error {
 		c.dc = true
 		list = withoutCM(list)
 	}
-	list, err := applyImpairments(list, &cfg.Impairments, c.psnA)
+	list, err := applyImpairments(list, &cfg.Impairments, c.psnA, &cfg.NIC)
 	if err != nil {
 		return err
 	}
@@ -235,12 +243,30 @@ func (g *generator) runMix() error {
 // emit writes one packet and records it in the truth.
 func (g *generator) emit(p *pkt) error {
 	g.nowNs += p.delayNs
+	if p.sinceLastNs > 0 {
+		g.nowNs = max(g.nowNs, g.lastStart+p.sinceLastNs)
+	}
+	if p.op.IsCNP() && !p.extraCNP && g.cfg.NIC.CNPIntervalNs > 0 && g.hasCNP && g.nowNs-g.lastCNP < g.cfg.NIC.CNPIntervalNs {
+		return nil // the NIC's CNP rate limit
+	}
+	if p.op.IsCNP() {
+		g.lastCNP, g.hasCNP = g.nowNs, true
+	}
+	if g.cfg.NIC.Tap == TapRequester {
+		p.ce = false // marked after the requester's port
+	}
+	g.lastStart = g.nowNs
 	ts := StartTime.Add(time.Duration(g.nowNs))
 	frame, err := g.b.build(p, ts)
 	if err != nil {
 		return err
 	}
 	orig := len(frame)
+	wire := ((int64(orig)+24)*8*1000 + g.rate - 1) / g.rate
+	if p.hidden {
+		g.nowNs += wire // sent, lost before the tap
+		return nil
+	}
 	data := frame
 	if s := g.cfg.SnapLen; s > 0 && len(data) > s {
 		data = data[:s]
@@ -261,12 +287,13 @@ func (g *generator) emit(p *pkt) error {
 	if g.cfg.Encap == EncapERF && len(pktBytes) >= layers.ERFHeaderLen {
 		pktBytes = pktBytes[layers.ERFHeaderLen:]
 	}
+	g.tr.now, g.tr.origLen = writtenTime(ts, g.cfg).UnixNano(), orig
 	g.tr.add(p, pktBytes, status)
 	if g.cfg.OnFrame != nil {
 		g.frameInfo(p, ts, data, orig, status)
 		g.cfg.OnFrame(&g.info)
 	}
-	g.nowNs += ((int64(orig)+24)*8*1000 + g.rate - 1) / g.rate
+	g.nowNs += wire + int64(float64(wire)*p.stretch)
 	return nil
 }
 

@@ -162,7 +162,12 @@ type pkt struct {
 	ce      bool
 	corrupt bool
 	delayNs int64
-	resend  uint8 // a go-back-N resend of a request: resendNAK or resendRNR
+	resend  uint8 // a go-back-N resend of a request: resendNAK, resendRNR or resendTimeout
+	// NIC knobs (nic.go).
+	hidden      bool    // lost before the tap: takes its time on the wire, not written
+	sinceLastNs int64   // passes the tap at least this long after the previous packet did
+	stretch     float64 // the gap after it is (1 + stretch) × its time on the wire
+	extraCNP    bool    // a CNP the NIC's rate limit should have suppressed
 }
 
 // Causes of a resend (pkt.resend).
