@@ -232,7 +232,6 @@ type nicState struct {
 	nakPending bool
 	nakRNR     bool
 	nakPSN     uint32
-	nakHigh    uint32 // highest PSN sent when the NAK came
 	nakT       int64
 	nakTimer   int64 // RNR timer, ns
 	nakFrame   uint64
@@ -300,7 +299,9 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 	n := nicOf(f)
 	t := p.Time.UnixNano()
 	psn := p.BTH.PSN
-	back := (obs == obsOld || obs == obsFill) && !isDup
+	// A byte-identical repeat of the last request is a capture duplicate,
+	// unless a NAK asked for it.
+	back := (obs == obsOld || obs == obsFill) && (!isDup || n.nakPending)
 	if back && !n.epActive {
 		switch {
 		case n.nakPending:
@@ -319,8 +320,13 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 					a.addFinding(p, KindGoBackN, SeverityError, f.name(), fmt.Sprintf("resend after the NAK of frame %d restarted at PSN %d, not at the NAKed PSN %d", n.nakFrame, psn, n.nakPSN))
 				}
 			}
-			n.epActive, n.epNAK, n.epEnd, n.epFrame = true, !n.nakRNR, n.nakHigh, n.nakFrame
-		case obs == obsOld:
+			n.epActive, n.epNAK, n.epEnd, n.epFrame = true, !n.nakRNR, f.psn.high, n.nakFrame
+		case obs == obsFill:
+			// A hole filled with no NAK before it: a reordering, or (at the
+			// responder) a resend of a request lost before the capture,
+			// whose first transmission is not there to time it.
+			n.epActive, n.epNAK, n.epEnd = true, false, f.psn.high
+		default:
 			n.timeouts++
 			for i := range n.ringN {
 				if r := n.ring[(n.ringH-1-i+2*nicWindow)%nicWindow]; r.psn == psn {
@@ -332,7 +338,7 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 		}
 		n.epExpect = psn
 	}
-	if n.epActive && !isDup {
+	if n.epActive && (!isDup || back) {
 		switch {
 		case psn == n.epExpect:
 			n.epExpect = psnAdd(psn, int64(span))
@@ -429,7 +435,7 @@ func (a *Analyzer) nicResponse(r *flowState, p *Packet) {
 	}
 	n := f.nic
 	psn := p.BTH.PSN
-	n.nakPending, n.nakRNR, n.nakPSN, n.nakHigh, n.nakT, n.nakFrame = true, rnr, psn, f.psn.high, p.Time.UnixNano(), p.Frame
+	n.nakPending, n.nakRNR, n.nakPSN, n.nakT, n.nakFrame = true, rnr, psn, p.Time.UnixNano(), p.Frame
 	n.epActive = false
 	if rnr {
 		n.nakTimer = int64(p.AETH.RNRTimer())

@@ -107,9 +107,11 @@ type generator struct {
 	rate  int64 // Mbit/s
 	// lastStart is when the previous packet passed the tap; lastCNP when
 	// the last CNP did (hasCNP), for the NIC knobs.
-	lastStart, lastCNP int64
-	hasCNP             bool
-	info               FrameInfo
+	lastCNP  int64
+	hasCNP   bool
+	slowLeft int              // requests still slowed after the last CNP
+	txStart  map[uint32]int64 // data request PSN → its last start (NIC knobs only)
+	info     FrameInfo
 }
 
 func newGenerator(cfg *Config, out io.Writer) (*generator, error) {
@@ -243,19 +245,34 @@ func (g *generator) runMix() error {
 // emit writes one packet and records it in the truth.
 func (g *generator) emit(p *pkt) error {
 	g.nowNs += p.delayNs
-	if p.sinceLastNs > 0 {
-		g.nowNs = max(g.nowNs, g.lastStart+p.sinceLastNs)
+	if p.sinceTxNs > 0 {
+		if t, ok := g.txStart[p.psn]; ok {
+			g.nowNs = max(g.nowNs, t+p.sinceTxNs)
+		}
 	}
 	if p.op.IsCNP() && !p.extraCNP && g.cfg.NIC.CNPIntervalNs > 0 && g.hasCNP && g.nowNs-g.lastCNP < g.cfg.NIC.CNPIntervalNs {
 		return nil // the NIC's CNP rate limit
 	}
-	if p.op.IsCNP() {
-		g.lastCNP, g.hasCNP = g.nowNs, true
+	stretch := 0.0
+	if g.cfg.NIC.any() {
+		if p.op.IsCNP() {
+			g.lastCNP, g.hasCNP = g.nowNs, true
+			g.slowLeft = nicWindow
+		}
+		if p.dataReq() {
+			if g.txStart == nil {
+				g.txStart = make(map[uint32]int64)
+			}
+			g.txStart[p.psn] = g.nowNs
+			if g.slowLeft > 0 && g.cfg.NIC.RateCut > 0 {
+				stretch = 1/g.cfg.NIC.RateCut - 1
+				g.slowLeft--
+			}
+		}
 	}
 	if g.cfg.NIC.Tap == TapRequester {
 		p.ce = false // marked after the requester's port
 	}
-	g.lastStart = g.nowNs
 	ts := StartTime.Add(time.Duration(g.nowNs))
 	frame, err := g.b.build(p, ts)
 	if err != nil {
@@ -293,7 +310,7 @@ func (g *generator) emit(p *pkt) error {
 		g.frameInfo(p, ts, data, orig, status)
 		g.cfg.OnFrame(&g.info)
 	}
-	g.nowNs += wire + int64(float64(wire)*p.stretch)
+	g.nowNs += wire + int64(float64(wire)*stretch)
 	return nil
 }
 

@@ -164,10 +164,9 @@ type pkt struct {
 	delayNs int64
 	resend  uint8 // a go-back-N resend of a request: resendNAK, resendRNR or resendTimeout
 	// NIC knobs (nic.go).
-	hidden      bool    // lost before the tap: takes its time on the wire, not written
-	sinceLastNs int64   // passes the tap at least this long after the previous packet did
-	stretch     float64 // the gap after it is (1 + stretch) × its time on the wire
-	extraCNP    bool    // a CNP the NIC's rate limit should have suppressed
+	hidden    bool  // lost before the tap: takes its time on the wire, not written
+	sinceTxNs int64 // passes the tap at least this long after the last transmission of its PSN
+	extraCNP  bool  // a CNP the NIC's rate limit should have suppressed
 }
 
 // Causes of a resend (pkt.resend).

@@ -177,21 +177,36 @@ func timeoutLoss(list []pkt, psn uint32, k *NICKnobs) []pkt {
 	if i < 0 {
 		return list
 	}
+	// One more request is in flight behind it, and the NAK it triggers
+	// is lost: only the requester's timer resends.
 	out := make([]pkt, 0, len(list)+8)
 	out = append(out, list[:i+1]...)
 	if k.Tap == TapResponder {
 		out[i].hidden = true
 	}
+	if j := nextReq(list, i+1); j >= 0 {
+		out = append(out, list[j])
+	}
 	resend := len(out)
 	out = append(out, list[i:]...)
-	out[resend].sinceLastNs = k.TimeoutNs
-	out[resend].resend = resendTimeout
+	out[resend].sinceTxNs = k.TimeoutNs
+	high := psn
+	for _, q := range out[:resend] {
+		if q.dataReq() && serial24(q.psn-high) > 0 {
+			high = q.psn
+		}
+	}
+	for x := resend; x < len(out); x++ {
+		if q := &out[x]; q.dataReq() && serial24(q.psn-psn) >= 0 && serial24(q.psn-high) <= 0 && q.resend == resendNone {
+			q.resend = resendTimeout
+		}
+	}
 	return out
 }
 
 // applyNIC applies the NIC knobs that are not part of a NAK: timeouts and
-// the extra CNPs; the ECN marks the requester tap does not see; the rate
-// cut after CNPs.
+// the extra CNPs (the rate cut after CNPs is applied as they are
+// written: generator.emit).
 func applyNIC(list []pkt, k *NICKnobs, start uint32) ([]pkt, error) {
 	for _, r := range append(append([]PSNRef(nil), k.Timeout...), k.CNPExtra...) {
 		if p := r.resolve(start); findReq(list, p, 0) < 0 {
@@ -209,19 +224,6 @@ func applyNIC(list []pkt, k *NICKnobs, start uint32) ([]pkt, error) {
 		extra := list[i+1]
 		extra.extraCNP = true
 		list = insert(list, i+2, extra)
-	}
-	if k.RateCut > 0 {
-		left := 0
-		for x := range list {
-			p := &list[x]
-			switch {
-			case p.op.IsCNP():
-				left = nicWindow
-			case p.dataReq() && left > 0:
-				p.stretch = 1/k.RateCut - 1
-				left--
-			}
-		}
 	}
 	return list, nil
 }
