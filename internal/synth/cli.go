@@ -56,6 +56,7 @@ type cliFlags struct {
 	format, encap                              string
 	drop, nak, rnr, dup, reorder, ecn, corrupt string
 	tapDrop                                    string
+	tap, timeout, cnpExtra                     string
 	startPSN                                   int64
 	noTruth                                    bool
 }
@@ -90,6 +91,7 @@ func newFlagSet(v *cliFlags) *flag.FlagSet {
 	fs.BoolVar(&cfg.DC, "dc", false, "write the data connection as DC (NVIDIA Dynamically Connected) traffic, without CM: write-bw, read-bw, atomic")
 	fs.Uint64Var(&cfg.Seed, "seed", DefaultSeed, "random seed (same seed, same bytes)")
 	fs.Float64Var(&cfg.Gbps, "gbps", DefaultGbps, "link rate of the timestamps, Gbit/s")
+	addNICFlags(fs, v)
 	return fs
 }
 
@@ -144,6 +146,9 @@ func ParseArgs(args []string) (cfg Config, out, truth string, err error) {
 		return cfg, "", "", err
 	}
 	cfg.Drop = append(cfg.Drop, tap...)
+	if err := parseNICFlags(&v, &cfg); err != nil {
+		return cfg, "", "", err
+	}
 	if startPSN >= 0 {
 		if startPSN > psnMask {
 			return cfg, "", "", fmt.Errorf("--start-psn %d exceeds 24 bits", startPSN)

@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -247,4 +248,32 @@ func writtenTime(ts time.Time, cfg *Config) time.Time {
 		return ts.Truncate(time.Microsecond)
 	}
 	return ts
+}
+
+// addNICFlags adds the flags of the NIC knobs to roce-synth.
+func addNICFlags(fs *flag.FlagSet, v *cliFlags) {
+	k := &v.cfg.NIC
+	fs.StringVar(&v.tap, "tap", "mirror", "capture point: requester, responder, or mirror (between the ECN-marking switch and the loss)")
+	fs.Int64Var(&k.LinkDelayNs, "link-delay", 0, "one-way delay between the NICs, `ns`")
+	fs.Int64Var(&k.NAKDelayNs, "nak-delay", 0, "requester's delay from a NAK to its resend, `ns`")
+	fs.Int64Var(&k.RNRDelayNs, "rnr-delay", 0, "requester's wait after an RNR NAK, `ns` (default the advertised 0.64 ms)")
+	fs.StringVar(&v.timeout, "timeout", "", "`PSN`s lost with their NAK: resent by the requester's timer")
+	fs.Int64Var(&k.TimeoutNs, "timeout-ns", 0, "requester's retransmission timeout, `ns` (default the CM REQ's Local ACK Timeout, 67.1 ms)")
+	fs.IntVar(&k.GoBackNSkip, "gbn-skip", 0, "after a NAK, resend from `N` PSNs after the NAKed one (a go-back-N violation)")
+	fs.Int64Var(&k.CNPIntervalNs, "cnp-interval", 0, "responder NIC's minimum interval between CNPs of the QP, `ns`")
+	fs.StringVar(&v.cnpExtra, "cnp-extra", "", "ECN-marked `PSN`s whose CNP is sent twice (closer than the NIC's interval)")
+	fs.Float64Var(&k.RateCut, "rate-cut", 0, "requester's rate after a CNP as a `fraction` of the link rate, for 8 requests (0: no reaction)")
+}
+
+// parseNICFlags reads the NIC flags that need parsing.
+func parseNICFlags(v *cliFlags, cfg *Config) error {
+	var err error
+	if cfg.NIC.Tap, err = ParseTap(v.tap); err != nil {
+		return err
+	}
+	if cfg.NIC.Timeout, err = ParsePSNList(v.timeout); err != nil {
+		return err
+	}
+	cfg.NIC.CNPExtra, err = ParsePSNList(v.cnpExtra)
+	return err
 }
