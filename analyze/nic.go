@@ -87,7 +87,6 @@ type NIC struct {
 	// For Merge.
 	stats             [nicFigures]nicStat
 	up, down          uint64 // side evidence: upstream / downstream of the loss or marking
-	cnpNoCE           bool
 	reqPackets, acks  uint64
 	negotiated        bool
 	hadCNPs, hadECNCE bool
