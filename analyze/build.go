@@ -49,8 +49,20 @@ func (a *Analyzer) report(release bool) *Report {
 	// all before Finish starts releasing flows.
 	cnpTransport := a.untypedTransports()
 	evidence := make([]lossEvidence, len(a.flowList)) // reads the peer flows: before any is released
+	nics := make([]*NIC, len(a.flowList))
+	var nicFindings []Finding
 	for i, f := range a.flowList {
 		evidence[i] = a.evidenceOf(f)
+		var fs []Finding
+		nics[i], fs = a.nicReport(f)
+		nicFindings = append(nicFindings, fs...)
+	}
+	for _, fd := range nicFindings {
+		if len(r.Findings) >= a.opts.MaxFindings {
+			r.FindingsDropped++
+			continue
+		}
+		r.Findings = append(r.Findings, fd)
 	}
 	for i, f := range a.flowList {
 		fr := a.flowReport(f, release)
@@ -58,6 +70,7 @@ func (a *Analyzer) report(release bool) *Report {
 			fr.Transport = cnpTransport[f.index]
 		}
 		cls := a.attribute(r, f, &fr, evidence[i])
+		fr.NIC = nics[i]
 		r.Flows = append(r.Flows, fr)
 		if release {
 			a.flowList[i] = nil
@@ -460,6 +473,7 @@ func mergeFlow(a, b *Flow) {
 		a.rtt.merge(b.rtt)
 		a.Responses.RTT = a.rtt.summary()
 	}
+	a.NIC = mergeNIC(a.NIC, b.NIC)
 	setRates(a)
 }
 

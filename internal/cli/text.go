@@ -311,6 +311,8 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 		})
 	}
 
+	r.writeNIC(w, rep)
+
 	fmt.Fprintln(w)
 	if len(rep.Findings) == 0 {
 		if readErr != "" {

@@ -503,7 +503,7 @@ func TestFastICRC(t *testing.T) {
 		for gen.next(&p) {
 			list = append(list, p)
 		}
-		list, err = applyImpairments(list, &cfg.Impairments, c.psnA)
+		list, err = applyImpairments(list, &cfg.Impairments, c.psnA, &cfg.NIC)
 		require.NoError(t, err)
 		slow, fast := newBuilder(enc, false), newBuilder(enc, true)
 		for i := range list {
