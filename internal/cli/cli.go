@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -188,7 +187,8 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 	r.flowBudget = analyze.NewFlowBudget(r.cfg.maxFlows)
 	results := make([]fileResult, len(files))
 	multi := len(files) > 1
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	sem := make(chan struct{}, r.jobs())
+	cpu := make(chan struct{}, r.jobs()) // -j: the analyzers running at once
 	var wg sync.WaitGroup
 	for i, name := range files {
 		wg.Add(1)
@@ -196,9 +196,7 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			a := analyze.New(r.options(name, multi))
-			err := r.each(ctx, name, func(f *frame) { a.Feed(f.ci, f.linkType, f.data) })
-			results[i] = fileResult{name: name, report: a.Finish(), err: err}
+			results[i] = r.analyzeFile(ctx, name, multi, cpu)
 		}()
 	}
 	wg.Wait()

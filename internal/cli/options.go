@@ -30,6 +30,7 @@ type config struct {
 	plot      string
 	maxFlows  int
 	progress  string // auto, never
+	jobs      int    // -j: cores per run (0: all)
 }
 
 // flowFilter selects one flow.
@@ -109,6 +110,8 @@ func parseArgs(args []string) (*config, []string, error) {
 	fs.StringVar(&cfg.plot, "plot", "", "write per-flow throughput over time to FILE.svg or FILE.png")
 	fs.IntVar(&cfg.maxFlows, "max-flows", 1_000_000, "track at most N flows (more are counted, not tracked)")
 	fs.StringVar(&cfg.progress, "progress", "auto", "progress bar on stderr: auto (terminal, reads over 1 s) or never")
+	fs.IntVar(&cfg.jobs, "j", 0, "analyze on N cores (0: all): a pcap/pcapng file is cut into N ranges of frames")
+	fs.IntVar(&cfg.jobs, "jobs", 0, "analyze on N cores (0: all): a pcap/pcapng file is cut into N ranges of frames")
 
 	var files []string
 	for {
@@ -148,6 +151,9 @@ func parseArgs(args []string) (*config, []string, error) {
 	}
 	if cfg.interval <= 0 {
 		return nil, nil, fmt.Errorf("%w: --interval must be positive", errUsage)
+	}
+	if cfg.jobs < 0 {
+		return nil, nil, fmt.Errorf("%w: -j must be 0 (all cores) or more", errUsage)
 	}
 	if cfg.maxFlows <= 0 {
 		return nil, nil, fmt.Errorf("%w: --max-flows must be positive", errUsage)
@@ -217,6 +223,8 @@ const flagHelp = `  -P, --packets              one line per RDMA packet (like ts
                              (.svg or .png)
       --max-flows N          track at most N flows (default 1000000)
       --progress WHEN        auto (default) or never
+  -j, --jobs N               analyze on N cores (default 0: all); a seekable pcap or pcapng
+                             file is cut into N ranges of frames, same report
   -h, --help                 this help
 
 Exit status: 0 ok, 1 a capture was damaged or unreadable (the report of what
