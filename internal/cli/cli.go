@@ -196,7 +196,7 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i] = r.analyzeFile(ctx, name, multi, cpu)
+			results[i] = r.analyzeFile(ctx, i, name, multi, cpu)
 		}()
 	}
 	wg.Wait()
@@ -221,7 +221,11 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 	}
 	merged = r.filter(merged)
 	var err error
+	if r.cfg.export != "" && !r.exportReport(files, merged) {
+		status = ExitDamaged
+	}
 	switch r.cfg.output {
+	case "parquet": // --export only
 	case "json":
 		err = writeJSON(r.stdout, merged)
 	case "csv":

@@ -31,6 +31,7 @@ type config struct {
 	maxFlows  int
 	progress  string // auto, never
 	jobs      int    // -j: cores per run (0: all)
+	export    string // --export DIR: Parquet tables
 }
 
 // flowFilter selects one flow.
@@ -111,6 +112,7 @@ func parseArgs(args []string) (*config, []string, error) {
 	fs.IntVar(&cfg.maxFlows, "max-flows", 1_000_000, "track at most N flows (more are counted, not tracked)")
 	fs.StringVar(&cfg.progress, "progress", "auto", "progress bar on stderr: auto (terminal, reads over 1 s) or never")
 	fs.IntVar(&cfg.jobs, "j", 0, "analyze on N cores (0: all): a pcap/pcapng file is cut into N ranges of frames")
+	fs.StringVar(&cfg.export, "export", "", "write the analysis as Parquet tables to DIR (docs/parquet.md)")
 	fs.IntVar(&cfg.jobs, "jobs", 0, "analyze on N cores (0: all): a pcap/pcapng file is cut into N ranges of frames")
 
 	var files []string
@@ -136,6 +138,10 @@ func parseArgs(args []string) (*config, []string, error) {
 	}
 	switch cfg.output {
 	case "text", "json", "csv":
+	case "parquet":
+		if cfg.export == "" || cfg.packets || cfg.verbose {
+			return nil, nil, fmt.Errorf("%w: -o parquet wants --export DIR (and no -P/-V)", errUsage)
+		}
 	default:
 		return nil, nil, fmt.Errorf("%w: -o %q: want text, json or csv", errUsage, cfg.output)
 	}
@@ -223,6 +229,8 @@ const flagHelp = `  -P, --packets              one line per RDMA packet (like ts
                              (.svg or .png)
       --max-flows N          track at most N flows (default 1000000)
       --progress WHEN        auto (default) or never
+      --export DIR           also write the analysis as Parquet tables (packets, flows,
+                             connections, findings) to DIR; -o parquet: only them
   -j, --jobs N               analyze on N cores (default 0: all); a seekable pcap or pcapng
                              file is cut into N ranges of frames, same report
   -h, --help                 this help

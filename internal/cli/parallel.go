@@ -27,17 +27,18 @@ func (r *runner) jobs() int {
 // docs/cli.md, "Parallel analysis"), anything else sequentially. The
 // report is the same either way: when a range cannot be read as the
 // index promised, the file is read again sequentially.
-func (r *runner) analyzeFile(ctx context.Context, name string, multi bool, cpu chan struct{}) fileResult {
+func (r *runner) analyzeFile(ctx context.Context, index int, name string, multi bool, cpu chan struct{}) fileResult {
 	if ranges := r.ranges(name); len(ranges) > 1 {
-		if res, ok := r.analyzeRanges(ctx, name, multi, ranges, cpu); ok {
+		if res, ok := r.analyzeRanges(ctx, index, name, multi, ranges, cpu); ok {
 			return res
 		}
 	}
 	cpu <- struct{}{}
 	defer func() { <-cpu }()
 	a := analyze.New(r.options(name, multi))
-	err := r.each(ctx, name, func(f *frame) { a.Feed(f.ci, f.linkType, f.data) })
-	return fileResult{name: name, report: a.Finish(), err: err}
+	feed, done := r.exporter(index, 0, name, a)
+	err := r.each(ctx, name, feed)
+	return fileResult{name: name, report: a.Finish(), err: errors.Join(err, done())}
 }
 
 // ranges cuts a file into ranges for an explicit -j N (N ≥ 2), or returns
@@ -67,7 +68,7 @@ var errRangeRead = errors.New("range read")
 // cores at once, and merges their reports in file order. It returns
 // false when a range failed to read (the caller reads the file
 // sequentially, to report the damage at the file's offsets).
-func (r *runner) analyzeRanges(ctx context.Context, name string, multi bool, ranges []capture.Range, cpu chan struct{}) (fileResult, bool) {
+func (r *runner) analyzeRanges(ctx context.Context, index int, name string, multi bool, ranges []capture.Range, cpu chan struct{}) (fileResult, bool) {
 	reports := make([]*analyze.Report, len(ranges))
 	errs := make([]error, len(ranges))
 	var wg sync.WaitGroup
@@ -80,7 +81,11 @@ func (r *runner) analyzeRanges(ctx context.Context, name string, multi bool, ran
 			o := r.options(name, multi)
 			o.FirstFrame = rg.FirstFrame
 			a := analyze.New(o)
-			errs[i] = r.eachInRange(ctx, rg, func(f *frame) { a.Feed(f.ci, f.linkType, f.data) })
+			feed, done := r.exporter(index, i, name, a)
+			errs[i] = r.eachInRange(ctx, rg, feed)
+			if err := done(); err != nil && errs[i] == nil {
+				errs[i] = err
+			}
 			reports[i] = a.Finish()
 		}()
 	}
