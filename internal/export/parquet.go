@@ -152,7 +152,7 @@ func packetRow(file string, p *analyze.Packet) PacketRow {
 		r.VLAN = ptr(int32(p.VLAN))
 	}
 	if b := p.BTH; b != nil {
-		r.DestQP, r.Opcode, r.OpcodeName, r.PSN = ptr(b.DestQP), ptr(uint8(b.Opcode)), ptr(b.Opcode.String()), ptr(b.PSN)
+		r.DestQP, r.Opcode, r.OpcodeName, r.PSN = ptr(b.DestQP), ptr(uint8(b.Opcode)), ptr(b.OpcodeName()), ptr(b.PSN)
 		r.AckReq, r.SE, r.FECN, r.BECN, r.PKey = ptr(b.AckReq), ptr(b.SolicitedEvent), ptr(b.FECN), ptr(b.BECN), ptr(b.PKey)
 		r.ICRC = ptr(p.ICRC.Status.String())
 	}
