@@ -41,7 +41,7 @@ const batchRows = 1024
 
 func options() []parquet.WriterOption {
 	return []parquet.WriterOption{
-		parquet.Compression(&parquet.Zstd),
+		parquet.Compression(&parquet.Snappy),
 		parquet.MaxRowsPerRowGroup(rowGroupRows),
 		parquet.CreatedBy("roce-dissect", "", ""),
 	}
@@ -79,12 +79,25 @@ type PacketRow struct {
 	Truncated   bool    `parquet:"truncated"`
 	Findings    int32   `parquet:"findings"`
 	Error       *string `parquet:"error,optional"`
+
+	v values // what the optional columns point to: no allocation per row
+}
+
+// values backs the optional columns of a PacketRow.
+type values struct {
+	vlan, payloadLen                int32
+	destQP, psn, msn, dmaLen        uint32
+	opcode                          uint8
+	opcodeName, icrc, aethType, err string
+	ackReq, se, fecn, becn          bool
+	pkey                            uint16
 }
 
 // PacketWriter streams the packets table of one capture (or range) to a
 // file: rows are batched and written a row group at a time, so memory
 // stays bounded whatever the capture's length.
 type PacketWriter struct {
+	addrs map[analyze.Addr]string // the addresses' text, made once each
 	f     *os.File
 	w     *parquet.GenericWriter[PacketRow]
 	file  string
@@ -102,7 +115,7 @@ func NewPacketWriter(path, file string) (*PacketWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &PacketWriter{f: f, w: parquet.NewGenericWriter[PacketRow](f, options()...), file: file, batch: make([]PacketRow, 0, batchRows)}, nil
+	return &PacketWriter{addrs: map[analyze.Addr]string{}, f: f, w: parquet.NewGenericWriter[PacketRow](f, options()...), file: file, batch: make([]PacketRow, 0, batchRows)}, nil
 }
 
 // Add writes p as a row when it is an RDMA packet, and ignores it
@@ -111,7 +124,8 @@ func (pw *PacketWriter) Add(p *analyze.Packet) {
 	if !p.IsRDMA || pw.err != nil {
 		return
 	}
-	pw.batch = append(pw.batch, packetRow(pw.file, p))
+	pw.batch = pw.batch[:len(pw.batch)+1]
+	pw.packetRow(&pw.batch[len(pw.batch)-1], p)
 	if len(pw.batch) == cap(pw.batch) {
 		pw.flush()
 	}
@@ -140,35 +154,57 @@ func (pw *PacketWriter) Close() error {
 
 func ptr[T any](v T) *T { return &v }
 
-// packetRow turns the analyzer's view of a frame into a row.
-func packetRow(file string, p *analyze.Packet) PacketRow {
-	r := PacketRow{
-		File: file, Frame: p.Frame, Time: p.Time.UnixNano(), Encap: p.Encap.String(),
-		Src: p.Src.String(), Dst: p.Dst.String(), ECN: p.ECN,
+// addr returns the text of a, from the writer's cache (a capture has
+// few addresses; String allocates).
+func (pw *PacketWriter) addr(a analyze.Addr) string {
+	s, ok := pw.addrs[a]
+	if !ok {
+		s = a.String()
+		if len(pw.addrs) < 1<<16 {
+			pw.addrs[a] = s
+		}
+	}
+	return s
+}
+
+// packetRow fills r, an element of the batch, with the analyzer's view of
+// a frame; its optional columns point into r itself.
+func (pw *PacketWriter) packetRow(r *PacketRow, p *analyze.Packet) {
+	*r = PacketRow{
+		File: pw.file, Frame: p.Frame, Time: p.Time.UnixNano(), Encap: p.Encap.String(),
+		Src: pw.addr(p.Src), Dst: pw.addr(p.Dst), ECN: p.ECN,
 		Length: int32(p.Length), CapLength: int32(p.CapLength),
 		PortRewrite: p.SrcPortRewritten, Truncated: p.Truncated, Findings: int32(p.Findings),
 	}
+	v := &r.v
 	if p.VLAN >= 0 {
-		r.VLAN = ptr(int32(p.VLAN))
+		v.vlan = int32(p.VLAN)
+		r.VLAN = &v.vlan
 	}
 	if b := p.BTH; b != nil {
-		r.DestQP, r.Opcode, r.OpcodeName, r.PSN = ptr(b.DestQP), ptr(uint8(b.Opcode)), ptr(b.OpcodeName()), ptr(b.PSN)
-		r.AckReq, r.SE, r.FECN, r.BECN, r.PKey = ptr(b.AckReq), ptr(b.SolicitedEvent), ptr(b.FECN), ptr(b.BECN), ptr(b.PKey)
-		r.ICRC = ptr(p.ICRC.Status.String())
+		v.destQP, v.opcode, v.opcodeName, v.psn = b.DestQP, uint8(b.Opcode), b.OpcodeName(), b.PSN
+		v.ackReq, v.se, v.fecn, v.becn, v.pkey = b.AckReq, b.SolicitedEvent, b.FECN, b.BECN, b.PKey
+		v.icrc = p.ICRC.Status.String()
+		r.DestQP, r.Opcode, r.OpcodeName, r.PSN = &v.destQP, &v.opcode, &v.opcodeName, &v.psn
+		r.AckReq, r.SE, r.FECN, r.BECN, r.PKey = &v.ackReq, &v.se, &v.fecn, &v.becn, &v.pkey
+		r.ICRC = &v.icrc
 	}
 	if p.PayloadLen >= 0 {
-		r.PayloadLen = ptr(int32(p.PayloadLen))
+		v.payloadLen = int32(p.PayloadLen)
+		r.PayloadLen = &v.payloadLen
 	}
 	if a := p.AETH; a != nil {
-		r.AETHType, r.AETHMSN = ptr(a.Type().String()), ptr(a.MSN)
+		v.aethType, v.msn = a.Type().String(), a.MSN
+		r.AETHType, r.AETHMSN = &v.aethType, &v.msn
 	}
 	if p.RETH != nil {
-		r.RETHLength = ptr(p.RETH.DMALength)
+		v.dmaLen = p.RETH.DMALength
+		r.RETHLength = &v.dmaLen
 	}
 	if p.Err != nil {
-		r.Error = ptr(p.Err.Error())
+		v.err = p.Err.Error()
+		r.Error = &v.err
 	}
-	return r
 }
 
 // FlowRow is one row of the flows table (see analyze.Flow and
