@@ -38,6 +38,10 @@ type Options struct {
 	// transport, unless the packet's length proves RD; see
 	// layers.RDDecoding); layers.RDDecodeRD or RDDecodeDC force one.
 	DecodeRDAs layers.RDDecoding
+	// FirstFrame is the number of the first frame fed (0 means 1): an
+	// Analyzer given one range of a capture numbers its frames as the
+	// whole file does.
+	FirstFrame uint64
 }
 
 const (
@@ -212,7 +216,7 @@ func (a *Analyzer) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, dat
 	ci.Length = clampOriginalLength(ci.Length, len(data))
 	a.capture.Bytes += uint64(ci.Length)
 	p := &a.pkt
-	*p = Packet{Frame: a.capture.Frames, Time: ci.Timestamp, Length: ci.Length, CapLength: len(data), VLAN: -1, PayloadLen: -1}
+	*p = Packet{Frame: a.capture.Frames + max(a.opts.FirstFrame, 1) - 1, Time: ci.Timestamp, Length: ci.Length, CapLength: len(data), VLAN: -1, PayloadLen: -1}
 	a.fb = feedback{}
 	a.lens = frameLens{}
 	ibLen, icrcKind, netHdr, udpHdr := a.decode(linkType, data)

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -179,7 +178,8 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 	multi := len(files) > 1
 	samplers := r.pointSamplers(files)
 	collectors := r.htmlCollectors(len(files))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	sem := make(chan struct{}, r.jobs())
+	cpu := make(chan struct{}, r.jobs()) // -j: the analyzers running at once
 	var wg sync.WaitGroup
 	for i, name := range files {
 		wg.Add(1)
@@ -187,18 +187,18 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			a := analyze.New(r.options(name, multi))
 			var smp *points.Sampler
 			if samplers != nil {
 				smp = samplers[i]
 			}
-			col := collectors[i]
-			err := r.each(ctx, name, func(f *frame) {
-				p := a.Feed(f.ci, f.linkType, f.data)
-				smp.Add(p)
-				col.Add(p)
-			})
-			results[i] = fileResult{name: name, report: a.Finish(), err: err}
+			var tap func(*analyze.Packet)
+			if col := collectors[i]; smp != nil || col != nil {
+				tap = func(p *analyze.Packet) {
+					smp.Add(p)
+					col.Add(p)
+				}
+			}
+			results[i] = r.analyzeFile(ctx, i, name, multi, cpu, tap)
 		}()
 	}
 	wg.Wait()
@@ -232,7 +232,11 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 	}
 	merged = r.filter(merged)
 	var err error
+	if r.cfg.export != "" && !r.exportReport(files, merged) {
+		status = ExitDamaged
+	}
 	switch r.cfg.output {
+	case "parquet": // --export only
 	case "json":
 		err = writeJSONPoints(r.stdout, merged, pts)
 	case "csv":

@@ -33,6 +33,8 @@ type config struct {
 	progress  string // auto, never
 	// clockOffsets are --clock-offset FILE=DURATION (capture points).
 	clockOffsets map[string]time.Duration
+	jobs         int    // -j: cores per run (0: all)
+	export       string // --export DIR: Parquet tables
 }
 
 // flowFilter selects one flow.
@@ -115,6 +117,9 @@ func parseArgs(args []string) (*config, []string, error) {
 	fs.IntVar(&cfg.maxFlows, "max-flows", 1_000_000, "track at most N flows (more are counted, not tracked)")
 	fs.StringVar(&cfg.progress, "progress", "auto", "progress bar on stderr: auto (terminal, reads over 1 s) or never")
 	fs.Var(clockOffsetFlag{&cfg.clockOffsets}, "clock-offset", "FILE=DURATION: FILE's clock runs DURATION ahead of the first file's (capture points; repeatable)")
+	fs.IntVar(&cfg.jobs, "j", 0, "analyze on N cores (0: all): a pcap/pcapng file is cut into N ranges of frames")
+	fs.StringVar(&cfg.export, "export", "", "write the analysis as Parquet tables to DIR (docs/parquet.md)")
+	fs.IntVar(&cfg.jobs, "jobs", 0, "analyze on N cores (0: all): a pcap/pcapng file is cut into N ranges of frames")
 
 	var files []string
 	for {
@@ -139,6 +144,10 @@ func parseArgs(args []string) (*config, []string, error) {
 	}
 	switch cfg.output {
 	case "text", "json", "csv":
+	case "parquet":
+		if cfg.export == "" || cfg.packets || cfg.verbose {
+			return nil, nil, fmt.Errorf("%w: -o parquet wants --export DIR (and no -P/-V)", errUsage)
+		}
 	default:
 		return nil, nil, fmt.Errorf("%w: -o %q: want text, json or csv", errUsage, cfg.output)
 	}
@@ -154,6 +163,9 @@ func parseArgs(args []string) (*config, []string, error) {
 	}
 	if cfg.interval <= 0 {
 		return nil, nil, fmt.Errorf("%w: --interval must be positive", errUsage)
+	}
+	if cfg.jobs < 0 {
+		return nil, nil, fmt.Errorf("%w: -j must be 0 (all cores) or more", errUsage)
 	}
 	if cfg.maxFlows <= 0 {
 		return nil, nil, fmt.Errorf("%w: --max-flows must be positive", errUsage)
@@ -229,6 +241,11 @@ const flagHelp = `  -P, --packets              one line per RDMA packet (like ts
                              several files of the same traffic (capture points): FILE's
                              clock runs DURATION (e.g. 1.5ms, -200us) ahead of the first
                              file's; overrides the estimate (repeatable)
+      --export DIR           also write the analysis as Parquet tables (packets, flows,
+                             connections, findings) to DIR; -o parquet: only them
+  -j, --jobs N               analyze on N cores (default 0: all, one file each); with N ≥ 2
+                             a seekable pcap or pcapng file is cut into N ranges of frames
+                             (docs/parallel.md: what may differ from one core)
   -h, --help                 this help
 
 Exit status: 0 ok, 1 a capture was damaged or unreadable (the report of what
