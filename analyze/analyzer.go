@@ -42,6 +42,13 @@ type Options struct {
 	// Analyzer given one range of a capture numbers its frames as the
 	// whole file does.
 	FirstFrame uint64
+	// OnRelease, when set, is called by Finish once the flow table is
+	// released and again after every 32,768 flows it has turned into
+	// reports: a caller with millions of flows can collect garbage there
+	// (runtime.GC) so that memory peaks at about the larger of the flow
+	// table and the report rather than their sum. The library itself
+	// never runs the garbage collector.
+	OnRelease func()
 }
 
 const (

@@ -3,7 +3,6 @@ package analyze
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"sort"
 	"time"
 )
@@ -19,8 +18,8 @@ func (a *Analyzer) Report() *Report { return a.report(false) }
 func (a *Analyzer) Finish() *Report {
 	a.flows, a.hostMTU, a.byHosts = nil, nil, nil
 	a.flowCache = [flowCacheLen]cachedFlow{}
-	if len(a.flowList) >= releaseEvery {
-		runtime.GC() // before the reports are allocated, return the map's memory
+	if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil {
+		a.opts.OnRelease() // before the reports are allocated: the map's memory is free
 	}
 	return a.report(true)
 }
@@ -74,8 +73,8 @@ func (a *Analyzer) report(release bool) *Report {
 		r.Flows = append(r.Flows, fr)
 		if release {
 			a.flowList[i] = nil
-			if (i+1)%releaseEvery == 0 {
-				runtime.GC()
+			if (i+1)%releaseEvery == 0 && a.opts.OnRelease != nil {
+				a.opts.OnRelease()
 			}
 		}
 		for _, pm := range f.reqMsg.pending {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -92,6 +93,7 @@ func (r *runner) options(file string, multi bool) analyze.Options {
 	}
 	o.DecodeRDAs = r.cfg.rdAs
 	o.FlowBudget = r.flowBudget
+	o.OnRelease = runtime.GC // Finish hands the flow table's memory to the report
 	if multi {
 		o.File = file
 	}
