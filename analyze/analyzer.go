@@ -28,6 +28,13 @@ type Options struct {
 	// FlowBudget, when set, is a flow cap shared with other Analyzers (of
 	// the files of one run): a flow is tracked only if it allows too.
 	FlowBudget *FlowBudget
+	// MaxConnections caps the CM connection table (default 100,000): a
+	// REQ with a new CommID beyond it is counted in
+	// Capture.ConnectionsDropped and not tracked.
+	MaxConnections int
+	// ConnectionBudget, when set, is a connection cap shared with other
+	// Analyzers (of the files of one run), like FlowBudget.
+	ConnectionBudget *FlowBudget
 	// MaxFindings caps the findings and malformed frames listed (default
 	// 100,000); further ones are counted in Report.FindingsDropped.
 	MaxFindings int
@@ -96,9 +103,12 @@ func New(opts Options) *Analyzer {
 	if opts.MaxFindings <= 0 {
 		opts.MaxFindings = defaultMaxFindings
 	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = defaultMaxConnections
+	}
 	ib := layers.NewTransportLayers()
 	ib.BTH.DecodeRDAs = opts.DecodeRDAs
-	return &Analyzer{
+	a := &Analyzer{
 		opts:    opts,
 		ib:      ib,
 		flows:   make(map[mapKey]int32),
@@ -106,6 +116,8 @@ func New(opts Options) *Analyzer {
 		byHosts: make(map[hostsKey][]int32),
 		conns:   newConnTable(),
 	}
+	a.conns.maxOrphans = a.maxOrphans()
+	return a
 }
 
 // feedback is the DecodeFeedback of the decoders: it carries the

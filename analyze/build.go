@@ -82,6 +82,9 @@ func (a *Analyzer) report(release bool) *Report {
 	if f, ok := a.cutFinding(); ok {
 		r.addFinding(f, a.opts.MaxFindings)
 	}
+	for _, f := range a.cmFindings() {
+		r.addFinding(f, a.opts.MaxFindings)
+	}
 	sortFindings(r.Findings)
 	return r
 }
@@ -278,6 +281,7 @@ func (r *Report) Merge(o *Report) {
 	c.ICRCPortRewritten += oc.ICRCPortRewritten
 	c.OriginalLengthsClamped += oc.OriginalLengthsClamped
 	c.CutFrames += oc.CutFrames
+	c.ConnectionsDropped += oc.ConnectionsDropped
 	if oc.FirstTime != nil && (c.FirstTime == nil || oc.FirstTime.Before(*c.FirstTime)) {
 		t := *oc.FirstTime
 		c.FirstTime = &t

@@ -29,6 +29,7 @@ type config struct {
 	interval  time.Duration
 	plot      string
 	maxFlows  int
+	maxConns  int
 	progress  string // auto, never
 }
 
@@ -108,6 +109,7 @@ func parseArgs(args []string) (*config, []string, error) {
 	fs.DurationVar(&cfg.interval, "interval", time.Millisecond, "throughput series interval")
 	fs.StringVar(&cfg.plot, "plot", "", "write per-flow throughput over time to FILE.svg or FILE.png")
 	fs.IntVar(&cfg.maxFlows, "max-flows", 1_000_000, "track at most N flows (more are counted, not tracked)")
+	fs.IntVar(&cfg.maxConns, "max-connections", 100_000, "track at most N CM connections (more REQs are counted, not tracked)")
 	fs.StringVar(&cfg.progress, "progress", "auto", "progress bar on stderr: auto (terminal, reads over 1 s) or never")
 
 	var files []string
@@ -151,6 +153,9 @@ func parseArgs(args []string) (*config, []string, error) {
 	}
 	if cfg.maxFlows <= 0 {
 		return nil, nil, fmt.Errorf("%w: --max-flows must be positive", errUsage)
+	}
+	if cfg.maxConns <= 0 {
+		return nil, nil, fmt.Errorf("%w: --max-connections must be positive", errUsage)
 	}
 	if qp != "" {
 		n, err := parseQP(qp)
@@ -216,6 +221,7 @@ const flagHelp = `  -P, --packets              one line per RDMA packet (like ts
       --plot FILE            per-flow throughput over time, PSN gaps and CNPs marked
                              (.svg or .png)
       --max-flows N          track at most N flows (default 1000000)
+      --max-connections N    track at most N CM connections (default 100000)
       --progress WHEN        auto (default) or never
   -h, --help                 this help
 
