@@ -371,15 +371,15 @@ func (a *Analyzer) readSpan(f *flowState, p *Packet) (uint32, bool) {
 		return 1, false
 	}
 	pmtu := a.pmtuFor(f)
-	if pmtu == 0 {
+	if pmtu == 0 || !a.checkDMALength(f, p) {
 		return 1, true
 	}
 	return spanOf(p.RETH.DMALength, pmtu), false
 }
 
-// spanOf is ceil(dmaLen / pmtu), at least 1.
+// spanOf is ceil(dmaLen / pmtu), at least 1 and at most maxReadSpan.
 func spanOf(dmaLen uint32, pmtu int) uint32 {
-	return max(1, uint32((uint64(dmaLen)+uint64(pmtu)-1)/uint64(pmtu)))
+	return min(maxReadSpan, max(1, uint32((uint64(dmaLen)+uint64(pmtu)-1)/uint64(pmtu))))
 }
 
 // request accounts a request packet (the requester's PSN space).

@@ -137,7 +137,7 @@ func (t *psnTracker) missing() uint64 {
 	for _, g := range t.gaps {
 		n += uint64(g.count())
 	}
-	return n
+	return clampMissing(n)
 }
 
 // note records a PSN without judging it: first and highest only, for
