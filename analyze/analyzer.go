@@ -529,12 +529,13 @@ func (a *Analyzer) decodeTransport(data []byte) {
 			p.CNP = &ib.CNP
 		case layers.LayerTypeMAD:
 			p.MAD = rest
-			if !bth.Truncated && p.DETH != nil && len(rest) < cm.MADLen {
-				// A datagram whole in its frame, yet short: not a MAD.
+			if !bth.Truncated && len(rest) < cm.MADLen {
+				// Whole in its frame, yet short: not a MAD (madcheck.go).
 				p.Err = fmt.Errorf("%s to QP%d: %w: %d-byte MAD, need %d", bth.Opcode, bth.DestQP, errShortMAD, len(rest), cm.MADLen)
 			}
 			return
 		default:
+			a.checkEmptyMAD()
 			return
 		}
 	}
