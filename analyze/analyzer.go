@@ -349,6 +349,7 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 				}
 				return
 			}
+			a.lens.erf(int(a.ib.ERF.RLen), int(a.ib.ERF.WLen), len(a.ib.ERF.Contents), len(data))
 			typ, data = a.ib.ERF.NextLayerType(), a.ib.ERF.Payload
 			if typ != gopacket.LayerTypePayload { // a record type decoded further: its clock is trusted
 				p.Time = erfTime(a.ib.ERF.Timestamp)
@@ -529,8 +530,8 @@ func (a *Analyzer) decodeTransport(data []byte) {
 			p.CNP = &ib.CNP
 		case layers.LayerTypeMAD:
 			p.MAD = rest
-			if !bth.Truncated && len(rest) < cm.MADLen {
-				// Whole in its frame, yet short: not a MAD (madcheck.go).
+			if !bth.Truncated && p.DETH != nil && len(rest) < cm.MADLen {
+				// A datagram whole in its frame, yet short: not a MAD (madcheck.go).
 				p.Err = fmt.Errorf("%s to QP%d: %w: %d-byte MAD, need %d", bth.Opcode, bth.DestQP, errShortMAD, len(rest), cm.MADLen)
 			}
 			return

@@ -274,7 +274,7 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 			p.VCRC = &r
 		}
 	}
-	if p.MAD != nil {
+	if p.MAD != nil && p.DETH != nil { // only datagrams carry MADs (madcheck.go)
 		a.handleMAD(p)
 	}
 	f := a.flowFor(p)

@@ -12,8 +12,10 @@ import (
 // capture.malformed, listed, a malformed finding, and it makes no
 // connection (a 28-byte REQ made one with QPN 0 and MTU 0). That holds for
 // any length from 0 (a datagram to QP1 with no payload at all used to
-// vanish as an ordinary packet) to 255, and whatever the opcode (an RC
-// SEND to QP1 carries no DETH but its payload is decoded as a MAD too).
+// vanish as an ordinary packet) to 255. Only datagrams (with a DETH: UD
+// SEND to or from QP0/QP1) carry MADs: the payload of another packet to
+// QP1 (an RC SEND, which no stack sends there) is not decoded as a CM
+// message and makes no connection.
 
 // checkEmptyMAD flags a datagram to or from QP0/QP1 that carries no MAD at
 // all in a frame the capture did not cut.

@@ -15,9 +15,10 @@ import (
 
 // TestShortMADsMalformed: a MAD shorter than 256 bytes in a frame the
 // capture did not cut is malformed and makes no connection, from 0 bytes
-// (a datagram to QP1 with no payload was an ordinary packet) to 255, with
-// or without a DETH (a 28-byte CM REQ in an RC SEND to QP1 made a
-// connection). The MAD bytes are a real CM REQ's first n bytes (cm's
+// (a datagram to QP1 with no payload was an ordinary packet) to 255. An RC
+// SEND to QP1 carries no MAD (no DETH): its payload, even a CM REQ's first
+// bytes, makes no connection (a 28-byte one made one with QPN 0) and the
+// packet is not malformed. The MAD bytes are a real CM REQ's first n bytes (cm's
 // encoder, the oracle): header, then the REQ's LocalCommID and on.
 func TestShortMADsMalformed(t *testing.T) {
 	full, err := (&cm.MAD{Header: cm.Header{BaseVersion: 1, MgmtClass: cm.ClassCM, ClassVersion: 2, Method: 3, AttributeID: cm.AttrConnectRequest},
@@ -42,8 +43,8 @@ func TestShortMADsMalformed(t *testing.T) {
 		{"UD to QP1, 24 bytes (a header)", ud(1, full[:24]), 24, true},
 		{"UD to QP1, 28 bytes (a CommID)", ud(1, full[:28]), 28, true},
 		{"UD to QP1, 100 bytes", ud(1, full[:100]), 100, true},
-		{"RC SEND to QP1, 28 bytes", rc(full[:28]), 28, true},
-		{"RC SEND to QP1, 100 bytes", rc(full[:100]), 100, true},
+		{"RC SEND to QP1, 28 bytes", rc(full[:28]), 28, false},
+		{"RC SEND to QP1, 100 bytes", rc(full[:100]), 100, false},
 		{"UD to QP1, 256 bytes", ud(1, full), 256, false},
 	}
 	for _, tt := range tests {
@@ -53,7 +54,11 @@ func TestShortMADsMalformed(t *testing.T) {
 			r := a.Finish()
 			if !tt.malformed {
 				assert.Zero(t, r.Capture.Malformed)
-				assert.Len(t, r.Connections, 1)
+				conns := 0
+				if tt.n == cm.MADLen {
+					conns = 1
+				}
+				assert.Len(t, r.Connections, conns)
 				return
 			}
 			assert.Equal(t, uint64(1), r.Capture.Malformed)
