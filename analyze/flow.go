@@ -98,7 +98,7 @@ type pendingMsg struct {
 }
 
 // maxPending bounds the pending messages of one stream.
-const maxPending = 256
+const maxPending = 64
 
 // msgStream reassembles the messages of one PSN stream.
 type msgStream struct {
@@ -829,7 +829,7 @@ func (a *Analyzer) checkMTU(f *flowState, p *Packet, payload int) {
 // maxSeries bounds the throughput series of a flow: past it, the flow's
 // interval doubles and its samples are merged in pairs, so that memory
 // stays bounded however long (or however crafted) the capture is.
-const maxSeries = 4096
+const maxSeries = 512
 
 // addSample adds a packet to the flow's throughput series.
 func (a *Analyzer) addSample(f *flowState, t time.Time, payload, wire int) {
@@ -843,12 +843,13 @@ func (a *Analyzer) addSample(f *flowState, t time.Time, payload, wire int) {
 	case n > 0 && f.series[n-1].Start.UnixNano() == b:
 		i = n - 1
 	case n == 0 || f.series[n-1].Start.UnixNano() < b:
-		f.series = append(f.series, Sample{Start: time.Unix(0, b).UTC()})
+		f.series = growSeries(f.series)
+		f.series[n] = Sample{Start: time.Unix(0, b).UTC()}
 		i = n
 	default: // the clock went back: find or insert its bucket
 		i = sort.Search(n, func(k int) bool { return f.series[k].Start.UnixNano() >= b })
 		if f.series[i].Start.UnixNano() != b {
-			f.series = append(f.series, Sample{})
+			f.series = growSeries(f.series)
 			copy(f.series[i+1:], f.series[i:])
 			f.series[i] = Sample{Start: time.Unix(0, b).UTC()}
 		}

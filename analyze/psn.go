@@ -22,7 +22,7 @@ func (g psnGap) count() uint32 { return uint32(psnDiff(g.to, g.from)) + 1 }
 
 // maxGaps bounds the gap list of one flow; beyond it gaps are still
 // counted in Missing but no longer listed or filled.
-const maxGaps = 1024
+const maxGaps = 256
 
 // psnTracker follows the request PSNs of one flow.
 type psnTracker struct {
