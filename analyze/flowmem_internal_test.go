@@ -33,8 +33,12 @@ func ibFrame(t testing.TB, src, dst net.IP, bth *layers.BTH, rest ...gopacket.Se
 // bthAt is where the BTH starts in ibFrame's frames.
 const bthAt = 14 + 20 + 8
 
-func setQP(b []byte, qp uint32)   { b[bthAt+5], b[bthAt+6], b[bthAt+7] = byte(qp>>16), byte(qp>>8), byte(qp) }
-func setPSN(b []byte, psn uint32) { b[bthAt+9], b[bthAt+10], b[bthAt+11] = byte(psn>>16), byte(psn>>8), byte(psn) }
+func setQP(b []byte, qp uint32) {
+	b[bthAt+5], b[bthAt+6], b[bthAt+7] = byte(qp>>16), byte(qp>>8), byte(qp)
+}
+func setPSN(b []byte, psn uint32) {
+	b[bthAt+9], b[bthAt+10], b[bthAt+11] = byte(psn>>16), byte(psn>>8), byte(psn)
+}
 
 // maxFlowBytes is the documented worst case of one flow's state
 // (docs/robustness.md): what the flow cap multiplies.
