@@ -2,7 +2,9 @@ package analyze
 
 import (
 	"net"
+	"os"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -102,7 +104,15 @@ func TestWorstFlowMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("feeds 1M frames")
 	}
-	const flows, iters = 20, 10_000
+	flows, iters := 20, 10_000
+	// ROCE_DISSECT_WORST_FLOWS=1000 ROCE_DISSECT_WORST_ITERS=2048 measures
+	// more flows (docs/robustness.md).
+	if s := os.Getenv("ROCE_DISSECT_WORST_FLOWS"); s != "" {
+		flows, _ = strconv.Atoi(s)
+	}
+	if s := os.Getenv("ROCE_DISSECT_WORST_ITERS"); s != "" {
+		iters, _ = strconv.Atoi(s)
+	}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -113,7 +123,7 @@ func TestWorstFlowMemory(t *testing.T) {
 	// The one ACK flow is counted as if it were a request flow too: the
 	// bound is checked on the average of flows+1 flows, all but one of the
 	// worst kind.
-	perFlow := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / flows
+	perFlow := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / int64(flows)
 	f := a.flowList[0]
 	require.Len(t, a.flowList, flows+1)
 	require.NotNil(t, f.loss.log)

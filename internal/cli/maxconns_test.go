@@ -117,3 +117,25 @@ func TestMaxConnections(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "--max-connections must be positive")
 }
+
+// TestWriteCMFlood writes the REQ flood of the measurement of
+// docs/robustness.md (ROCE_DISSECT_CM_FLOOD_N REQs with distinct CommIDs
+// in one flow, default 1,000,000) to the file named by
+// ROCE_DISSECT_CM_FLOOD, when set:
+//
+//	ROCE_DISSECT_CM_FLOOD=/tmp/reqs.pcap go test ./internal/cli -run TestWriteCMFlood
+func TestWriteCMFlood(t *testing.T) {
+	file := os.Getenv("ROCE_DISSECT_CM_FLOOD")
+	if file == "" {
+		t.Skip("set ROCE_DISSECT_CM_FLOOD to write the capture")
+	}
+	n := 1_000_000
+	if s := os.Getenv("ROCE_DISSECT_CM_FLOOD_N"); s != "" {
+		_, err := fmt.Sscan(s, &n)
+		require.NoError(t, err)
+	}
+	f, err := os.Create(file)
+	require.NoError(t, err)
+	require.NoError(t, writeREQs(f, 1, n))
+	require.NoError(t, f.Close())
+}
