@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -39,9 +40,10 @@ func analyzeFile(t testing.TB, path string, opts analyze.Options, from, to uint6
 	var n uint64
 	for {
 		data, ci, err := r.ReadPacketData()
-		if err != nil {
+		if err == io.EOF {
 			break
 		}
+		require.NoError(t, err)
 		n++
 		if n < from || (to > 0 && n >= to) {
 			continue
@@ -280,8 +282,11 @@ func loadFrames(path string) ([][]byte, []gopacket.CaptureInfo, gplayers.LinkTyp
 	var cis []gopacket.CaptureInfo
 	for {
 		data, ci, err := r.ReadPacketData()
-		if err != nil {
+		if err == io.EOF {
 			break
+		}
+		if err != nil {
+			return nil, nil, 0, err
 		}
 		frames = append(frames, data)
 		cis = append(cis, ci)
@@ -387,9 +392,10 @@ func TestSteadyStateAllocations(t *testing.T) {
 	var lt gplayers.LinkType
 	for {
 		ci, data, l, err := r.Next()
-		if err != nil {
+		if err == io.EOF {
 			break
 		}
+		require.NoError(t, err)
 		lt = l
 		frames = append(frames, frame{ci, append([]byte(nil), data...)})
 	}

@@ -45,6 +45,17 @@ type Options struct {
 	// transport, unless the packet's length proves RD; see
 	// layers.RDDecoding); layers.RDDecodeRD or RDDecodeDC force one.
 	DecodeRDAs layers.RDDecoding
+	// FirstFrame is the number of the first frame fed (0 means 1): an
+	// Analyzer given one range of a capture numbers its frames as the
+	// whole file does.
+	FirstFrame uint64
+	// OnRelease, when set, is called by Finish once the flow table is
+	// released and again after every 32,768 flows it has turned into
+	// reports: a caller with millions of flows can collect garbage there
+	// (runtime.GC) so that memory peaks at about the larger of the flow
+	// table and the report rather than their sum. The library itself
+	// never runs the garbage collector.
+	OnRelease func()
 }
 
 const (
@@ -174,6 +185,8 @@ type Packet struct {
 	Src, Dst  Addr
 	VLAN      int // -1 when untagged
 	ECN       uint8
+	// IPID is the IPv4 identification field (RoCE v2 over IPv4), 0 otherwise.
+	IPID uint16
 
 	LRH          *layers.LRH
 	GRH          *layers.GRH
@@ -222,7 +235,7 @@ func (a *Analyzer) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, dat
 	ci.Length = clampOriginalLength(ci.Length, len(data))
 	a.capture.Bytes += uint64(ci.Length)
 	p := &a.pkt
-	*p = Packet{Frame: a.capture.Frames, Time: ci.Timestamp, Length: ci.Length, CapLength: len(data), VLAN: -1, PayloadLen: -1}
+	*p = Packet{Frame: a.capture.Frames + max(a.opts.FirstFrame, 1) - 1, Time: ci.Timestamp, Length: ci.Length, CapLength: len(data), VLAN: -1, PayloadLen: -1}
 	a.fb = feedback{}
 	a.lens = frameLens{}
 	ibLen, icrcKind, netHdr, udpHdr := a.decode(linkType, data)
@@ -260,23 +273,8 @@ var errNoBTH = errors.New("no BTH")
 func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, kind layers.NetworkKind, netHdr, udpHdr []byte) {
 	p := &a.pkt
 	ibLen = -1
-	var typ gopacket.LayerType
-	switch linkType {
-	case gplayers.LinkTypeEthernet:
-		typ = gplayers.LayerTypeEthernet
-	case layers.LinkTypeInfiniBand:
-		typ = layers.LayerTypeLRH
-	case layers.LinkTypeERF:
-		typ = layers.LayerTypeERF
-	case gplayers.LinkTypeLinuxSLL:
-		typ = gplayers.LayerTypeLinuxSLL
-	case gplayers.LinkTypeLinuxSLL2:
-		typ = gplayers.LayerTypeLinuxSLL2
-	case gplayers.LinkTypeRaw, gplayers.LinkTypeIPv4:
-		typ = gplayers.LayerTypeIPv4
-	case gplayers.LinkTypeIPv6:
-		typ = gplayers.LayerTypeIPv6
-	default:
+	typ, ok := firstLayer(linkType, data)
+	if !ok {
 		return
 	}
 	fb := &a.fb
@@ -316,6 +314,7 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 			p.Dst.IP, _ = netip.AddrFromSlice(a.ip4.DstIP.To4())
 			p.ECN = a.ip4.TOS & 3
 			a.lens.network(frameLen-len(data), int(a.ip4.Length), int(a.ip4.Length)-int(a.ip4.IHL)*4)
+			p.IPID = a.ip4.Id
 			kind, netHdr = layers.NetworkIPv4, a.ip4.Contents
 			typ, data = a.ip4.NextLayerType(), a.ip4.Payload
 		case gplayers.LayerTypeIPv6:
@@ -352,7 +351,7 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 			a.lens.erf(int(a.ib.ERF.RLen), int(a.ib.ERF.WLen), len(a.ib.ERF.Contents), len(data))
 			typ, data = a.ib.ERF.NextLayerType(), a.ib.ERF.Payload
 			if typ != gopacket.LayerTypePayload { // a record type decoded further: its clock is trusted
-				p.Time = erfTime(a.ib.ERF.Timestamp)
+				p.Time = a.ib.ERF.Time()
 			}
 		case layers.LayerTypeLRH:
 			p.IsRDMA, p.Encap = true, EncapIB
@@ -417,16 +416,37 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 	return
 }
 
-// erfTime converts an ERF timestamp (seconds in the high 32 bits, the
-// binary fraction of a second in the low 32) to a time: ERF keeps
-// nanoseconds that the pcap record header rounds to microseconds.
-func erfTime(ts uint64) time.Time {
-	frac := (ts & 0xFFFFFFFF) * 1_000_000_000
-	ns := frac >> 32
-	if frac&(1<<31) != 0 {
-		ns++ // round to the nearest nanosecond
+// firstLayer returns the layer a frame of the link type starts with.
+func firstLayer(lt gplayers.LinkType, data []byte) (gopacket.LayerType, bool) {
+	switch lt {
+	case gplayers.LinkTypeEthernet:
+		return gplayers.LayerTypeEthernet, true
+	case layers.LinkTypeInfiniBand:
+		return layers.LayerTypeLRH, true
+	case layers.LinkTypeERF:
+		return layers.LayerTypeERF, true
+	case gplayers.LinkTypeLinuxSLL:
+		return gplayers.LayerTypeLinuxSLL, true
+	case gplayers.LinkTypeLinuxSLL2:
+		return gplayers.LayerTypeLinuxSLL2, true
+	case gplayers.LinkTypeRaw: // IPv4 or IPv6, as the version nibble says
+		if len(data) > 0 && data[0]>>4 == 6 {
+			return gplayers.LayerTypeIPv6, true
+		}
+		return gplayers.LayerTypeIPv4, true
+	case gplayers.LinkTypeIPv4:
+		return gplayers.LayerTypeIPv4, true
+	case gplayers.LinkTypeIPv6:
+		return gplayers.LayerTypeIPv6, true
 	}
-	return time.Unix(int64(ts>>32), int64(ns)).UTC()
+	return 0, false
+}
+
+// SupportsLinkType reports whether the Analyzer decodes frames of a link
+// type; frames of other link types are counted as other packets.
+func SupportsLinkType(lt gplayers.LinkType) bool {
+	_, ok := firstLayer(lt, nil)
+	return ok
 }
 
 func (a *Analyzer) isRoCEPort(port uint16) bool {

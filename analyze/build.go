@@ -3,7 +3,6 @@ package analyze
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"sort"
 	"time"
 )
@@ -19,8 +18,8 @@ func (a *Analyzer) Report() *Report { return a.report(false) }
 func (a *Analyzer) Finish() *Report {
 	a.flows, a.hostMTU, a.byHosts = nil, nil, nil
 	a.flowCache = [flowCacheLen]cachedFlow{}
-	if len(a.flowList) >= releaseEvery {
-		runtime.GC() // before the reports are allocated, return the map's memory
+	if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil {
+		a.opts.OnRelease() // before the reports are allocated: the map's memory is free
 	}
 	return a.report(true)
 }
@@ -49,8 +48,20 @@ func (a *Analyzer) report(release bool) *Report {
 	// all before Finish starts releasing flows.
 	cnpTransport := a.untypedTransports()
 	evidence := make([]lossEvidence, len(a.flowList)) // reads the peer flows: before any is released
+	nics := make([]*NIC, len(a.flowList))
+	var nicFindings []Finding
 	for i, f := range a.flowList {
 		evidence[i] = a.evidenceOf(f)
+		var fs []Finding
+		nics[i], fs = a.nicReport(f)
+		nicFindings = append(nicFindings, fs...)
+	}
+	for _, fd := range nicFindings {
+		if len(r.Findings) >= a.opts.MaxFindings {
+			r.FindingsDropped++
+			continue
+		}
+		r.Findings = append(r.Findings, fd)
 	}
 	for i, f := range a.flowList {
 		fr := a.flowReport(f, release)
@@ -58,11 +69,12 @@ func (a *Analyzer) report(release bool) *Report {
 			fr.Transport = cnpTransport[f.index]
 		}
 		cls := a.attribute(r, f, &fr, evidence[i])
+		fr.NIC = nics[i]
 		r.Flows = append(r.Flows, fr)
 		if release {
 			a.flowList[i] = nil
-			if (i+1)%releaseEvery == 0 {
-				runtime.GC()
+			if (i+1)%releaseEvery == 0 && a.opts.OnRelease != nil {
+				a.opts.OnRelease()
 			}
 		}
 		for _, pm := range f.reqMsg.pending {
@@ -464,6 +476,7 @@ func mergeFlow(a, b *Flow) {
 		a.rtt.merge(b.rtt)
 		a.Responses.RTT = a.rtt.summary()
 	}
+	a.NIC = mergeNIC(a.NIC, b.NIC)
 	setRates(a)
 }
 

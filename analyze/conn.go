@@ -226,6 +226,7 @@ func (a *Analyzer) handleMAD(p *Packet) {
 			if got.Has(cm.ReqPathMTU) {
 				c.PathMTU = ptrTo(m.PathMTU.Bytes())
 			}
+			c.ackTimeout, c.ackTimeoutKnown = m.PrimaryLocalACKTimeout, got.Has(cm.ReqPrimaryLocalACKTimeout)
 			if got&reqUsed != reqUsed {
 				c.Truncated, c.CutMessages = true, []string{"REQ"}
 			}

@@ -206,6 +206,7 @@ type flowState struct {
 	icrc       ICRCCounts
 	loss       lossState     // loss attribution (loss.go)
 	srcPorts   *portRecovery // source ports recovered from ICRCs, allocated by the first
+	nic        *nicState     // NIC behaviour (nic.go), allocated by the first request
 
 	// pending is a ring of the last pendingLen requests awaiting an ACK,
 	// grown as requests come (most flows never fill it: its memory is
@@ -334,6 +335,7 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 	case op.IsCNP():
 		f.congestion.CNPs++
 		a.addFinding(p, KindCNP, SeverityInfo, f.name(), "congestion notification packet")
+		a.nicCNP(f, p)
 	case op.IsRequest():
 		a.request(f, p, payload)
 	case op.IsResponse():
@@ -413,6 +415,7 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 		a.startGap(f, p)
 	}
 	a.requestEvidence(f, p, obs, isDup, gap, prevHigh)
+	a.nicRequest(f, p, obs, isDup, span)
 	if len(f.log.head) < headLen {
 		cause := f.loss.cause
 		if obs != obsOld {
@@ -690,6 +693,7 @@ func (a *Analyzer) response(f *flowState, p *Packet, payload int) {
 	}
 	f.resp.Packets++
 	a.responseEvidence(f, p)
+	a.nicResponse(f, p)
 	switch op.Operation() {
 	case layers.OperationRDMAReadResponseFirst, layers.OperationRDMAReadResponseMiddle,
 		layers.OperationRDMAReadResponseLast, layers.OperationRDMAReadResponseOnly:
@@ -744,6 +748,9 @@ func (a *Analyzer) ackRTT(f *flowState, p *Packet) {
 				req.rtt = &rttHist{}
 			}
 			req.rtt.add(p.Time.UnixNano() - e.t)
+			if req.nic != nil {
+				req.nic.add(figResponse, p.Time.UnixNano()-e.t)
+			}
 			req.pendN = i // older entries are acknowledged too
 			return
 		}

@@ -133,6 +133,9 @@ type Connection struct {
 	// CutMessages names the messages cut inside those fields ("REQ",
 	// "REP").
 	CutMessages []string `json:"cut_messages,omitempty"`
+
+	ackTimeout      uint8 // the REQ's PrimaryLocalACKTimeout, for NIC timing
+	ackTimeoutKnown bool
 }
 
 // Connection states.
@@ -175,6 +178,9 @@ type Flow struct {
 	// Series is the throughput per interval (non-empty intervals only).
 	IntervalSeconds float64  `json:"interval_seconds"`
 	Series          []Sample `json:"series"`
+	// NIC is the NIC behaviour of the request flow of an RC/UC QP pair
+	// (docs/analysis.md, "NIC behaviour"); absent on other flows.
+	NIC *NIC `json:"nic,omitempty"`
 
 	rtt *rttHist // for Merge
 

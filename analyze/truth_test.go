@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -29,9 +30,10 @@ func analyzeCapture(t *testing.T, path string, opts analyze.Options) *analyze.Re
 	a := analyze.New(opts)
 	for {
 		ci, data, lt, err := r.Next()
-		if err != nil {
+		if err == io.EOF {
 			break
 		}
+		require.NoError(t, err)
 		a.Feed(ci, lt, data)
 	}
 	return a.Report()
@@ -248,9 +250,10 @@ func TestScenarioMatrix(t *testing.T) {
 						a := analyze.New(analyze.Options{})
 						for {
 							ci, data, lt, err := r.Next()
-							if err != nil {
+							if err == io.EOF {
 								break
 							}
+							require.NoError(t, err)
 							a.Feed(ci, lt, data)
 						}
 						diffs := compareTruth(t, truthBuf.Bytes(), a.Report())
@@ -286,9 +289,10 @@ func TestMergeHalvesOfGeneratedCaptures(t *testing.T) {
 			var frames []frame
 			for {
 				ci, data, lt, err := r.Next()
-				if err != nil {
+				if err == io.EOF {
 					break
 				}
+				require.NoError(t, err)
 				frames = append(frames, frame{ci, lt, append([]byte(nil), data...)})
 			}
 			whole, first, second := analyze.New(analyze.Options{}), analyze.New(analyze.Options{}), analyze.New(analyze.Options{})
@@ -394,9 +398,10 @@ func TestMergeCompletesConnections(t *testing.T) {
 	first, second := analyze.New(analyze.Options{}), analyze.New(analyze.Options{})
 	for i := 0; ; i++ {
 		ci, data, lt, err := r.Next()
-		if err != nil {
+		if err == io.EOF {
 			break
 		}
+		require.NoError(t, err)
 		if i < 2 { // REQ and REP in the first part; RTU, data, DREQ, DREP in the second
 			first.Feed(ci, lt, data)
 		} else {

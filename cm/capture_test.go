@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/internal/testenv"
 )
 
 // reqWant pins the fields of a REQ seen in a real capture (the values
@@ -331,10 +333,7 @@ func TestCaptureREQMatchesTshark(t *testing.T) {
 // the requested fields of each matching frame, keyed by frame number.
 func tsharkFields(t *testing.T, path, filter string, fields ...string) map[int][]string {
 	t.Helper()
-	tshark, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not installed: skipping the comparison with Wireshark")
-	}
+	tshark := testenv.Tshark(t)
 	args := []string{"-r", path, "-Y", filter, "-T", "fields", "-E", "separator=|", "-e", "frame.number"}
 	for _, f := range fields {
 		args = append(args, "-e", f)

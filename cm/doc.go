@@ -29,6 +29,15 @@
 // StartingPSN, PrimaryLocalGID, …) and the doc comment of each type gives
 // its byte layout.
 //
+// # Adding a message
+//
+// The package maps an attribute ID to a message in one place, the table
+// messageTypes in message.go: attribute ID, short name, size of the fixed
+// fields and constructor. Adding a CM message is one entry there, plus
+// its Attr* constant (attribute.go) and its Go type implementing Message
+// in a file of its own; decoding, reuse without allocation, NewMessage,
+// DecodeMessage, truncation and AttributeName all follow from the entry.
+//
 // # RoCE
 //
 // On RoCE the CM runs unchanged over UD QP1 (BTH DestQP 1, DETH Q_Key

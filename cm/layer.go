@@ -64,78 +64,10 @@ var (
 	_ gopacket.SerializableLayer = (*MAD)(nil)
 )
 
-// messageStore holds one value of each CM message, so that a reused MAD
-// decodes without allocating.
-type messageStore struct {
-	req  ConnectRequest
-	mra  MessageReceiptAck
-	rej  ConnectReject
-	rep  ConnectReply
-	rtu  ReadyToUse
-	dreq DisconnectRequest
-	drep DisconnectReply
-	sreq SIDRRequest
-	srep SIDRReply
-	lap  LoadAlternatePath
-	apr  AlternatePathResponse
-}
-
-func (s *messageStore) get(id AttributeID) Message {
-	switch id {
-	case AttrConnectRequest:
-		return &s.req
-	case AttrMessageReceiptAck:
-		return &s.mra
-	case AttrConnectReject:
-		return &s.rej
-	case AttrConnectReply:
-		return &s.rep
-	case AttrReadyToUse:
-		return &s.rtu
-	case AttrDisconnectRequest:
-		return &s.dreq
-	case AttrDisconnectReply:
-		return &s.drep
-	case AttrSIDRRequest:
-		return &s.sreq
-	case AttrSIDRReply:
-		return &s.srep
-	case AttrLoadAlternatePath:
-		return &s.lap
-	case AttrAlternatePathResponse:
-		return &s.apr
-	}
-	return nil
-}
-
-// fixedLen returns the size of a message's fields before its private data.
-func fixedLen(id AttributeID) int {
-	switch id {
-	case AttrConnectRequest:
-		return reqFixedLen
-	case AttrMessageReceiptAck:
-		return mraFixedLen
-	case AttrConnectReject:
-		return rejFixedLen
-	case AttrConnectReply:
-		return repFixedLen
-	case AttrReadyToUse:
-		return rtuFixedLen
-	case AttrDisconnectRequest:
-		return dreqFixedLen
-	case AttrDisconnectReply:
-		return drepFixedLen
-	case AttrSIDRRequest:
-		return sidrReqFixedLen
-	case AttrSIDRReply:
-		return sidrRepFixedLen
-	case AttrLoadAlternatePath:
-		return lapFixedLen
-	case AttrAlternatePathResponse:
-		return aprFixedLen
-	}
-	return DataLen
-}
+// messageStore holds one value of each CM message, indexed like
+// messageTypes and allocated on first use, so that a reused MAD decodes
+// without allocating.
+type messageStore [len(messageTypes)]Message
 
 // LayerType returns LayerTypeMAD.
 func (m *MAD) LayerType() gopacket.LayerType { return LayerTypeMAD }
@@ -174,11 +106,10 @@ func (m *MAD) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 
 	switch m.Header.MgmtClass {
 	case ClassCM:
-		if len(m.Data) >= fixedLen(m.Header.AttributeID) {
-			if msg := m.message(m.Header.AttributeID); msg != nil {
-				_ = msg.DecodeFromBytes(m.Data) // truncation reported below
-				m.Message = msg
-			}
+		if t := lookupMessage(m.Header.AttributeID); t != nil && len(m.Data) >= t.fixed {
+			msg := m.message(t)
+			_ = msg.DecodeFromBytes(m.Data) // truncation reported below
+			m.Message = msg
 		}
 	case ClassSubnAdm:
 		_ = m.SubnAdm.DecodeFromBytes(m.Data)
@@ -193,18 +124,21 @@ func (m *MAD) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	return nil
 }
 
-// message returns the storage for a CM message.
-func (m *MAD) message(id AttributeID) Message {
+// message returns the storage for a CM message: a new one for the
+// NewPacket path, the MAD's own (allocated once) otherwise.
+func (m *MAD) message(t *messageType) Message {
 	if m.fresh {
-		return NewMessage(id)
+		return t.new()
 	}
 	if m.store == nil {
-		if id < AttrConnectRequest || id > AttrAlternatePathResponse {
-			return nil
-		}
 		m.store = new(messageStore)
 	}
-	return m.store.get(id)
+	msg := m.store[t.id]
+	if msg == nil {
+		msg = t.new()
+		m.store[t.id] = msg
+	}
+	return msg
 }
 
 // decodeMAD is the gopacket decoder of LayerTypeMAD. It adds the MAD

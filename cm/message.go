@@ -32,47 +32,59 @@ type Message interface {
 	encode(b []byte) error
 }
 
-// Compile-time checks.
-var (
-	_ Message = (*ConnectRequest)(nil)
-	_ Message = (*MessageReceiptAck)(nil)
-	_ Message = (*ConnectReject)(nil)
-	_ Message = (*ConnectReply)(nil)
-	_ Message = (*ReadyToUse)(nil)
-	_ Message = (*DisconnectRequest)(nil)
-	_ Message = (*DisconnectReply)(nil)
-	_ Message = (*SIDRRequest)(nil)
-	_ Message = (*SIDRReply)(nil)
-	_ Message = (*LoadAlternatePath)(nil)
-	_ Message = (*AlternatePathResponse)(nil)
-)
+// messageType is everything the package knows about a CM message besides
+// its fields: its attribute ID, short IBTA name, the size of its fixed
+// fields (the rest of the 232 bytes is private data, or ARI and private
+// data) and a constructor.
+type messageType struct {
+	id    AttributeID
+	name  string
+	fixed int
+	new   func() Message
+}
+
+// messageTypes is the table of the CM messages (IBTA 12.6), indexed by
+// attribute ID. It is the one place that maps an attribute ID to a
+// message: NewMessage, DecodeMessage, MAD decoding and reuse, the fixed
+// lengths and AttributeName for class CM all read it. Adding a message is
+// one entry here (with its Attr* constant and its type).
+var messageTypes = [...]messageType{
+	AttrConnectRequest:        {AttrConnectRequest, "REQ", reqFixedLen, func() Message { return new(ConnectRequest) }},
+	AttrMessageReceiptAck:     {AttrMessageReceiptAck, "MRA", mraFixedLen, func() Message { return new(MessageReceiptAck) }},
+	AttrConnectReject:         {AttrConnectReject, "REJ", rejFixedLen, func() Message { return new(ConnectReject) }},
+	AttrConnectReply:          {AttrConnectReply, "REP", repFixedLen, func() Message { return new(ConnectReply) }},
+	AttrReadyToUse:            {AttrReadyToUse, "RTU", rtuFixedLen, func() Message { return new(ReadyToUse) }},
+	AttrDisconnectRequest:     {AttrDisconnectRequest, "DREQ", dreqFixedLen, func() Message { return new(DisconnectRequest) }},
+	AttrDisconnectReply:       {AttrDisconnectReply, "DREP", drepFixedLen, func() Message { return new(DisconnectReply) }},
+	AttrSIDRRequest:           {AttrSIDRRequest, "SIDR_REQ", sidrReqFixedLen, func() Message { return new(SIDRRequest) }},
+	AttrSIDRReply:             {AttrSIDRReply, "SIDR_REP", sidrRepFixedLen, func() Message { return new(SIDRReply) }},
+	AttrLoadAlternatePath:     {AttrLoadAlternatePath, "LAP", lapFixedLen, func() Message { return new(LoadAlternatePath) }},
+	AttrAlternatePathResponse: {AttrAlternatePathResponse, "APR", aprFixedLen, func() Message { return new(AlternatePathResponse) }},
+}
+
+// lookupMessage returns the table entry of a CM message, or nil when the
+// attribute is not one.
+func lookupMessage(id AttributeID) *messageType {
+	if int(id) >= len(messageTypes) || messageTypes[id].new == nil {
+		return nil
+	}
+	return &messageTypes[id]
+}
+
+// fixedLen returns the size of a message's fields before its private
+// data, or DataLen for an attribute that is not a CM message.
+func fixedLen(id AttributeID) int {
+	if t := lookupMessage(id); t != nil {
+		return t.fixed
+	}
+	return DataLen
+}
 
 // NewMessage returns a new, zero message for a CM attribute ID, or nil
 // when the attribute is not one of the eleven messages.
 func NewMessage(id AttributeID) Message {
-	switch id {
-	case AttrConnectRequest:
-		return &ConnectRequest{}
-	case AttrMessageReceiptAck:
-		return &MessageReceiptAck{}
-	case AttrConnectReject:
-		return &ConnectReject{}
-	case AttrConnectReply:
-		return &ConnectReply{}
-	case AttrReadyToUse:
-		return &ReadyToUse{}
-	case AttrDisconnectRequest:
-		return &DisconnectRequest{}
-	case AttrDisconnectReply:
-		return &DisconnectReply{}
-	case AttrSIDRRequest:
-		return &SIDRRequest{}
-	case AttrSIDRReply:
-		return &SIDRReply{}
-	case AttrLoadAlternatePath:
-		return &LoadAlternatePath{}
-	case AttrAlternatePathResponse:
-		return &AlternatePathResponse{}
+	if t := lookupMessage(id); t != nil {
+		return t.new()
 	}
 	return nil
 }
@@ -90,8 +102,14 @@ func DecodeMessage(id AttributeID, data []byte) (Message, error) {
 	return m, err
 }
 
-// messageName returns the short name of a message attribute ("REQ").
-func messageName(id AttributeID) string { return AttributeName(ClassCM, id) }
+// messageName returns the short name of a message attribute ("REQ"), or
+// "0x%04x" for an attribute that is not a CM message.
+func messageName(id AttributeID) string {
+	if t := lookupMessage(id); t != nil {
+		return t.name
+	}
+	return id.String()
+}
 
 // checkLen checks data against the fixed part of a message. It returns
 // (true, nil) for a whole message, (true, err) when the fixed fields are
@@ -134,6 +152,14 @@ type fieldChecker struct {
 func (c *fieldChecker) bits(name string, v uint64, width uint) {
 	if c.err == nil && v>>width != 0 {
 		c.err = fmt.Errorf("cm: %w: %s %s 0x%x exceeds %d bits", ErrFieldRange, messageName(c.msg), name, v, width)
+	}
+}
+
+// pathBits is bits for a field named prefix+name, the name built only
+// for the error.
+func (c *fieldChecker) pathBits(prefix, name string, v uint64, width uint) {
+	if c.err == nil && v>>width != 0 {
+		c.bits(prefix+name, v, width)
 	}
 }
 

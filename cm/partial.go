@@ -29,6 +29,7 @@ const (
 	ReqPrimaryRemoteLID
 	ReqPrimaryLocalGID
 	ReqPrimaryRemoteGID
+	ReqPrimaryLocalACKTimeout
 
 	RepLocalCommID
 	RepRemoteCommID
@@ -50,19 +51,20 @@ type fieldSpan struct {
 // fieldSpans gives each Field its message, offset and size (PROTOCOL.md;
 // the diagrams of ConnectRequest and ConnectReply).
 var fieldSpans = [numFields]fieldSpan{
-	ReqLocalCommID:          {msg: AttrConnectRequest, off: 0, n: 4, name: "LocalCommID"},
-	ReqServiceID:            {msg: AttrConnectRequest, off: 8, n: 8, name: "ServiceID"},
-	ReqLocalCAGUID:          {msg: AttrConnectRequest, off: 16, n: 8, name: "LocalCAGUID"},
-	ReqLocalQKey:            {msg: AttrConnectRequest, off: 28, n: 4, name: "LocalQKey"},
-	ReqLocalQPN:             {msg: AttrConnectRequest, off: 32, n: 3, name: "LocalQPN"},
-	ReqTransportServiceType: {msg: AttrConnectRequest, off: 43, n: 1, name: "TransportServiceType"},
-	ReqStartingPSN:          {msg: AttrConnectRequest, off: 44, n: 3, name: "StartingPSN"},
-	ReqPKey:                 {msg: AttrConnectRequest, off: 48, n: 2, name: "PKey"},
-	ReqPathMTU:              {msg: AttrConnectRequest, off: 50, n: 1, name: "PathMTU"},
-	ReqPrimaryLocalLID:      {msg: AttrConnectRequest, off: 52, n: 2, name: "PrimaryLocalLID"},
-	ReqPrimaryRemoteLID:     {msg: AttrConnectRequest, off: 54, n: 2, name: "PrimaryRemoteLID"},
-	ReqPrimaryLocalGID:      {msg: AttrConnectRequest, off: 56, n: 16, name: "PrimaryLocalGID"},
-	ReqPrimaryRemoteGID:     {msg: AttrConnectRequest, off: 72, n: 16, name: "PrimaryRemoteGID"},
+	ReqLocalCommID:            {msg: AttrConnectRequest, off: 0, n: 4, name: "LocalCommID"},
+	ReqServiceID:              {msg: AttrConnectRequest, off: 8, n: 8, name: "ServiceID"},
+	ReqLocalCAGUID:            {msg: AttrConnectRequest, off: 16, n: 8, name: "LocalCAGUID"},
+	ReqLocalQKey:              {msg: AttrConnectRequest, off: 28, n: 4, name: "LocalQKey"},
+	ReqLocalQPN:               {msg: AttrConnectRequest, off: 32, n: 3, name: "LocalQPN"},
+	ReqTransportServiceType:   {msg: AttrConnectRequest, off: 43, n: 1, name: "TransportServiceType"},
+	ReqStartingPSN:            {msg: AttrConnectRequest, off: 44, n: 3, name: "StartingPSN"},
+	ReqPKey:                   {msg: AttrConnectRequest, off: 48, n: 2, name: "PKey"},
+	ReqPathMTU:                {msg: AttrConnectRequest, off: 50, n: 1, name: "PathMTU"},
+	ReqPrimaryLocalLID:        {msg: AttrConnectRequest, off: 52, n: 2, name: "PrimaryLocalLID"},
+	ReqPrimaryRemoteLID:       {msg: AttrConnectRequest, off: 54, n: 2, name: "PrimaryRemoteLID"},
+	ReqPrimaryLocalGID:        {msg: AttrConnectRequest, off: 56, n: 16, name: "PrimaryLocalGID"},
+	ReqPrimaryRemoteGID:       {msg: AttrConnectRequest, off: 72, n: 16, name: "PrimaryRemoteGID"},
+	ReqPrimaryLocalACKTimeout: {msg: AttrConnectRequest, off: 95, n: 1, name: "PrimaryLocalACKTimeout"},
 
 	RepLocalCommID:  {msg: AttrConnectReply, off: 0, n: 4, name: "LocalCommID"},
 	RepRemoteCommID: {msg: AttrConnectReply, off: 4, n: 4, name: "RemoteCommID"},
@@ -153,6 +155,8 @@ func (m *ConnectRequest) copyField(f Field, src *ConnectRequest) {
 		m.PrimaryLocalGID = src.PrimaryLocalGID
 	case ReqPrimaryRemoteGID:
 		m.PrimaryRemoteGID = src.PrimaryRemoteGID
+	case ReqPrimaryLocalACKTimeout:
+		m.PrimaryLocalACKTimeout = src.PrimaryLocalACKTimeout
 	}
 }
 

@@ -40,7 +40,7 @@ func FuzzCapture(f *testing.F) {
 	seeds := seedCaptures(f)
 	for i, name := range sortedKeys(seeds) {
 		c := seeds[name]
-		f.Add(uint8(i), pcapOf(readFrames(c), 6))
+		f.Add(uint8(i), pcapOf(readFrames(f, name, c), 6))
 		if len(c) > 2048 {
 			c = c[:2048]
 		}

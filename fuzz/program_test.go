@@ -112,7 +112,7 @@ func FuzzAnalyzerProgram(f *testing.F) {
 	caps := seedCaptures(f)
 	var frames []seedFrame
 	for _, name := range sortedKeys(caps) {
-		fr := readFrames(caps[name])
+		fr := readFrames(f, name, caps[name])
 		if len(fr) > 2 {
 			fr = fr[:2]
 		}

@@ -53,17 +53,22 @@ type seedFrame struct {
 	data     []byte
 }
 
-// readFrames returns the frames of a capture (those before any damage).
-func readFrames(data []byte) []seedFrame {
+// readFrames returns the frames of a seed capture. Every seed capture is
+// whole, so any error but the end of the capture fails the test.
+func readFrames(t testing.TB, name string, data []byte) []seedFrame {
+	t.Helper()
 	r, err := capture.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return nil
+		t.Fatalf("seed capture %s: %v", name, err)
 	}
 	var out []seedFrame
 	for {
 		_, fr, lt, err := r.Next()
-		if err != nil {
+		if err == io.EOF {
 			return out
+		}
+		if err != nil {
+			t.Fatalf("seed capture %s: after %d frames: %v", name, len(out), err)
 		}
 		out = append(out, seedFrame{lt, bytes.Clone(fr)})
 	}
@@ -130,7 +135,7 @@ func seedFrames(t testing.TB, perCapture int) []seedFrame {
 	var out []seedFrame
 	caps := seedCaptures(t)
 	for _, name := range sortedKeys(caps) {
-		frames := readFrames(caps[name])
+		frames := readFrames(t, name, caps[name])
 		if len(frames) > perCapture {
 			// Spread the picks over the capture: CM, data, ACKs.
 			step := len(frames) / perCapture

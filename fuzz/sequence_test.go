@@ -61,7 +61,7 @@ func encodeSequence(frames []seedFrame) []byte {
 func FuzzAnalyzerSequence(f *testing.F) {
 	caps := seedCaptures(f)
 	for _, name := range sortedKeys(caps) {
-		frames := readFrames(caps[name])
+		frames := readFrames(f, name, caps[name])
 		if len(frames) > 12 {
 			frames = frames[:12] // small seeds: see FuzzCapture
 		}

@@ -3,6 +3,7 @@ package layers
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
@@ -52,6 +53,26 @@ var (
 	_ gopacket.DecodingLayer     = (*ERF)(nil)
 	_ gopacket.SerializableLayer = (*ERF)(nil)
 )
+
+// Time converts the record's timestamp (seconds since 1970 in the high 32
+// bits, the binary fraction of a second in the low 32) to a time, rounded
+// to the nearest nanosecond: ERF keeps a precision that the pcap record
+// header rounds to microseconds.
+func (e *ERF) Time() time.Time {
+	frac := (e.Timestamp & 0xFFFFFFFF) * 1_000_000_000
+	ns := frac >> 32
+	if frac&(1<<31) != 0 {
+		ns++ // round to the nearest nanosecond
+	}
+	return time.Unix(int64(e.Timestamp>>32), int64(ns)).UTC()
+}
+
+// ERFTimestamp converts a time to an ERF timestamp, the inverse of
+// ERF.Time to the nanosecond (times from 1970 to 2106).
+func ERFTimestamp(t time.Time) uint64 {
+	frac := uint64(t.Nanosecond()) << 32 / 1_000_000_000
+	return uint64(t.Unix())<<32 | frac
+}
 
 // LayerType returns LayerTypeERF.
 func (e *ERF) LayerType() gopacket.LayerType { return LayerTypeERF }

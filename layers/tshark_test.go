@@ -12,6 +12,8 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/internal/testenv"
 )
 
 // tsharkFields are the Wireshark fields compared with our decoding, with
@@ -65,10 +67,7 @@ func either(a, b func(gopacket.Packet) (uint64, bool)) func(gopacket.Packet) (ui
 // same IB header values from our decoding, frame by frame. Only IB fields
 // are compared: tshark 4.0 misreads some SEND payloads as RPC-over-RDMA.
 func TestTshark(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not installed: skipping the comparison with Wireshark")
-	}
+	tshark := testenv.Tshark(t)
 	for _, path := range capturePaths(t, "softroce") {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			args := []string{"-r", path, "-n", "-T", "fields", "-E", "separator=|", "-E", "occurrence=f", "-e", "frame.number"}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/internal/capture"
-	"github.com/roce-dissect/roce-dissect/layers"
+	"github.com/roce-dissect/roce-dissect/points"
 )
 
 // Exit statuses.
@@ -96,21 +96,11 @@ func (r *runner) options(file string, multi bool) analyze.Options {
 	o.DecodeRDAs = r.cfg.rdAs
 	o.FlowBudget = r.flowBudget
 	o.MaxConnections, o.ConnectionBudget = r.cfg.maxConns, r.connBudget
+	o.OnRelease = runtime.GC // Finish hands the flow table's memory to the report
 	if multi {
 		o.File = file
 	}
 	return o
-}
-
-// supportedLinkType says whether the analyzer decodes a link type.
-func supportedLinkType(lt gplayers.LinkType) bool {
-	switch lt {
-	case gplayers.LinkTypeEthernet, layers.LinkTypeInfiniBand, layers.LinkTypeERF,
-		gplayers.LinkTypeRaw, gplayers.LinkTypeIPv4, gplayers.LinkTypeIPv6,
-		gplayers.LinkTypeLinuxSLL, gplayers.LinkTypeLinuxSLL2:
-		return true
-	}
-	return false
 }
 
 // open opens a capture, "-" being stdin.
@@ -172,7 +162,7 @@ func (r *runner) each(ctx context.Context, name string, fn func(*frame)) error {
 			return err
 		}
 		n++
-		if !supportedLinkType(lt) && !unsupported[lt] {
+		if !analyze.SupportsLinkType(lt) && !unsupported[lt] {
 			unsupported[lt] = true
 			if linkErr == nil {
 				linkErr = fmt.Errorf("unsupported link type %d (%s) at frame %d: its frames are counted as other", lt, lt, n)
@@ -192,7 +182,10 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 	r.connBudget = analyze.NewFlowBudget(r.cfg.maxConns)
 	results := make([]fileResult, len(files))
 	multi := len(files) > 1
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	samplers := r.pointSamplers(files)
+	collectors := r.htmlCollectors(len(files))
+	sem := make(chan struct{}, r.jobs())
+	cpu := make(chan struct{}, r.jobs()) // -j: the analyzers running at once
 	var wg sync.WaitGroup
 	for i, name := range files {
 		wg.Add(1)
@@ -200,9 +193,18 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			a := analyze.New(r.options(name, multi))
-			err := r.each(ctx, name, func(f *frame) { a.Feed(f.ci, f.linkType, f.data) })
-			results[i] = fileResult{name: name, report: a.Finish(), err: err}
+			var smp *points.Sampler
+			if samplers != nil {
+				smp = samplers[i]
+			}
+			var tap func(*analyze.Packet)
+			if col := collectors[i]; smp != nil || col != nil {
+				tap = func(p *analyze.Packet) {
+					smp.Add(p)
+					col.Add(p)
+				}
+			}
+			results[i] = r.analyzeFile(ctx, i, name, multi, cpu, tap)
 		}()
 	}
 	wg.Wait()
@@ -222,14 +224,27 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 			merged.Merge(res.report)
 		}
 	}
+	var pts *points.Report
+	if samplers != nil && status == ExitOK {
+		if m, p, err := r.capturePoints(ctx, files, samplers); err != nil {
+			fmt.Fprintf(r.stderr, "roce-dissect: capture points: %v\n", err)
+			status = ExitDamaged
+		} else if p != nil {
+			merged, pts = m, p
+		}
+	}
 	for i := range results {
 		results[i].report = r.filter(results[i].report)
 	}
 	merged = r.filter(merged)
 	var err error
+	if r.cfg.export != "" && !r.exportReport(files, merged) {
+		status = ExitDamaged
+	}
 	switch r.cfg.output {
+	case "parquet": // --export only
 	case "json":
-		err = writeJSON(r.stdout, merged)
+		err = writeJSONPoints(r.stdout, merged, pts)
 	case "csv":
 		err = writeFlowsCSV(r.stdout, merged)
 	default:
@@ -246,6 +261,7 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 				note = fmt.Sprintf("%d of %d files had errors (see above)", failed, len(files))
 			}
 			r.writeText(fmt.Sprintf("all %d files", len(files)), merged, note)
+			r.writePoints(pts)
 		} else {
 			r.writeText(displayName(files[0]), merged, errText(results[0].err))
 		}
@@ -257,6 +273,12 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 	if r.cfg.plot != "" {
 		if err := writePlot(r.cfg.plot, merged); err != nil {
 			fmt.Fprintf(r.stderr, "roce-dissect: --plot %s: %v\n", r.cfg.plot, err)
+			return ExitDamaged
+		}
+	}
+	if r.cfg.html != "" {
+		if err := r.writeHTML(files, merged, collectors); err != nil {
+			fmt.Fprintf(r.stderr, "roce-dissect: --html %s: %v\n", r.cfg.html, err)
 			return ExitDamaged
 		}
 	}

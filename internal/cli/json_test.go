@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,9 +22,10 @@ func TestStreamedJSONIsTheReport(t *testing.T) {
 		a := analyze.New(analyze.Options{})
 		for {
 			ci, data, lt, err := r.Next()
-			if err != nil {
+			if err == io.EOF {
 				break
 			}
+			require.NoError(t, err)
 			a.Feed(ci, lt, data)
 		}
 		r.Close()

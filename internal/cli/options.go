@@ -28,9 +28,14 @@ type config struct {
 	noICRC    bool
 	interval  time.Duration
 	plot      string
+	html      string // --html FILE: the report as one self-contained page
 	maxFlows  int
 	maxConns  int
 	progress  string // auto, never
+	// clockOffsets are --clock-offset FILE=DURATION (capture points).
+	clockOffsets map[string]time.Duration
+	jobs         int    // -j: cores per run (0: all)
+	export       string // --export DIR: Parquet tables
 }
 
 // flowFilter selects one flow.
@@ -83,6 +88,7 @@ Examples:
   roce-dissect --decode-as udp.port=4792 x.pcap
                                                RoCE v2 on UDP port 4792 too
   roce-dissect --plot tput.svg roce.pcap       throughput per flow over time
+  roce-dissect --html report.html roce.pcap    the report as a page with PSN charts
   tcpdump -i eth0 -w - udp port 4791 | roce-dissect -
                                                read a live capture from stdin
 
@@ -108,9 +114,14 @@ func parseArgs(args []string) (*config, []string, error) {
 	fs.BoolVar(&cfg.noICRC, "no-icrc", false, "skip ICRC/VCRC verification")
 	fs.DurationVar(&cfg.interval, "interval", time.Millisecond, "throughput series interval")
 	fs.StringVar(&cfg.plot, "plot", "", "write per-flow throughput over time to FILE.svg or FILE.png")
+	fs.StringVar(&cfg.html, "html", "", "write the report as one self-contained HTML page to FILE")
 	fs.IntVar(&cfg.maxFlows, "max-flows", 1_000_000, "track at most N flows (more are counted, not tracked)")
 	fs.IntVar(&cfg.maxConns, "max-connections", 100_000, "track at most N CM connections (more REQs are counted, not tracked)")
 	fs.StringVar(&cfg.progress, "progress", "auto", "progress bar on stderr: auto (terminal, reads over 1 s) or never")
+	fs.Var(clockOffsetFlag{&cfg.clockOffsets}, "clock-offset", "FILE=DURATION: FILE's clock runs DURATION ahead of the first file's (capture points; repeatable)")
+	fs.IntVar(&cfg.jobs, "j", 0, "analyze on N cores (0: all): a pcap/pcapng file is cut into N ranges of frames")
+	fs.StringVar(&cfg.export, "export", "", "write the analysis as Parquet tables to DIR (docs/parquet.md)")
+	fs.IntVar(&cfg.jobs, "jobs", 0, "analyze on N cores (0: all): a pcap/pcapng file is cut into N ranges of frames")
 
 	var files []string
 	for {
@@ -135,6 +146,10 @@ func parseArgs(args []string) (*config, []string, error) {
 	}
 	switch cfg.output {
 	case "text", "json", "csv":
+	case "parquet":
+		if cfg.export == "" || cfg.packets || cfg.verbose {
+			return nil, nil, fmt.Errorf("%w: -o parquet wants --export DIR (and no -P/-V)", errUsage)
+		}
 	default:
 		return nil, nil, fmt.Errorf("%w: -o %q: want text, json or csv", errUsage, cfg.output)
 	}
@@ -150,6 +165,9 @@ func parseArgs(args []string) (*config, []string, error) {
 	}
 	if cfg.interval <= 0 {
 		return nil, nil, fmt.Errorf("%w: --interval must be positive", errUsage)
+	}
+	if cfg.jobs < 0 {
+		return nil, nil, fmt.Errorf("%w: -j must be 0 (all cores) or more", errUsage)
 	}
 	if cfg.maxFlows <= 0 {
 		return nil, nil, fmt.Errorf("%w: --max-flows must be positive", errUsage)
@@ -220,9 +238,20 @@ const flagHelp = `  -P, --packets              one line per RDMA packet (like ts
       --interval DURATION    throughput series interval (default 1ms)
       --plot FILE            per-flow throughput over time, PSN gaps and CNPs marked
                              (.svg or .png)
+      --html FILE            the report as one self-contained HTML page: tables,
+                             findings, per-flow PSN sequence and throughput charts
       --max-flows N          track at most N flows (default 1000000)
       --max-connections N    track at most N CM connections (default 100000)
       --progress WHEN        auto (default) or never
+      --clock-offset FILE=DURATION
+                             several files of the same traffic (capture points): FILE's
+                             clock runs DURATION (e.g. 1.5ms, -200us) ahead of the first
+                             file's; overrides the estimate (repeatable)
+      --export DIR           also write the analysis as Parquet tables (packets, flows,
+                             connections, findings) to DIR; -o parquet: only them
+  -j, --jobs N               analyze on N cores (default 0: all, one file each); with N ≥ 2
+                             a seekable pcap or pcapng file is cut into N ranges of frames
+                             (docs/parallel.md: what may differ from one core)
   -h, --help                 this help
 
 Exit status: 0 ok, 1 a capture was damaged or unreadable (the report of what

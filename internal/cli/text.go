@@ -15,6 +15,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/points"
 )
 
 // palette colours the text output: problems red, warnings yellow, healthy
@@ -58,7 +59,11 @@ func (p palette) severity(s string) *color.Color {
 // writeJSON writes the report as indented JSON, exactly the JSON of
 // analyze.Report, one element of its lists at a time: encoding the whole
 // report at once holds it twice in memory (a million flows are gigabytes).
-func writeJSON(w io.Writer, rep *analyze.Report) error {
+func writeJSON(w io.Writer, rep *analyze.Report) error { return writeJSONPoints(w, rep, nil) }
+
+// writeJSONPoints is writeJSON with the capture points' "points" object
+// when pts is not nil.
+func writeJSONPoints(w io.Writer, rep *analyze.Report, pts *points.Report) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	put := func(prefix string, v any) error {
 		b, err := json.MarshalIndent(v, prefix, "  ")
@@ -101,6 +106,13 @@ func writeJSON(w io.Writer, rep *analyze.Report) error {
 		if err := list(l.name, l.n, l.elem); err != nil {
 			return err
 		}
+	}
+	if pts != nil {
+		bw.WriteString("  \"points\": ")
+		if err := put("  ", pts); err != nil {
+			return err
+		}
+		bw.WriteString(",\n")
 	}
 	fmt.Fprintf(bw, "  \"findings_dropped\": %d\n}\n", rep.FindingsDropped)
 	return bw.Flush()
@@ -301,6 +313,8 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 			return row
 		})
 	}
+
+	r.writeNIC(w, rep)
 
 	fmt.Fprintln(w)
 	if len(rep.Findings) == 0 {

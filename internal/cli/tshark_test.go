@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/internal/testenv"
 )
 
 // ndPacket is the part of a `-P -o json` line compared with tshark.
@@ -291,10 +293,7 @@ func sameValue(t *testing.T, kind int, ws, ours string) bool {
 // is. Only IB fields are compared: tshark 4.0 takes the 4- and 8-byte
 // SEND_ONLY payloads of rdma_cm.pcap for malformed RPC-over-RDMA.
 func TestPacketsJSONMatchTshark(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not installed: skipping the comparison with Wireshark")
-	}
+	tshark := testenv.Tshark(t)
 	tests := []struct {
 		file         string
 		frames, rdma int

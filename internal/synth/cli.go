@@ -14,6 +14,7 @@ import (
 // Usage is the command line help of roce-synth.
 const Usage = `usage: roce-synth SCENARIO [flags]
        roce-synth golden [-dir DIR]
+       roce-synth points SCENARIO --point SPEC… [flags]   (several capture points; "points -h")
 
 Writes a synthetic RoCE / InfiniBand capture and its ground truth (JSON).
 Scenarios: write-bw, read-bw, send-bw, atomic, ud, mix.
@@ -31,6 +32,9 @@ flags:
 func Run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "golden" {
 		return runGolden(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "points" {
+		return runPoints(args[1:], stdout, stderr)
 	}
 	cfg, out, truth, err := ParseArgs(args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -56,6 +60,7 @@ type cliFlags struct {
 	format, encap                              string
 	drop, nak, rnr, dup, reorder, ecn, corrupt string
 	tapDrop                                    string
+	tap, timeout, cnpExtra                     string
 	startPSN                                   int64
 	noTruth                                    bool
 }
@@ -94,6 +99,7 @@ func newFlagSet(v *cliFlags) *flag.FlagSet {
 	fs.IntVar(&cfg.CutFrames, "cut-frames", 0, "cut frames longer than `N` bytes to N and record N as their original length (a tool that cuts without saying so)")
 	fs.BoolVar(&cfg.V1Requester, "v1-requester", false, "the requester sends RoCE v1 (IPv4-mapped GIDs), the responder answers RoCE v2 over IPv4")
 	fs.IntVar(&cfg.ShortMAD, "short-mad", 0, "write the REQ MAD `N` bytes long (< 256) in a frame whose lengths agree: malformed")
+	addNICFlags(fs, v)
 	return fs
 }
 
@@ -148,6 +154,9 @@ func ParseArgs(args []string) (cfg Config, out, truth string, err error) {
 		return cfg, "", "", err
 	}
 	cfg.Drop = append(cfg.Drop, tap...)
+	if err := parseNICFlags(&v, &cfg); err != nil {
+		return cfg, "", "", err
+	}
 	if startPSN >= 0 {
 		if startPSN > psnMask {
 			return cfg, "", "", fmt.Errorf("--start-psn %d exceeds 24 bits", startPSN)

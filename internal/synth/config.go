@@ -202,6 +202,8 @@ type Config struct {
 	SnifferSrcPort bool
 	// Artefacts of capture tools and stacks (artefacts.go).
 	Artefacts
+	// NIC models the NICs' timing and the capture point (nic.go).
+	NIC NICKnobs
 	// OnFrame, when set, is called for every frame written, in order.
 	OnFrame func(*FrameInfo)
 }
@@ -316,7 +318,13 @@ func (c *Config) normalize() error {
 	if c.SnifferSrcPort && !c.Encap.RoCEv2() {
 		return fmt.Errorf("synth: %w: the sniffer source port rewrite needs RoCE v2 (UDP), not %s", ErrConfig, c.Encap)
 	}
-	if c.Scenario == ScenarioUD && len(c.NAK)+len(c.RNR) > 0 {
+	if err := c.NIC.normalize(); err != nil {
+		return err
+	}
+	if c.Scenario == ScenarioMix && c.NIC.any() {
+		return fmt.Errorf("synth: %w: NIC knobs do not apply to mix", ErrConfig)
+	}
+	if c.Scenario == ScenarioUD && len(c.NAK)+len(c.RNR)+len(c.NIC.Timeout) > 0 {
 		return fmt.Errorf("synth: %w: UD has no NAKs", ErrConfig)
 	}
 	return c.checkArtefacts()

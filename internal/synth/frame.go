@@ -136,7 +136,7 @@ func (b *builder) build(p *pkt, ts time.Time) ([]byte, error) {
 			b.eth.EthernetType = next
 		}
 	case EncapERF:
-		b.erf = layers.ERF{Type: layers.ERFTypeInfiniBand, Timestamp: erfTime(ts)}
+		b.erf = layers.ERF{Type: layers.ERFTypeInfiniBand, Timestamp: layers.ERFTimestamp(ts)}
 		b.push(&b.erf)
 	}
 	switch b.encap {
@@ -308,11 +308,4 @@ func (b *builder) corrupt(frame []byte) {
 		}
 		binary.LittleEndian.PutUint16(frame[end:], layers.ComputeVCRC(frame[lrh:end]))
 	}
-}
-
-// erfTime converts a time to the ERF 64-bit fixed-point timestamp.
-func erfTime(t time.Time) uint64 {
-	sec := uint64(t.Unix())
-	frac := (uint64(t.Nanosecond()) << 32) / 1e9
-	return sec<<32 | frac
 }

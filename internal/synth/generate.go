@@ -119,7 +119,13 @@ type generator struct {
 	tr    *tracker
 	nowNs int64
 	rate  int64 // Mbit/s
-	info  FrameInfo
+	// lastStart is when the previous packet passed the tap; lastCNP when
+	// the last CNP did (hasCNP), for the NIC knobs.
+	lastCNP  int64
+	hasCNP   bool
+	slowLeft int              // requests still slowed after the last CNP
+	txStart  map[uint32]int64 // data request PSN → its last start (NIC knobs only)
+	info     FrameInfo
 }
 
 func newGenerator(cfg *Config, out io.Writer) (*generator, error) {
@@ -128,10 +134,28 @@ func newGenerator(cfg *Config, out io.Writer) (*generator, error) {
 	g.b = newBuilder(cfg.Encap, cfg.Scenario == ScenarioMix)
 	g.b.snifferSrcPort = cfg.SnifferSrcPort
 	g.tr = newTracker()
+	reqAt, repAt := cfg.madOffsets()
+	keep := cfg.SnapLen // bytes of a frame the capture keeps (0: all)
+	if cfg.CutFrames > 0 && (keep == 0 || cfg.CutFrames < keep) {
+		keep = cfg.CutFrames
+	}
+	// captured says whether the capture holds the n bytes at off of a
+	// connection's CM message that starts at madAt; a REQ written short
+	// (ShortMAD) is malformed and makes no connection.
+	captured := func(c *conn, madAt, off, n int) bool {
+		if cfg.ShortMAD > 0 && c.idx == 0 {
+			return false
+		}
+		return keep == 0 || madAt+24+off+n <= keep
+	}
 	g.tr.sendPSN = func(c *conn) (uint32, bool) {
 		// The REP's StartingPSN, where the requester's requests start,
 		// when the capture holds it.
-		return c.psnA, cfg.SnapLen == 0 || madOffset(cfg.Encap)+24+20+3 <= cfg.SnapLen
+		return c.psnA, captured(c, repAt, 20, 3)
+	}
+	g.tr.ackTimeout = func(c *conn) (int64, bool) {
+		// LocalACKTimeout 14 (mad.go), at byte 95 of the REQ's data.
+		return 4096 << 14, captured(c, reqAt, 95, 1)
 	}
 	w, err := newCapWriter(out, cfg)
 	if err != nil {
@@ -179,7 +203,7 @@ func (g *generator) runSingle() error {
 		c.dc = true
 		list = withoutCM(list)
 	}
-	list, err := applyImpairments(list, &cfg.Impairments, c.psnA)
+	list, err := applyImpairments(list, &cfg.Impairments, c.psnA, &cfg.NIC)
 	if err != nil {
 		return err
 	}
@@ -256,6 +280,34 @@ func (g *generator) runMix() error {
 // emit writes one packet and records it in the truth.
 func (g *generator) emit(p *pkt) error {
 	g.nowNs += p.delayNs
+	if p.sinceTxNs > 0 {
+		if t, ok := g.txStart[p.psn]; ok {
+			g.nowNs = max(g.nowNs, t+p.sinceTxNs)
+		}
+	}
+	if p.op.IsCNP() && !p.extraCNP && g.cfg.NIC.CNPIntervalNs > 0 && g.hasCNP && g.nowNs-g.lastCNP < g.cfg.NIC.CNPIntervalNs {
+		return nil // the NIC's CNP rate limit
+	}
+	stretch := 0.0
+	if g.cfg.NIC.any() {
+		if p.op.IsCNP() {
+			g.lastCNP, g.hasCNP = g.nowNs, true
+			g.slowLeft = nicWindow
+		}
+		if p.dataReq() {
+			if g.txStart == nil {
+				g.txStart = make(map[uint32]int64)
+			}
+			g.txStart[p.psn] = g.nowNs
+			if g.slowLeft > 0 && g.cfg.NIC.RateCut > 0 {
+				stretch = 1/g.cfg.NIC.RateCut - 1
+				g.slowLeft--
+			}
+		}
+	}
+	if g.cfg.NIC.Tap == TapRequester {
+		p.ce = false // marked after the requester's port
+	}
 	ts := StartTime.Add(time.Duration(g.nowNs))
 	b := g.builderFor(p)
 	short := g.shortMAD(p)
@@ -266,6 +318,11 @@ func (g *generator) emit(p *pkt) error {
 	b.shortMAD = 0
 	if err != nil {
 		return err
+	}
+	wire := ((int64(len(frame))+24)*8*1000 + g.rate - 1) / g.rate
+	if p.hidden {
+		g.nowNs += wire // sent, lost before the tap
+		return nil
 	}
 	data, orig, cut := g.toolCut(frame)
 	if s := g.cfg.SnapLen; s > 0 && len(data) > s {
@@ -293,6 +350,7 @@ func (g *generator) emit(p *pkt) error {
 	if short {
 		g.tr.truth.Frames++ // malformed: in no flow
 	} else {
+		g.tr.now, g.tr.origLen = writtenTime(ts, g.cfg).UnixNano(), orig
 		g.tr.add(p, pktBytes, status)
 		if g.cfg.SnifferSrcPort && status == layers.ICRCOK {
 			g.tr.portRewritten(p)
@@ -303,7 +361,7 @@ func (g *generator) emit(p *pkt) error {
 		g.info.Encap, g.info.ToolCut, g.info.Malformed = b.encap, cut, short
 		g.cfg.OnFrame(&g.info)
 	}
-	g.nowNs += ((int64(orig)+24)*8*1000 + g.rate - 1) / g.rate
+	g.nowNs += wire + int64(float64(wire)*stretch)
 	return nil
 }
 

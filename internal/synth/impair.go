@@ -17,7 +17,7 @@ const (
 // CNPs, ICRC corruption, duplicates, then drops. Each impairment applies
 // to the first occurrence of the request packet with its PSN; unknown
 // PSNs are an error.
-func applyImpairments(list []pkt, im *Impairments, start uint32) ([]pkt, error) {
+func applyImpairments(list []pkt, im *Impairments, start uint32, k *NICKnobs) ([]pkt, error) {
 	for _, l := range []struct {
 		name string
 		refs []PSNRef
@@ -29,10 +29,10 @@ func applyImpairments(list []pkt, im *Impairments, start uint32) ([]pkt, error) 
 		}
 	}
 	for _, r := range im.NAK {
-		list = goBackN(list, r.resolve(start), nakWindow, synNAKSeq, 0, resendNAK)
+		list = lossAfterTap(list, r.resolve(start), nakWindow, synNAKSeq, resendNAK, k)
 	}
 	for _, r := range im.RNR {
-		list = goBackN(list, r.resolve(start), rnrWindow, synRNR, rnrDelayNs, resendRNR)
+		list = lossAfterTap(list, r.resolve(start), rnrWindow, synRNR, resendRNR, k)
 	}
 	for _, r := range im.Reorder {
 		i := findReq(list, r.resolve(start), 0)
@@ -59,6 +59,10 @@ func applyImpairments(list []pkt, im *Impairments, start uint32) ([]pkt, error) 
 		cnp := pkt{c: c, fromB: true, op: layers.OpcodeRoCEv2CNP, destQP: c.qa, becn: true}
 		list = insert(list, i+1, cnp)
 	}
+	list, err := applyNIC(list, k, start)
+	if err != nil {
+		return nil, err
+	}
 	for _, r := range im.CorruptICRC {
 		if i := findReq(list, r.resolve(start), 0); i >= 0 {
 			list[i].corrupt = true
@@ -75,46 +79,6 @@ func applyImpairments(list []pkt, im *Impairments, start uint32) ([]pkt, error) 
 		}
 	}
 	return list, nil
-}
-
-// goBackN makes the request with PSN psn lost after the tap: the next
-// window requests still go out, the responder answers with a NAK (or RNR
-// NAK) carrying psn, and the requester sends everything again from psn.
-func goBackN(list []pkt, psn uint32, window int, syndrome uint8, delay int64, cause uint8) []pkt {
-	i := findReq(list, psn, 0)
-	if i < 0 {
-		return list
-	}
-	out := make([]pkt, 0, len(list)+window+8)
-	out = append(out, list[:i+1]...)
-	for j, n := i+1, 0; n < window; n++ {
-		j = nextReq(list, j)
-		if j < 0 {
-			break
-		}
-		out = append(out, list[j])
-		j++
-	}
-	c := list[i].c
-	out = append(out, pkt{c: c, fromB: true, op: layers.OpcodeRCAcknowledge, destQP: c.qa, psn: psn,
-		aeth: syndrome, msn: msnBefore(list, i)})
-	resend := len(out)
-	out = append(out, list[i:]...)
-	out[resend].delayNs += delay
-	// The requests sent again (from psn to the last one sent before the
-	// NAK) are resends of this NAK.
-	high := psn
-	for _, q := range out[:resend] {
-		if q.dataReq() && serial24(q.psn-high) > 0 {
-			high = q.psn
-		}
-	}
-	for k := resend; k < len(out); k++ {
-		if q := &out[k]; q.dataReq() && serial24(q.psn-psn) >= 0 && serial24(q.psn-high) <= 0 && q.resend == resendNone {
-			q.resend = cause
-		}
-	}
-	return out
 }
 
 // msnBefore returns the responder's MSN when request i arrives: that of

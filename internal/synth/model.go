@@ -162,7 +162,11 @@ type pkt struct {
 	ce      bool
 	corrupt bool
 	delayNs int64
-	resend  uint8 // a go-back-N resend of a request: resendNAK or resendRNR
+	resend  uint8 // a go-back-N resend of a request: resendNAK, resendRNR or resendTimeout
+	// NIC knobs (nic.go).
+	hidden    bool  // lost before the tap: takes its time on the wire, not written
+	sinceTxNs int64 // passes the tap at least this long after the last transmission of its PSN
+	extraCNP  bool  // a CNP the NIC's rate limit should have suppressed
 }
 
 // Causes of a resend (pkt.resend).

@@ -129,6 +129,8 @@ type Flow struct {
 		PortRewritten    int      `json:"port_rewritten,omitempty"`
 		OriginalSrcPorts []uint16 `json:"original_src_ports,omitempty"`
 	} `json:"icrc"`
+	// NIC is the NIC behaviour of an RC request flow (truthnic.go).
+	NIC *NIC `json:"nic,omitempty"`
 }
 
 // PSNGap is a range of request PSNs never seen in the capture.
@@ -236,6 +238,9 @@ type flowState struct {
 	pending   []pendingMsg
 	lastReq   []byte
 	loss      flowLoss // loss attribution (truthloss.go)
+	nic       *nicTruth
+	// The last request: a PSN seen before (again), a new highest (fresh).
+	again, fresh bool
 }
 
 // tracker computes the truth from the frames as they are written.
@@ -249,6 +254,13 @@ type tracker struct {
 	// sendPSN says where a connection's requester starts, when the
 	// capture shows it (the REP's StartingPSN was captured).
 	sendPSN func(c *conn) (uint32, bool)
+	// now is the timestamp of the frame being added, as written (ns),
+	// and origLen its original length.
+	now     int64
+	origLen int
+	// ackTimeout is a connection's Local ACK Timeout in ns, when the
+	// capture holds that field of the CM REQ.
+	ackTimeout func(c *conn) (int64, bool)
 }
 
 func newTracker() *tracker {
@@ -315,10 +327,13 @@ func (t *tracker) add(p *pkt, frame []byte, status layers.ICRCStatus) {
 	case p.op.IsCNP():
 		f.Congestion.CNPs++
 		t.finding("cnp", "info", frameNo)
+		t.nicCNP(p, frameNo)
 	case p.op.IsRequest():
 		t.request(fs, p, frame)
+		t.nicRequest(fs, p, frameNo)
 	default:
 		t.response(fs, p)
+		t.nicResponse(p, frameNo)
 	}
 }
 
@@ -336,6 +351,7 @@ func (t *tracker) request(fs *flowState, p *pkt, frame []byte) {
 	span := int64(max(p.span, 1))
 	t.jump(fs, p, u, frameNo)
 	again := fs.reqHiSet && fs.reqSeen.contains(u)
+	fs.again, fs.fresh = again, !fs.reqHiSet || u > fs.req.hi
 	switch {
 	case !fs.reqHiSet:
 		fs.reqHiSet = true
@@ -465,6 +481,7 @@ func (t *tracker) finish() *Truth {
 			next = iv[1] + 1
 		}
 		t.attribute(fs)
+		t.nicFinish(fs)
 		t.truth.Flows = append(t.truth.Flows, &fs.f)
 	}
 	sort.Slice(t.truth.Findings, func(i, j int) bool {

@@ -12,6 +12,8 @@ import (
 	"github.com/roce-dissect/roce-dissect/layers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/internal/testenv"
 )
 
 var tsharkFields = []string{
@@ -48,10 +50,7 @@ func hasHeader(op layers.Opcode, h interface{ String() string }) bool {
 // BTH/RETH/AETH/DETH/CM fields with what the generator wrote and with the
 // truth. Skipped without tshark.
 func TestTshark(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not installed: skipping the comparison with Wireshark's dissector")
-	}
+	tshark := testenv.Tshark(t)
 	dir := t.TempDir()
 	for _, gf := range Golden() {
 		t.Run(gf.Name, func(t *testing.T) {

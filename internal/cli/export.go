@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/export"
+)
+
+// exporter returns the function that feeds a frame to a, and with
+// --export also writes its packet row (part part of the run's index-th
+// file), and the function that closes the packets file afterwards.
+func (r *runner) exporter(index, part int, name string, a *analyze.Analyzer, tap func(*analyze.Packet)) (func(*frame), func() error) {
+	if r.cfg.export == "" {
+		return func(f *frame) {
+			p := a.Feed(f.ci, f.linkType, f.data)
+			if tap != nil {
+				tap(p)
+			}
+		}, func() error { return nil }
+	}
+	pw, err := export.NewPacketWriter(filepath.Join(r.cfg.export, export.PacketsFile(index, part)), displayName(name))
+	if err != nil {
+		err = fmt.Errorf("--export: %w", err)
+		pw = nil
+	}
+	feed := func(f *frame) {
+		p := a.Feed(f.ci, f.linkType, f.data)
+		if pw != nil && (p.BTH == nil || r.selects(p.Src.String(), p.Dst.String(), p.BTH.DestQP)) {
+			pw.Add(p)
+		}
+		if tap != nil {
+			tap(p)
+		}
+	}
+	return feed, func() error {
+		if err != nil {
+			return err
+		}
+		if err := pw.Close(); err != nil {
+			return fmt.Errorf("--export: %w", err)
+		}
+		return nil
+	}
+}
+
+// exportReport writes the flows, connections and findings tables of the
+// run's report; it reports a failure on stderr and returns false.
+func (r *runner) exportReport(files []string, rep *analyze.Report) bool {
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = displayName(f)
+	}
+	file := ""
+	if len(files) == 1 {
+		file = names[0]
+	}
+	if err := export.WriteReport(r.cfg.export, strings.Join(names, " "), file, rep); err != nil {
+		fmt.Fprintf(r.stderr, "roce-dissect: --export %s: %v\n", r.cfg.export, err)
+		return false
+	}
+	return true
+}

@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"bufio"
+	"os"
+	"strings"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/htmlreport"
+)
+
+// htmlCollectors returns one point collector per file for --html, or nil
+// collectors (which ignore packets) without it.
+func (r *runner) htmlCollectors(n int) []*htmlreport.Collector {
+	cols := make([]*htmlreport.Collector, n)
+	if r.cfg.html != "" {
+		for i := range cols {
+			cols[i] = htmlreport.NewCollector(htmlreport.DefaultLimits)
+		}
+	}
+	return cols
+}
+
+// writeHTML writes the --html page of the (filtered, merged) report.
+func (r *runner) writeHTML(files []string, rep *analyze.Report, cols []*htmlreport.Collector) error {
+	srcs := make([]htmlreport.Source, len(files))
+	names := make([]string, len(files))
+	for i, name := range files {
+		srcs[i] = htmlreport.Source{Name: name, Collector: cols[i]}
+		names[i] = displayName(name)
+	}
+	f, err := os.Create(r.cfg.html)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	err = htmlreport.Write(w, "roce-dissect: "+strings.Join(names, ", "), rep, srcs)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

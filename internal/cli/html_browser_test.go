@@ -1,0 +1,378 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/capture"
+	"github.com/roce-dissect/roce-dissect/internal/synth"
+	"github.com/roce-dissect/roce-dissect/layers"
+)
+
+var screenshotPath = flag.String("screenshot", "", "TestHTMLReportInBrowser: also save the screenshot of the \"impaired\" case to this path (go test ./internal/cli -run HTMLReportInBrowser -screenshot ../../docs/html-report.png)")
+
+// findChromium returns the path of a Chromium or Chrome, "" if none.
+func findChromium() string {
+	if p := os.Getenv("CHROME"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// wirePacket is what gopacket, not the code under test, decodes from a frame.
+type wirePacket struct {
+	src, dst string
+	qp, psn  uint32
+	op       layers.Opcode
+}
+
+// decodeWire decodes every frame of a capture with gopacket and the layers
+// package: the oracle for the chart's points.
+func decodeWire(t *testing.T, path string) map[uint64]wirePacket {
+	t.Helper()
+	cr, err := capture.Open(path)
+	require.NoError(t, err)
+	defer cr.Close()
+	out := map[uint64]wirePacket{}
+	for n := uint64(1); ; n++ {
+		_, data, lt, err := cr.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		pkt := gopacket.NewPacket(data, lt, gopacket.Default)
+		ip, ok := pkt.Layer(gplayers.LayerTypeIPv4).(*gplayers.IPv4)
+		bth, ok2 := pkt.Layer(layers.LayerTypeBTH).(*layers.BTH)
+		if !ok || !ok2 {
+			continue
+		}
+		src, _ := netip.AddrFromSlice(ip.SrcIP.To4())
+		dst, _ := netip.AddrFromSlice(ip.DstIP.To4())
+		out[n] = wirePacket{src: src.String(), dst: dst.String(), qp: bth.DestQP, psn: bth.PSN, op: bth.Opcode}
+	}
+	return out
+}
+
+// analyzeFile is the analyzer's report of a capture, the oracle for the
+// page's tables.
+func analyzeFile(t *testing.T, path string) *analyze.Report {
+	t.Helper()
+	cr, err := capture.Open(path)
+	require.NoError(t, err)
+	defer cr.Close()
+	a := analyze.New(analyze.Options{})
+	for {
+		ci, data, lt, err := cr.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		a.Feed(ci, lt, data)
+	}
+	return a.Finish()
+}
+
+func flowLabel(f *analyze.Flow) string {
+	return fmt.Sprintf("%s → %s QP 0x%06x", f.Src, f.Dst, f.DestQP)
+}
+
+// synthCapture writes a roce-synth capture into dir.
+func synthHTMLCapture(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	out := name
+	cfg, _, _, err := synth.ParseArgs(append(args, "-no-truth", "-o", out))
+	require.NoError(t, err)
+	require.NoError(t, synth.WriteFiles(cfg, out, ""))
+	return out
+}
+
+// TestHTMLReportInBrowser writes --html pages and checks them in headless
+// Chromium: no console error, no network request, the flow table holds the
+// analyzer's flows, a click on a finding charts its flow with the PSNs the
+// capture's bytes carry, and a screenshot is not blank.
+func TestHTMLReportInBrowser(t *testing.T) {
+	chrome := findChromium()
+	if chrome == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no Chromium found, and CI must run the browser test: .ci/run installs it (apt-get install -y chromium)")
+		}
+		t.Skip("no Chromium or Chrome installed (apt-get install -y chromium, or set CHROME=path): the HTML report's browser test is skipped")
+	}
+	dir := t.TempDir()
+	loss, err := filepath.Abs("../../testdata/loss_nak_gobackn.pcap")
+	require.NoError(t, err)
+	ecn, err := filepath.Abs("../../testdata/ecn_cnp.pcap")
+	require.NoError(t, err)
+	// Header-only: the CM fields beyond the snap length are null.
+	cut, err := filepath.Abs("../../testdata/header_only_snap128.pcap")
+	require.NoError(t, err)
+	shotPath := *screenshotPath
+	if shotPath != "" {
+		shotPath, err = filepath.Abs(shotPath)
+		require.NoError(t, err)
+	}
+	t.Chdir(dir) // the generated captures are named without a temporary path
+	cases := []struct {
+		name    string
+		capture string
+		// finding is the kind of the finding to click; "": click the
+		// flow row of the flow with the most packets instead.
+		finding string
+	}{
+		{"loss_nak", loss, analyze.KindNAK},
+		{"ecn_cnp", ecn, analyze.KindCNP},
+		{"header_only", cut, ""},
+		{"impaired", synthHTMLCapture(t, "impaired.pcap", "write-bw", "-messages", "64", "-nanos",
+			"-nak", "+40,+100,+200", "-ecn", "+70,+71,+72", "-rnr", "+150", "-drop", "+200", "-reorder", "+120"), analyze.KindPSNGap},
+		{"dozens_of_flows", synthHTMLCapture(t, "mix.pcap", "mix", "-qps", "24", "-packets", "3000", "-nanos"), ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			page := filepath.Join(dir, tc.name+".html")
+			code, _, stderr := run(t, nil, "--html", page, tc.capture)
+			require.Equal(t, 0, code, stderr)
+			rep := analyzeFile(t, tc.capture)
+			wire := decodeWire(t, tc.capture)
+			png := checkInBrowser(t, chrome, filepath.Join(dir, "profile-"+tc.name), page, rep, wire, tc.finding)
+			shot := filepath.Join(dir, tc.name+".png")
+			if tc.name == "impaired" && shotPath != "" {
+				shot = shotPath
+			}
+			require.NoError(t, os.WriteFile(shot, png, 0o644))
+			t.Logf("screenshot: %s", shot)
+		})
+	}
+}
+
+func checkInBrowser(t *testing.T, chrome, profile, page string, rep *analyze.Report, wire map[uint64]wirePacket, findingKind string) []byte {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chrome),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1400, 1500),
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelA()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelT()
+
+	var mu sync.Mutex
+	var problems, requests []string
+	require.NoError(t, chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			var args []string
+			for _, a := range e.Args {
+				args = append(args, string(a.Value)+a.Description)
+			}
+			problems = append(problems, fmt.Sprintf("console.%s: %s", e.Type, strings.Join(args, " ")))
+		case *runtime.EventExceptionThrown:
+			d := e.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil {
+				msg += " " + d.Exception.Description
+			}
+			problems = append(problems, fmt.Sprintf("exception at %d:%d: %s", d.LineNumber, d.ColumnNumber, msg))
+		case *cdplog.EventEntryAdded:
+			if e.Entry.Level == cdplog.EntryLevelError || e.Entry.Level == cdplog.EntryLevelWarning {
+				problems = append(problems, fmt.Sprintf("log %s: %s %s", e.Entry.Level, e.Entry.Text, e.Entry.URL))
+			}
+		case *network.EventRequestWillBeSent:
+			if !strings.HasPrefix(e.Request.URL, "file://") {
+				requests = append(requests, e.Request.URL)
+			}
+		}
+	}))
+	_, err := chromedp.Call(ctx, network.Enable, network.EnableParams{})
+	require.NoError(t, err)
+	_, err = chromedp.Call(ctx, cdplog.Enable, cdp.Empty{})
+	require.NoError(t, err)
+	eval := func(expr string, v any) {
+		t.Helper()
+		res, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](expr))
+		require.NoError(t, err, expr)
+		require.NoError(t, json.Unmarshal(res, v), expr)
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		require.NoError(t, err, sel)
+		return s
+	}
+	click := func(sel string) {
+		t.Helper()
+		require.NoError(t, chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel))), sel)
+	}
+
+	// The page loads and renders the flows of the analyzer's report.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate("file://"+page),
+		chromedp.WaitVisible(chromedp.CSS("#psn-chart .uplot")),
+	))
+	var names []string
+	eval(`Array.from(document.querySelectorAll('#flow-table tbody tr')).map(tr => tr.dataset.name)`, &names)
+	var want []string
+	for i := range rep.Flows {
+		want = append(want, flowLabel(&rep.Flows[i]))
+	}
+	require.NotEmpty(t, want)
+	assert.Equal(t, want, names, "flow table rows")
+	var picker int
+	eval(`document.querySelectorAll('#flow-picker option').length`, &picker)
+	assert.Equal(t, len(rep.Flows), picker, "flow picker entries")
+
+	// The finding to click (or the busiest flow), and another flow.
+	fi, flowIdx := -1, -1
+	var fd analyze.Finding
+	if findingKind == "" {
+		for i := range rep.Flows {
+			if flowIdx < 0 || rep.Flows[i].Packets > rep.Flows[flowIdx].Packets {
+				flowIdx = i
+			}
+		}
+	} else {
+		for i, x := range rep.Findings {
+			if x.Kind == findingKind {
+				fi, fd = i, x
+				break
+			}
+		}
+		require.GreaterOrEqual(t, fi, 0, "the capture has a %s finding", findingKind)
+		for i := range rep.Flows {
+			if flowLabel(&rep.Flows[i]) == fd.Flow {
+				flowIdx = i
+			}
+		}
+		require.GreaterOrEqual(t, flowIdx, 0, "finding's flow %q in the report", fd.Flow)
+	}
+	other := (flowIdx + 1) % len(rep.Flows)
+	var selected int
+	click(fmt.Sprintf(`#flow-table tbody tr[data-flow="%d"]`, other))
+	eval(`window.roceReport.state.flow`, &selected)
+	assert.Equal(t, other, selected, "a click on a flow row selects it")
+	assert.Contains(t, text("#chart-title"), flowLabel(&rep.Flows[other]))
+
+	// A click on the finding (or flow row) charts its flow, marking the
+	// finding's frame.
+	type chartPoint struct {
+		Frame uint64 `json:"frame"`
+		PSN   uint32 `json:"psn"`
+		Cat   string `json:"cat"`
+	}
+	var pts []chartPoint
+	if fi >= 0 {
+		click(fmt.Sprintf(`#finding-table tbody tr[data-row="%d"]`, fi))
+		var markFrame uint64
+		eval(`window.roceReport.state.mark.frame`, &markFrame)
+		assert.Equal(t, fd.Frame, markFrame, "the finding's frame is marked")
+	} else {
+		click(fmt.Sprintf(`#flow-table tbody tr[data-flow="%d"]`, flowIdx))
+	}
+	eval(`window.roceReport.state.flow`, &selected)
+	eval(`window.roceReport.chartPoints()`, &pts)
+	assert.Equal(t, flowIdx, selected, "the flow is charted")
+	assert.Contains(t, text("#chart-title"), flowLabel(&rep.Flows[flowIdx]))
+
+	// Every point is a frame of this flow or of its reverse direction,
+	// with the PSN its bytes carry; every frame of the flow the chart
+	// draws is there (these captures are below the decimation limits).
+	f := &rep.Flows[flowIdx]
+	seen := map[uint64]bool{}
+	for _, p := range pts {
+		w, ok := wire[p.Frame]
+		require.True(t, ok, "frame %d on the chart is a BTH frame", p.Frame)
+		fwd := w.src == f.Src && w.dst == f.Dst
+		rev := w.src == f.Dst && w.dst == f.Src
+		assert.True(t, fwd || rev, "frame %d (%s → %s) belongs to the flow or its reverse", p.Frame, w.src, w.dst)
+		assert.Equal(t, w.psn, p.PSN, "PSN of frame %d", p.Frame)
+		seen[p.Frame] = true
+	}
+	drawn := 0
+	for n, w := range wire {
+		if w.src != f.Src || w.dst != f.Dst || w.qp != f.DestQP {
+			continue
+		}
+		if f.Requests.Packets > 0 && (w.op.IsResponse() || w.op.IsCNP()) {
+			continue // a request flow's chart draws its requests
+		}
+		assert.True(t, seen[n], "frame %d of the flow is on its chart", n)
+		drawn++
+	}
+	assert.Positive(t, drawn)
+	if fi >= 0 {
+		assert.True(t, seen[fd.Frame], "the finding's frame %d is on the chart", fd.Frame)
+	}
+
+	// The whole page, in PNG, once the charts have set their ranges.
+	ready := false
+	for range 50 {
+		if eval(`window.roceReport.state.ready`, &ready); ready {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.True(t, ready, "the charts are ready")
+	require.NoError(t, chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS("#chart"))))
+	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	img, err := png.Decode(bytes.NewReader(buf))
+	require.NoError(t, err)
+	assert.Greater(t, distinctColours(img), 20, "the screenshot is not blank")
+
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Empty(t, problems, "console messages and exceptions")
+	assert.Empty(t, requests, "network requests (the page must be self-contained)")
+	return buf
+}
+
+// distinctColours counts the colours of a sample of an image's pixels.
+func distinctColours(img image.Image) int {
+	b := img.Bounds()
+	seen := map[[4]uint32]bool{}
+	for y := b.Min.Y; y < b.Max.Y; y += 7 {
+		for x := b.Min.X; x < b.Max.X; x += 7 {
+			r, g, bl, a := img.At(x, y).RGBA()
+			seen[[4]uint32{r, g, bl, a}] = true
+		}
+	}
+	return len(seen)
+}

@@ -1,0 +1,71 @@
+package cli_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/internal/cli"
+	"github.com/roce-dissect/roce-dissect/internal/synth"
+)
+
+// bigCapture writes a roce-synth mix capture of about 1.1 GB (1.9 M
+// frames) into the benchmark's temporary folder, or skips the benchmark
+// when the disk has less than 4 GB free.
+func bigCapture(b *testing.B) string {
+	b.Helper()
+	dir := b.TempDir()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil || st.Bavail*uint64(st.Bsize) < 4<<30 {
+		b.Skipf("less than 4 GB free in %s: the 1 GB capture is not written", dir)
+	}
+	path := filepath.Join(dir, "mix1g.pcap")
+	f, err := os.Create(path)
+	require.NoError(b, err)
+	_, err = synth.Generate(synth.Config{Scenario: synth.ScenarioMix, Packets: 1_900_000}, f, nil)
+	require.NoError(b, err)
+	require.NoError(b, f.Close())
+	return path
+}
+
+func runBench(b *testing.B, args ...string) {
+	b.Helper()
+	b.ReportAllocs()
+	for b.Loop() {
+		if code := cli.Run(context.Background(), args, io.Discard, io.Discard); code != 0 {
+			b.Fatalf("exit status %d", code)
+		}
+	}
+}
+
+// BenchmarkJobs analyzes a 1.1 GB capture with -j 1, 2, … up to the
+// cores available (docs/parallel.md has the curve).
+func BenchmarkJobs(b *testing.B) {
+	path := bigCapture(b)
+	st, err := os.Stat(path)
+	require.NoError(b, err)
+	for j := 1; j <= max(2, runtime.NumCPU()); j++ {
+		b.Run(fmt.Sprintf("j%d", j), func(b *testing.B) {
+			b.SetBytes(st.Size())
+			runBench(b, "-j", fmt.Sprint(j), "-o", "json", path)
+		})
+	}
+}
+
+// BenchmarkExportPackets compares the analysis alone with the analysis
+// and the Parquet export (-o parquet --export) of a 1.1 GB capture, on
+// one core each.
+func BenchmarkExportPackets(b *testing.B) {
+	path := bigCapture(b)
+	b.Run("analysis", func(b *testing.B) { runBench(b, "-j", "1", "-o", "json", path) })
+	b.Run("export", func(b *testing.B) {
+		runBench(b, "-j", "1", "-o", "parquet", "--export", b.TempDir(), path)
+	})
+}

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+)
+
+// nicKinds are the findings of NIC conformance, listed under their flow.
+var nicKinds = map[string]bool{
+	analyze.KindGoBackN: true, analyze.KindRNREarly: true, analyze.KindCNPTooClose: true, analyze.KindCNPNoSlowdown: true,
+}
+
+// nicEvents is how much a flow's NIC object has to say: violations first.
+func nicEvents(n *analyze.NIC) (violations, events uint64) {
+	violations = n.GoBackNViolations + n.RNREarly + n.CNPTooClose + n.CNPNoSlowdown
+	events = n.CNPs + n.TimeoutResends
+	for _, f := range []*analyze.Figure{n.NAKResendNs, n.RNRResendNs, n.ECNToCNPNs} {
+		if f != nil {
+			events += f.Samples
+		}
+	}
+	return violations, events
+}
+
+// writeNIC writes the "NIC behaviour" section: per flow with NAKs,
+// resends or CNPs, the figures and the conformance violations with their
+// frames, worst flow first.
+func (r *runner) writeNIC(w io.Writer, rep *analyze.Report) {
+	p := r.pal
+	var flows []*analyze.Flow
+	for i := range rep.Flows {
+		if n := rep.Flows[i].NIC; n != nil {
+			if v, e := nicEvents(n); v+e > 0 {
+				flows = append(flows, &rep.Flows[i])
+			}
+		}
+	}
+	if len(flows) == 0 {
+		return
+	}
+	sort.SliceStable(flows, func(i, j int) bool {
+		vi, ei := nicEvents(flows[i].NIC)
+		vj, ej := nicEvents(flows[j].NIC)
+		if vi != vj {
+			return vi > vj
+		}
+		return ei > ej
+	})
+	fmt.Fprintln(w)
+	p.bold.Fprintln(w, "NIC behaviour")
+	for _, f := range flows {
+		n := f.NIC
+		name := fmt.Sprintf("%s → %s QP %s", f.Src, f.Dst, qpString(f.DestQP))
+		fmt.Fprintf(w, "  %s: capture at the %s side (%s)\n", name, n.CaptureSide, n.CaptureSideReason)
+		fig := func(label string, v *analyze.Figure, unit func(int64) string) {
+			if v == nil {
+				return
+			}
+			fmt.Fprintf(w, "    %-22s %s / %s / %s (min / median / max, %d samples)\n", label, unit(v.Min), unit(v.Median), unit(v.Max), v.Samples)
+		}
+		ns := func(v int64) string { return time.Duration(v).String() }
+		rate := func(v int64) string { f := float64(v); return humanRate(&f) }
+		fig("NAK → resend", n.NAKResendNs, ns)
+		if n.TimeoutResends > 0 || n.TimeoutNs != nil {
+			fmt.Fprintf(w, "    %-22s %d", "timeout resends", n.TimeoutResends)
+			if n.NegotiatedTimeoutNs != nil {
+				fmt.Fprintf(w, " (negotiated Local ACK Timeout %s)", ns(*n.NegotiatedTimeoutNs))
+			}
+			fmt.Fprintln(w)
+		}
+		fig("timeout", n.TimeoutNs, ns)
+		fig("RNR NAK → resend", n.RNRResendNs, ns)
+		fig("response latency", n.ResponseLatencyNs, ns)
+		if n.CNPs > 0 {
+			fmt.Fprintf(w, "    %-22s %d\n", "CNPs", n.CNPs)
+		}
+		fig("CNP interval", n.CNPIntervalNs, ns)
+		fig("ECN-CE → CNP", n.ECNToCNPNs, ns)
+		fig("rate before CNP", n.RateBeforeCNPBps, rate)
+		fig("rate after CNP", n.RateAfterCNPBps, rate)
+		if n.RequestsPerACK != nil {
+			fmt.Fprintf(w, "    %-22s %.2f\n", "requests per ACK", *n.RequestsPerACK)
+		}
+		for _, fd := range rep.Findings {
+			if nicKinds[fd.Kind] && fd.Flow == name {
+				fmt.Fprintf(w, "    %s frame %d %s: %s\n", p.severity(fd.Severity).Sprintf("%-7s", strings.ToUpper(fd.Severity)), fd.Frame, fd.Kind, fd.Detail)
+			}
+		}
+	}
+}

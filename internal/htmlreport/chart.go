@@ -1,0 +1,301 @@
+package htmlreport
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+)
+
+// Categories of the points on a sequence chart, as the page draws them
+// (index into the page's series table: keep app.js in step).
+const (
+	catSend       uint8 = iota // a request sent once, in order
+	catResend                  // a request seen before (retransmission or duplicate)
+	catOutOfOrder              // a request that arrived out of order
+	catAfterGap                // the request after a PSN gap
+	catACK                     // an ACK from the responder
+	catReadResp                // a READ response packet
+	catNAK                     // a NAK
+	catRNRNAK                  // an RNR NAK
+	catCNP                     // a CNP
+)
+
+// Finding kinds that change a request's category, as bits.
+const (
+	fkResend uint8 = 1 << iota
+	fkOutOfOrder
+	fkGap
+)
+
+// Source is one capture file and the Collector fed with its packets.
+type Source struct {
+	// Name is the file name as findings name it (Finding.File) when
+	// several files are merged; it is shown on the page.
+	Name      string
+	Collector *Collector
+}
+
+// fileFrame names a frame of one of the sources.
+type fileFrame struct {
+	file  int
+	frame uint64
+}
+
+// chartData is one flow's sequence chart, columns in time order.
+type chartData struct {
+	// DataFlow is the flow whose requests are drawn; RespFlow the flow
+	// whose ACKs, NAKs, READ responses and CNPs are (-1: none).
+	DataFlow int `json:"data_flow"`
+	RespFlow int `json:"resp_flow"`
+	// TNs is the time since the capture's first frame.
+	TNs []int64 `json:"t_ns"`
+	// Y is the PSN unwrapped across 2^24 (CNPs, whose PSN means nothing,
+	// sit at the PSN drawn just before them); PSN the PSN on the wire.
+	Y     []int64  `json:"y"`
+	PSN   []uint32 `json:"psn"`
+	Frame []uint64 `json:"frame"`
+	File  []int    `json:"file,omitempty"`
+	Cat   []int    `json:"cat"` // not []uint8: that would marshal as base64
+	ECN   []int    `json:"ecn"`
+	// Packets counts the packets of the two flows, Shown those drawn;
+	// Stride is the largest decimation step (1: every ordinary packet);
+	// MarkedDropped counts marked packets beyond Limits.Marked.
+	Packets       uint64 `json:"packets"`
+	Shown         int    `json:"shown"`
+	Stride        uint64 `json:"stride"`
+	MarkedDropped uint64 `json:"marked_dropped"`
+	// Gaps are the flow's PSN gaps (unwrapped like Y), at the time of the
+	// frame that jumped over them (-1 when that frame is not drawn).
+	Gaps []chartGap `json:"gaps"`
+}
+
+type chartGap struct {
+	From  int64  `json:"from"`
+	To    int64  `json:"to"`
+	Count uint32 `json:"count"`
+	Frame uint64 `json:"frame"`
+	TNs   int64  `json:"t_ns"`
+}
+
+// merged is the points of one flow across all sources.
+type merged struct {
+	pts           []filePoint
+	packets       uint64
+	stride        uint64
+	markedDropped uint64
+	tput          []*buckets
+}
+
+type filePoint struct {
+	point
+	file int
+}
+
+// gather merges the collectors' points by flow name.
+func gather(srcs []Source) map[string]*merged {
+	out := map[string]*merged{}
+	for fi, s := range srcs {
+		if s.Collector == nil {
+			continue
+		}
+		for _, fp := range s.Collector.order {
+			name := fmt.Sprintf("%s → %s QP 0x%06x", fp.key.src, fp.key.dst, fp.key.qp)
+			m := out[name]
+			if m == nil {
+				m = &merged{stride: 1}
+				out[name] = m
+			}
+			for _, p := range fp.plain {
+				m.pts = append(m.pts, filePoint{p, fi})
+			}
+			for _, p := range fp.marked {
+				m.pts = append(m.pts, filePoint{p, fi})
+			}
+			m.packets += fp.nPlain + uint64(len(fp.marked)) + fp.markedDropped
+			m.stride = max(m.stride, fp.stride)
+			m.markedDropped += fp.markedDropped
+			m.tput = append(m.tput, &fp.tput)
+		}
+	}
+	return out
+}
+
+// pairFlows finds each flow's reverse flow: the one of the same CM
+// connection, else the reverse-direction flow whose responses carry the
+// most PSNs inside the flow's request PSN range (-1: none).
+func pairFlows(rep *analyze.Report, pts []*merged) []int {
+	peer := make([]int, len(rep.Flows))
+	for i := range peer {
+		peer[i] = -1
+	}
+	type dir struct{ src, dst string }
+	byDir := map[dir][]int{}
+	for i, f := range rep.Flows {
+		byDir[dir{f.Src, f.Dst}] = append(byDir[dir{f.Src, f.Dst}], i)
+	}
+	for i, f := range rep.Flows {
+		if f.Connection == nil || peer[i] >= 0 {
+			continue
+		}
+		for _, j := range byDir[dir{f.Dst, f.Src}] {
+			if g := rep.Flows[j]; g.Connection != nil && *g.Connection == *f.Connection && peer[j] < 0 && j != i {
+				peer[i], peer[j] = j, i
+				break
+			}
+		}
+	}
+	for i, f := range rep.Flows {
+		if peer[i] >= 0 || f.Requests.PSNFirst == nil || f.Requests.PSNLast == nil {
+			continue
+		}
+		first, last := *f.Requests.PSNFirst, *f.Requests.PSNLast
+		span := (last - first) & 0xFFFFFF
+		best, bestScore := -1, 0
+		cands := byDir[dir{f.Dst, f.Src}]
+		for _, j := range cands[:min(len(cands), 256)] {
+			if peer[j] >= 0 || pts[j] == nil {
+				continue
+			}
+			score := 0
+			for _, p := range pts[j].pts {
+				if p.kind != kindRequest && p.kind != kindCNP && (p.psn-first)&0xFFFFFF <= span {
+					score++
+				}
+			}
+			if score > bestScore {
+				best, bestScore = j, score
+			}
+		}
+		if best >= 0 {
+			peer[i], peer[best] = best, i
+		}
+	}
+	return peer
+}
+
+// buildChart assembles flow i's sequence chart: the requests of the flow
+// that sends them (i itself when it has requests, else its peer) with the
+// ACKs, NAKs, READ responses and CNPs of the other.
+func buildChart(rep *analyze.Report, i int, peer []int, pts []*merged, kinds map[fileFrame]uint8, t0 int64) *chartData {
+	data, resp := i, peer[i]
+	if rep.Flows[i].Requests.Packets == 0 && peer[i] >= 0 {
+		data, resp = peer[i], i
+	}
+	if resp < 0 && rep.Flows[i].Requests.Packets == 0 {
+		data, resp = -1, i // responses (or CNPs) alone
+	}
+	ch := &chartData{DataFlow: data, RespFlow: resp, Stride: 1, Gaps: []chartGap{}}
+	var sel []filePoint
+	take := func(j int, want func(uint8) bool) {
+		if j < 0 || pts[j] == nil {
+			return
+		}
+		m := pts[j]
+		ch.Packets += m.packets
+		ch.Stride = max(ch.Stride, m.stride)
+		ch.MarkedDropped += m.markedDropped
+		for _, p := range m.pts {
+			if want(p.kind) {
+				sel = append(sel, p)
+			}
+		}
+	}
+	take(data, func(k uint8) bool { return k == kindRequest })
+	take(resp, func(k uint8) bool { return k != kindRequest })
+	if sel == nil {
+		return nil
+	}
+	sort.SliceStable(sel, func(a, b int) bool {
+		if sel[a].ns != sel[b].ns {
+			return sel[a].ns < sel[b].ns
+		}
+		return sel[a].frame < sel[b].frame
+	})
+	multi := false
+	for _, p := range sel {
+		if p.file != 0 {
+			multi = true
+		}
+	}
+	// Unwrap the PSNs in time order; start from the first non-CNP point.
+	var y int64
+	var prev uint32
+	started := false
+	for _, p := range sel {
+		if p.kind != kindCNP {
+			prev, y, started = p.psn, int64(p.psn), true
+			break
+		}
+	}
+	frameAt := map[fileFrame]int{}
+	for _, p := range sel {
+		if p.kind != kindCNP && started {
+			d := int64((p.psn - prev) & 0xFFFFFF)
+			if d >= 1<<23 {
+				d -= 1 << 24
+			}
+			y += d
+			prev = p.psn
+		}
+		ch.TNs = append(ch.TNs, p.ns-t0)
+		ch.Y = append(ch.Y, y)
+		ch.PSN = append(ch.PSN, p.psn)
+		ch.Frame = append(ch.Frame, p.frame)
+		if multi {
+			ch.File = append(ch.File, p.file)
+		}
+		ch.Cat = append(ch.Cat, int(category(p, kinds)))
+		var e int
+		if p.flags&flagECNCE != 0 {
+			e = 1
+		}
+		ch.ECN = append(ch.ECN, e)
+		frameAt[fileFrame{p.file, p.frame}] = len(ch.TNs) - 1
+	}
+	ch.Shown = len(ch.TNs)
+	if data >= 0 {
+		for _, g := range rep.Flows[data].Requests.Gaps {
+			cg := chartGap{Count: g.Count, Frame: g.Frame, TNs: -1}
+			// The gap ends just below the PSN of the frame that jumped
+			// over it; place it on that frame's unwrapped PSN.
+			if k, ok := frameAt[fileFrame{0, g.Frame}]; ok && !multi {
+				cg.TNs = ch.TNs[k]
+				top := ch.Y[k] - int64((ch.PSN[k]-g.To)&0xFFFFFF)
+				cg.To, cg.From = top, top-int64(g.Count)+1
+			} else {
+				cg.From, cg.To = int64(g.From), int64(g.To)
+			}
+			ch.Gaps = append(ch.Gaps, cg)
+		}
+	}
+	return ch
+}
+
+// category is how a point is drawn.
+func category(p filePoint, kinds map[fileFrame]uint8) uint8 {
+	switch p.kind {
+	case kindACK:
+		return catACK
+	case kindReadResp:
+		return catReadResp
+	case kindNAK:
+		return catNAK
+	case kindRNRNAK:
+		return catRNRNAK
+	case kindCNP:
+		return catCNP
+	}
+	if p.flags&flagFinding != 0 {
+		k := kinds[fileFrame{p.file, p.frame}]
+		switch {
+		case k&fkResend != 0:
+			return catResend
+		case k&fkOutOfOrder != 0:
+			return catOutOfOrder
+		case k&fkGap != 0:
+			return catAfterGap
+		}
+	}
+	return catSend
+}

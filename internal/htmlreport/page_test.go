@@ -1,0 +1,108 @@
+package htmlreport
+
+import (
+	"bytes"
+	"encoding/json"
+	"html"
+	"io"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/capture"
+)
+
+// TestWriteCharts renders the testdata captures and checks the page's data
+// against the analyzer's findings: each finding's frame is drawn on its
+// flow's chart in the category its kind implies, and the page loads
+// nothing from elsewhere.
+func TestWriteCharts(t *testing.T) {
+	catOf := map[string]int{
+		analyze.KindNAK: int(catNAK), analyze.KindRNRNAK: int(catRNRNAK), analyze.KindCNP: int(catCNP),
+		analyze.KindRetransmission: int(catResend), analyze.KindDuplicate: int(catResend),
+		analyze.KindOutOfOrder: int(catOutOfOrder), analyze.KindPSNGap: int(catAfterGap),
+	}
+	for _, file := range []string{"loss_nak_gobackn.pcap", "ecn_cnp.pcap", "rnr_corrupt_icrc.pcap", "dup_reorder.pcap", "psn_wrap.pcap", "read_bw.pcap"} {
+		t.Run(file, func(t *testing.T) {
+			cr, err := capture.Open("../../testdata/" + file)
+			require.NoError(t, err)
+			defer cr.Close()
+			a := analyze.New(analyze.Options{})
+			c := NewCollector(DefaultLimits)
+			for {
+				ci, data, lt, err := cr.Next()
+				if err == io.EOF {
+					break
+				}
+				require.NoError(t, err)
+				c.Add(a.Feed(ci, lt, data))
+			}
+			rep := a.Finish()
+			var out bytes.Buffer
+			require.NoError(t, Write(&out, "t <&>", rep, []Source{{Name: file, Collector: c}}))
+			page := out.String()
+			assert.Contains(t, page, "<title>t &lt;&amp;&gt;</title>")
+			assert.NotRegexp(t, regexp.MustCompile(`(?i)(src|href)=["']?(https?:)?//`), page, "no external resource")
+			m := regexp.MustCompile(`(?s)<script type="application/json" id="report-data">(.*?)</script>`).FindStringSubmatch(page)
+			require.Len(t, m, 2)
+			var d struct {
+				Flows []struct {
+					Name  string `json:"name"`
+					Chart *struct {
+						Frame []uint64 `json:"frame"`
+						PSN   []uint32 `json:"psn"`
+						Y     []int64  `json:"y"`
+						Cat   []int    `json:"cat"`
+					} `json:"chart"`
+				} `json:"flows"`
+				Findings []struct {
+					Flow int `json:"flow"`
+				} `json:"findings"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(html.UnescapeString(m[1])), &d))
+			require.Len(t, d.Flows, len(rep.Flows))
+			checked := 0
+			for i, fd := range rep.Findings {
+				want, ok := catOf[fd.Kind]
+				if !ok {
+					continue
+				}
+				fi := d.Findings[i].Flow
+				require.GreaterOrEqual(t, fi, 0)
+				assert.Equal(t, fd.Flow, d.Flows[fi].Name)
+				ch := d.Flows[fi].Chart
+				require.NotNil(t, ch, fd.Flow)
+				k := -1
+				for j, fr := range ch.Frame {
+					if fr == fd.Frame {
+						k = j
+					}
+				}
+				require.GreaterOrEqual(t, k, 0, "frame %d (%s) on the chart of %s", fd.Frame, fd.Kind, fd.Flow)
+				if fd.Kind == analyze.KindPSNGap && ch.Cat[k] == int(catResend) {
+					continue // a frame both after a gap and resent is drawn as resent
+				}
+				assert.Equal(t, want, ch.Cat[k], "category of frame %d (%s)", fd.Frame, fd.Kind)
+				checked++
+			}
+			// The unwrapped PSN differs from the wire PSN by a multiple
+			// of 2^24 (CNPs, whose PSN means nothing, sit where the
+			// chart was).
+			for _, f := range d.Flows {
+				if f.Chart == nil {
+					continue
+				}
+				for j := range f.Chart.Y {
+					if f.Chart.Cat[j] == int(catCNP) {
+						continue
+					}
+					assert.Zero(t, (f.Chart.Y[j]-int64(f.Chart.PSN[j]))%(1<<24))
+				}
+			}
+			t.Logf("%s: %d findings checked", file, checked)
+		})
+	}
+}

@@ -1,0 +1,158 @@
+package synth
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/layers"
+)
+
+// rfc1071 is the Internet checksum of b (0 when b holds a valid one).
+func rfc1071(b []byte) uint16 {
+	var sum uint32
+	for i := 0; i+1 < len(b); i += 2 {
+		sum += uint32(binary.BigEndian.Uint16(b[i:]))
+	}
+	for sum > 0xFFFF {
+		sum = sum&0xFFFF + sum>>16
+	}
+	return ^uint16(sum)
+}
+
+// TestWritePointsFrames: each point's frames have the TTL its hops left
+// (valid IPv4 checksum), a good ICRC (TTL is masked) except the corrupted
+// packet downstream, timestamps on the point's clock, and the tap drops
+// and losses missing.
+func TestWritePointsFrames(t *testing.T) {
+	nak, _ := ParsePSNList("+4,+6")
+	cor, _ := ParsePSNList("+6")
+	drop, _ := ParsePSNList("+2")
+	pc := PointsConfig{
+		Base: Config{Scenario: ScenarioWriteBW, Messages: 4, Nanos: true, Impairments: Impairments{NAK: nak}},
+		Points: []Point{
+			{Name: "a", ClockOffset: -time.Millisecond},
+			{Name: "b", ClockOffset: 2 * time.Millisecond, Delay: 4 * time.Microsecond, TTLDec: 3, TapDrop: drop},
+		},
+		Corrupt: cor,
+	}
+	var bufs [2]bytes.Buffer
+	tr, err := WritePoints(pc, []io.Writer{&bufs[0], &bufs[1]})
+	require.NoError(t, err)
+	require.NotNil(t, tr.Stream.Connections[0].Requester.SendPSN)
+	start := *tr.Stream.Connections[0].Requester.SendPSN
+	requester := tr.Stream.Connections[0].Requester.IP
+
+	var atA map[uint32]int
+	for i := range bufs {
+		r, err := pcapgo.NewReader(bytes.NewReader(bufs[i].Bytes()))
+		require.NoError(t, err)
+		var prev time.Time
+		psns := map[uint32]int{}
+		bad := 0
+		for {
+			data, ci, err := r.ReadPacketData()
+			if err == io.EOF {
+				break
+			}
+			require.NoError(t, err)
+			require.False(t, ci.Timestamp.Before(prev), "file %d in time order", i)
+			prev = ci.Timestamp
+			require.False(t, ci.Timestamp.Before(StartTime.Add(pc.Points[i].ClockOffset)), "on the point's clock")
+			ip := data[14:34]
+			assert.Equal(t, uint16(0), rfc1071(ip), "IPv4 checksum")
+			src := netIP(ip[12:16])
+			wantTTL := 64 - 3*i // requester → responder crosses the hop into b
+			if src != requester {
+				wantTTL = 64 - 3*(1-i)
+			}
+			assert.Equal(t, uint8(wantTTL), ip[8], "TTL at point %d from %s", i, src)
+			var bth layers.BTH
+			require.NoError(t, bth.DecodeFromBytes(data[42:], nilFeedback{}))
+			if src == requester && bth.Opcode.IsRequest() && bth.DestQP != 1 {
+				psns[bth.PSN]++
+			}
+			icrc, err := layers.ComputeICRC(layers.NetworkIPv4, data[14:34], data[34:42], data[42:len(data)-4])
+			require.NoError(t, err)
+			if icrc != binary.LittleEndian.Uint32(data[len(data)-4:]) {
+				bad++
+			}
+		}
+		// Point a saw every transmission; b missed +2 (tap) and the first
+		// +4 (lost), and saw the first +6 corrupted.
+		if i == 0 {
+			atA = psns
+			assert.Equal(t, 1, psns[start+2])
+			assert.GreaterOrEqual(t, psns[start+4], 2, "sent and resent")
+			assert.GreaterOrEqual(t, psns[start+6], 2, "sent and resent")
+			assert.Equal(t, 0, bad)
+		} else {
+			assert.Equal(t, 0, psns[start+2], "tap drop")
+			assert.Equal(t, atA[start+4]-1, psns[start+4], "first transmission lost")
+			assert.Equal(t, atA[start+6], psns[start+6], "corrupted, not lost")
+			assert.Equal(t, atA[start+5], psns[start+5])
+			assert.Equal(t, 1, bad, "the corrupted transmission")
+		}
+	}
+}
+
+type nilFeedback struct{}
+
+func (nilFeedback) SetTruncated() {}
+
+func netIP(b []byte) string {
+	return strings.Join([]string{itoa(b[0]), itoa(b[1]), itoa(b[2]), itoa(b[3])}, ".")
+}
+
+func itoa(v byte) string {
+	if v >= 10 {
+		return itoa(v/10) + string(rune('0'+v%10))
+	}
+	return string(rune('0' + v))
+}
+
+// TestRunPoints: the subcommand writes one file per point and the truth.
+func TestRunPoints(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.pcap")
+	var so, se bytes.Buffer
+	code := Run([]string{"points", "send-bw", "--messages", "3", "--point", "a", "--point", "b,offset=1ms,delay=2us,drop=+1", "-o", out}, &so, &se)
+	require.Equal(t, 0, code, se.String())
+	for _, f := range []string{"x.a.pcap", "x.b.pcap"} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		require.NoError(t, err)
+		assert.Greater(t, st.Size(), int64(24))
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "x.points.truth.json"))
+	require.NoError(t, err)
+	var tr PointsTruth
+	require.NoError(t, json.Unmarshal(b, &tr))
+	require.Len(t, tr.Files, 2)
+	assert.Equal(t, int64(time.Millisecond), tr.Files[1].ClockOffsetNs)
+	notCaptured := 0
+	for _, l := range tr.Links {
+		notCaptured += l.NotCaptured
+	}
+	assert.Equal(t, 1, notCaptured)
+
+	for _, bad := range [][]string{
+		{"points", "send-bw", "--point", "a"},                     // one point
+		{"points", "send-bw", "--point", "a", "--point", "b,x=1"}, // bad key
+		{"points", "send-bw", "--point", "a", "--point", "b", "--loss-hop", "3"},
+		{"points", "mix", "--point", "a", "--point", "b"},
+	} {
+		so.Reset()
+		se.Reset()
+		assert.NotEqual(t, 0, Run(append(bad, "-o", out), &so, &se), "%v", bad)
+	}
+}

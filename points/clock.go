@@ -1,0 +1,294 @@
+package points
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+)
+
+// Methods of a file's clock offset (File.Method).
+const (
+	// MethodReference: the first file, whose clock is the reference.
+	MethodReference = "reference"
+	// MethodTwoWay: packets seen at both points in both directions; the
+	// minimum one-way delays of the two directions bound the offset (as
+	// NTP's four timestamps) and the estimate is the middle of the bound.
+	MethodTwoWay = "two_way"
+	// MethodOneWay: shared packets in one direction only; the offset
+	// assumes a zero minimum delay and its error is unknown (-1).
+	MethodOneWay = "one_way"
+	// MethodOverride: given on the command line (--clock-offset).
+	MethodOverride = "override"
+	// MethodNone: the file shares no packet with the others; its clock is
+	// taken as is.
+	MethodNone = "none"
+)
+
+// MinSharedRatio: two files are capture points of the same traffic when
+// at least 1/MinSharedRatio of the smaller one's sampled transmissions
+// are seen in both.
+const MinSharedRatio = 5
+
+// DefaultSamples is the number of transmissions a Sampler keeps.
+const DefaultSamples = 1 << 16
+
+// Sampler keeps a consistent sample of one file's transmissions: a
+// transmission is kept when the low Level bits of its hash are zero, and
+// Level rises (halving the sample) whenever more than Max are kept, so
+// memory stays bounded whatever the file's size and the same
+// transmissions are kept in every file.
+type Sampler struct {
+	max   int
+	level uint
+	keys  map[Key]sample
+	first time.Time
+	last  time.Time
+	any   bool
+}
+
+type sample struct {
+	hash    uint64
+	t       int64 // ns since the Unix epoch
+	icrc    uint32
+	hasICRC bool
+	count   uint32 // transmissions with this key (resends): ambiguous when > 1
+}
+
+// NewSampler returns a sampler keeping about max transmissions (≤ 0:
+// DefaultSamples).
+func NewSampler(max int) *Sampler {
+	if max <= 0 {
+		max = DefaultSamples
+	}
+	return &Sampler{max: max, keys: make(map[Key]sample)}
+}
+
+// Add samples one packet of the file (in file order). A nil Sampler
+// ignores it.
+func (s *Sampler) Add(p *analyze.Packet) {
+	if s == nil || p == nil {
+		return
+	}
+	if !s.any || p.Time.Before(s.first) {
+		s.first = p.Time
+	}
+	if !s.any || p.Time.After(s.last) {
+		s.last = p.Time
+	}
+	s.any = true
+	sg, ok := sightingOf(p)
+	if !ok {
+		return
+	}
+	h := sg.key.hash()
+	if h&(1<<s.level-1) != 0 {
+		return
+	}
+	if old, ok := s.keys[sg.key]; ok {
+		old.count++
+		s.keys[sg.key] = old
+		return
+	}
+	s.keys[sg.key] = sample{hash: h, t: p.Time.UnixNano(), icrc: sg.icrc, hasICRC: sg.hasICRC, count: 1}
+	for len(s.keys) > s.max {
+		s.level++
+		for k, v := range s.keys {
+			if v.hash&(1<<s.level-1) != 0 {
+				delete(s.keys, k)
+			}
+		}
+	}
+}
+
+// Span returns the file's first and last packet times (false when empty).
+func (s *Sampler) Span() (first, last time.Time, ok bool) { return s.first, s.last, s.any }
+
+// Offset is a file's clock offset: how far its clock runs ahead of the
+// reference file's, its error bound and how it was found.
+type Offset struct {
+	Offset time.Duration
+	// Error bounds |Offset - true offset| (MethodTwoWay, from the
+	// minimum delays), 0 for the reference and overrides, -1 when unknown.
+	Error  time.Duration
+	Method string
+	// Shared is the number of sampled transmissions the estimate used.
+	Shared int
+}
+
+// pairEstimate is the offset of file j from file i (t_j - t_i for one
+// instant) with its bound.
+type pairEstimate struct {
+	off, err float64
+	method   string
+	shared   int
+}
+
+// EstimateOffsets estimates each file's clock offset from the first's.
+// overrides (may be nil; index by file) replace estimates. A file that
+// shares no sampled transmission with a file of known offset gets
+// MethodNone and offset 0. The second result says whether any two files
+// share a transmission (false: the files never meet).
+func EstimateOffsets(samplers []*Sampler, overrides []*time.Duration) ([]Offset, bool) {
+	n := len(samplers)
+	level := uint(0)
+	for _, s := range samplers {
+		level = max(level, s.level)
+	}
+	est := make([][]*pairEstimate, n)
+	for i := range est {
+		est[i] = make([]*pairEstimate, n)
+	}
+	meet := false
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			if e := estimatePair(samplers[i], samplers[j], level); e != nil {
+				meet = true
+				est[i][j] = e
+				est[j][i] = &pairEstimate{off: -e.off, err: e.err, method: e.method, shared: e.shared}
+			}
+		}
+	}
+	out := make([]Offset, n)
+	known := make([]bool, n)
+	errs := make([]float64, n) // accumulated error; +Inf unknown
+	for i := range out {
+		out[i].Method = MethodNone
+		errs[i] = math.Inf(1)
+	}
+	if n > 0 {
+		out[0] = Offset{Method: MethodReference}
+		known[0], errs[0] = true, 0
+	}
+	for i, o := range overrides {
+		if o != nil && i < n {
+			out[i] = Offset{Offset: *o, Method: MethodOverride}
+			known[i], errs[i] = true, 0
+		}
+	}
+	// Grow from the known files, each time taking the unknown file whose
+	// best estimate from a known one has the smallest error (a tree of
+	// pair estimates: errors add along its branches).
+	for {
+		bi, bj := -1, -1
+		best := math.Inf(1)
+		for i := range n {
+			if !known[i] {
+				continue
+			}
+			for j := range n {
+				e := est[i][j]
+				if known[j] || e == nil {
+					continue
+				}
+				ee := e.err
+				if ee < 0 {
+					ee = 1e18
+				}
+				if c := errs[i] + ee; bi < 0 || c < best {
+					bi, bj, best = i, j, c
+				}
+			}
+		}
+		if bi < 0 {
+			break
+		}
+		e := est[bi][bj]
+		known[bj] = true
+		errs[bj] = best
+		o := Offset{Offset: out[bi].Offset + time.Duration(math.Round(e.off)), Method: e.method, Shared: e.shared}
+		if e.err < 0 || out[bi].Error < 0 {
+			o.Error = -1
+		} else {
+			o.Error = out[bi].Error + time.Duration(math.Ceil(e.err))
+		}
+		out[bj] = o
+	}
+	return out, meet
+}
+
+// flowDelta is the range of t_j - t_i over one flow's shared packets.
+type flowDelta struct{ lo, hi int64 }
+
+// estimatePair estimates t_j - t_i from the shared samples (nil: none).
+// A flow crosses the two points in one direction: its deltas are all the
+// offset plus a delay (i upstream) or all the offset minus one (j
+// upstream), so the flows split into a lower group (j first) whose
+// largest delta bounds the offset from below and an upper group (i first)
+// whose smallest delta bounds it from above.
+func estimatePair(a, b *Sampler, level uint) *pairEstimate {
+	mask := uint64(1)<<level - 1
+	flows := map[flowKey]*flowDelta{}
+	shared, na, nb := 0, 0, 0
+	for _, sb := range b.keys {
+		if sb.hash&mask == 0 {
+			nb++
+		}
+	}
+	for k, sa := range a.keys {
+		if sa.hash&mask != 0 {
+			continue
+		}
+		na++
+		if sa.count != 1 {
+			continue
+		}
+		sb, ok := b.keys[k]
+		if !ok || sb.count != 1 || (sa.hasICRC && sb.hasICRC && sa.icrc != sb.icrc) {
+			continue
+		}
+		shared++
+		d := sb.t - sa.t
+		if f := flows[k.flow]; f != nil {
+			f.lo, f.hi = min(f.lo, d), max(f.hi, d)
+		} else {
+			flows[k.flow] = &flowDelta{lo: d, hi: d}
+		}
+	}
+	// Unrelated captures can share a few byte-identical packets (CM
+	// datagrams of the same software, say): points share a good part of
+	// the smaller one's traffic.
+	if shared == 0 || shared*MinSharedRatio < min(na, nb) {
+		return nil
+	}
+	fs := make([]flowDelta, 0, len(flows))
+	for _, f := range flows {
+		fs = append(fs, *f)
+	}
+	slices.SortFunc(fs, func(x, y flowDelta) int {
+		switch {
+		case x.lo < y.lo:
+			return -1
+		case x.lo > y.lo:
+			return 1
+		}
+		return 0
+	})
+	// Choose the split k (lower = fs[:k]) with max(hi of lower) ≤ min(lo
+	// of upper) and both groups present, the widest gap when several fit
+	// (equal delays in both directions put the offset in its middle).
+	prefixHi := make([]int64, len(fs)+1)
+	prefixHi[0] = math.MinInt64
+	for i, f := range fs {
+		prefixHi[i+1] = max(prefixHi[i], f.hi)
+	}
+	bestK, bestGap := -1, int64(-1)
+	for k := 1; k < len(fs); k++ {
+		if gap := fs[k].lo - prefixHi[k]; gap >= 0 && gap > bestGap {
+			bestK, bestGap = k, gap
+		}
+	}
+	if bestK > 0 {
+		lo, hi := float64(prefixHi[bestK]), float64(fs[bestK].lo)
+		return &pairEstimate{off: (lo + hi) / 2, err: (hi - lo) / 2, method: MethodTwoWay, shared: shared}
+	}
+	// One direction only (or flows that overlap: no clean split). If every
+	// delta has one sign relative to the smallest spread, take the bound
+	// with a zero minimum delay.
+	minLo, maxHi := fs[0].lo, prefixHi[len(fs)]
+	if math.Abs(float64(minLo)) <= math.Abs(float64(maxHi)) {
+		return &pairEstimate{off: float64(minLo), err: -1, method: MethodOneWay, shared: shared}
+	}
+	return &pairEstimate{off: float64(maxHi), err: -1, method: MethodOneWay, shared: shared}
+}
