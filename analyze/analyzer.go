@@ -28,6 +28,13 @@ type Options struct {
 	// FlowBudget, when set, is a flow cap shared with other Analyzers (of
 	// the files of one run): a flow is tracked only if it allows too.
 	FlowBudget *FlowBudget
+	// MaxConnections caps the CM connection table (default 100,000): a
+	// REQ with a new CommID beyond it is counted in
+	// Capture.ConnectionsDropped and not tracked.
+	MaxConnections int
+	// ConnectionBudget, when set, is a connection cap shared with other
+	// Analyzers (of the files of one run), like FlowBudget.
+	ConnectionBudget *FlowBudget
 	// MaxFindings caps the findings and malformed frames listed (default
 	// 100,000); further ones are counted in Report.FindingsDropped.
 	MaxFindings int
@@ -107,9 +114,12 @@ func New(opts Options) *Analyzer {
 	if opts.MaxFindings <= 0 {
 		opts.MaxFindings = defaultMaxFindings
 	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = defaultMaxConnections
+	}
 	ib := layers.NewTransportLayers()
 	ib.BTH.DecodeRDAs = opts.DecodeRDAs
-	return &Analyzer{
+	a := &Analyzer{
 		opts:    opts,
 		ib:      ib,
 		flows:   make(map[mapKey]int32),
@@ -117,6 +127,8 @@ func New(opts Options) *Analyzer {
 		byHosts: make(map[hostsKey][]int32),
 		conns:   newConnTable(),
 	}
+	a.conns.maxOrphans = a.maxOrphans()
+	return a
 }
 
 // feedback is the DecodeFeedback of the decoders: it carries the
@@ -336,6 +348,7 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 				}
 				return
 			}
+			a.lens.erf(int(a.ib.ERF.RLen), int(a.ib.ERF.WLen), len(a.ib.ERF.Contents), len(data))
 			typ, data = a.ib.ERF.NextLayerType(), a.ib.ERF.Payload
 			if typ != gopacket.LayerTypePayload { // a record type decoded further: its clock is trusted
 				p.Time = a.ib.ERF.Time()
@@ -538,11 +551,12 @@ func (a *Analyzer) decodeTransport(data []byte) {
 		case layers.LayerTypeMAD:
 			p.MAD = rest
 			if !bth.Truncated && p.DETH != nil && len(rest) < cm.MADLen {
-				// A datagram whole in its frame, yet short: not a MAD.
+				// A datagram whole in its frame, yet short: not a MAD (madcheck.go).
 				p.Err = fmt.Errorf("%s to QP%d: %w: %d-byte MAD, need %d", bth.Opcode, bth.DestQP, errShortMAD, len(rest), cm.MADLen)
 			}
 			return
 		default:
+			a.checkEmptyMAD()
 			return
 		}
 	}

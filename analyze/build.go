@@ -94,6 +94,9 @@ func (a *Analyzer) report(release bool) *Report {
 	if f, ok := a.cutFinding(); ok {
 		r.addFinding(f, a.opts.MaxFindings)
 	}
+	for _, f := range a.cmFindings() {
+		r.addFinding(f, a.opts.MaxFindings)
+	}
 	sortFindings(r.Findings)
 	return r
 }
@@ -290,6 +293,7 @@ func (r *Report) Merge(o *Report) {
 	c.ICRCPortRewritten += oc.ICRCPortRewritten
 	c.OriginalLengthsClamped += oc.OriginalLengthsClamped
 	c.CutFrames += oc.CutFrames
+	c.ConnectionsDropped += oc.ConnectionsDropped
 	if oc.FirstTime != nil && (c.FirstTime == nil || oc.FirstTime.Before(*c.FirstTime)) {
 		t := *oc.FirstTime
 		c.FirstTime = &t
@@ -482,7 +486,7 @@ func mergeRequests(a, b *Requests) {
 	a.OutOfOrder += b.OutOfOrder
 	a.Packets += b.Packets
 	if b.PSNFirst == nil {
-		a.Missing += b.Missing
+		a.Missing = clampMissing(a.Missing + b.Missing)
 		return
 	}
 	if a.PSNFirst == nil {
@@ -496,7 +500,7 @@ func mergeRequests(a, b *Requests) {
 	// a continuation (no gap at the seam).
 	if d := psnDiff(b.low, a.next); d > maxSeamJump || d < -maxSeamJump {
 		a.Gaps = append(a.Gaps, b.Gaps...)
-		a.Missing += b.Missing
+		a.Missing = clampMissing(a.Missing + b.Missing)
 		if psnDiff(*b.PSNLast, *a.PSNLast) > 0 {
 			last := *b.PSNLast
 			a.PSNLast = &last
@@ -512,7 +516,7 @@ func mergeRequests(a, b *Requests) {
 		base = b.low
 	}
 	off := func(p uint32) int64 { return int64(psnDiff(p, base)) }
-	untracked := a.Missing - gapSum(a.Gaps) + b.Missing - gapSum(b.Gaps)
+	untracked := subSat(a.Missing, gapSum(a.Gaps)) + subSat(b.Missing, gapSum(b.Gaps))
 	seen := append(seenSpans(a, off), seenSpans(b, off)...)
 	end := max(off(a.next), off(b.next))
 	var gaps []Gap
@@ -530,7 +534,7 @@ func mergeRequests(a, b *Requests) {
 	if a.Gaps == nil {
 		a.Gaps = []Gap{}
 	}
-	a.Missing = untracked + gapSum(gaps)
+	a.Missing = clampMissing(untracked + gapSum(gaps))
 	if psnDiff(*b.PSNLast, *a.PSNLast) > 0 {
 		last := *b.PSNLast
 		a.PSNLast = &last

@@ -83,7 +83,7 @@ type incompleteRef struct {
 }
 
 // maxLossLog bounds each list of a flow's loss log.
-const maxLossLog = 1024
+const maxLossLog = 256
 
 // lossLog is the evidence of one flow, allocated at its first anomaly.
 type lossLog struct {

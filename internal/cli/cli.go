@@ -82,6 +82,8 @@ type runner struct {
 	// flowBudget caps the flows of all the files of the run together
 	// (--max-flows is for the run, not for each file).
 	flowBudget *analyze.FlowBudget
+	// connBudget caps the CM connections of the run (--max-connections).
+	connBudget *analyze.FlowBudget
 }
 
 func (r *runner) options(file string, multi bool) analyze.Options {
@@ -93,6 +95,7 @@ func (r *runner) options(file string, multi bool) analyze.Options {
 	}
 	o.DecodeRDAs = r.cfg.rdAs
 	o.FlowBudget = r.flowBudget
+	o.MaxConnections, o.ConnectionBudget = r.cfg.maxConns, r.connBudget
 	o.OnRelease = runtime.GC // Finish hands the flow table's memory to the report
 	if multi {
 		o.File = file
@@ -176,6 +179,7 @@ func (r *runner) each(ctx context.Context, name string, fn func(*frame)) error {
 func (r *runner) reportMode(ctx context.Context, files []string) int {
 	r.progress = startProgress(r.cfg.progress, r.stderr)
 	r.flowBudget = analyze.NewFlowBudget(r.cfg.maxFlows)
+	r.connBudget = analyze.NewFlowBudget(r.cfg.maxConns)
 	results := make([]fileResult, len(files))
 	multi := len(files) > 1
 	samplers := r.pointSamplers(files)

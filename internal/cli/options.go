@@ -30,6 +30,7 @@ type config struct {
 	plot      string
 	html      string // --html FILE: the report as one self-contained page
 	maxFlows  int
+	maxConns  int
 	progress  string // auto, never
 	// clockOffsets are --clock-offset FILE=DURATION (capture points).
 	clockOffsets map[string]time.Duration
@@ -115,6 +116,7 @@ func parseArgs(args []string) (*config, []string, error) {
 	fs.StringVar(&cfg.plot, "plot", "", "write per-flow throughput over time to FILE.svg or FILE.png")
 	fs.StringVar(&cfg.html, "html", "", "write the report as one self-contained HTML page to FILE")
 	fs.IntVar(&cfg.maxFlows, "max-flows", 1_000_000, "track at most N flows (more are counted, not tracked)")
+	fs.IntVar(&cfg.maxConns, "max-connections", 100_000, "track at most N CM connections (more REQs are counted, not tracked)")
 	fs.StringVar(&cfg.progress, "progress", "auto", "progress bar on stderr: auto (terminal, reads over 1 s) or never")
 	fs.Var(clockOffsetFlag{&cfg.clockOffsets}, "clock-offset", "FILE=DURATION: FILE's clock runs DURATION ahead of the first file's (capture points; repeatable)")
 	fs.IntVar(&cfg.jobs, "j", 0, "analyze on N cores (0: all): a pcap/pcapng file is cut into N ranges of frames")
@@ -169,6 +171,9 @@ func parseArgs(args []string) (*config, []string, error) {
 	}
 	if cfg.maxFlows <= 0 {
 		return nil, nil, fmt.Errorf("%w: --max-flows must be positive", errUsage)
+	}
+	if cfg.maxConns <= 0 {
+		return nil, nil, fmt.Errorf("%w: --max-connections must be positive", errUsage)
 	}
 	if qp != "" {
 		n, err := parseQP(qp)
@@ -236,6 +241,7 @@ const flagHelp = `  -P, --packets              one line per RDMA packet (like ts
       --html FILE            the report as one self-contained HTML page: tables,
                              findings, per-flow PSN sequence and throughput charts
       --max-flows N          track at most N flows (default 1000000)
+      --max-connections N    track at most N CM connections (default 100000)
       --progress WHEN        auto (default) or never
       --clock-offset FILE=DURATION
                              several files of the same traffic (capture points): FILE's

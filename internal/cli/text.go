@@ -250,6 +250,9 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 	if c.FlowsDropped > 0 {
 		p.yellow.Fprintf(w, "  flow table full: about %d more flows (%d packets) counted but not tracked (--max-flows)\n", c.FlowsDropped, c.PacketsOfDroppedFlows)
 	}
+	if c.ConnectionsDropped > 0 {
+		p.yellow.Fprintf(w, "  connection table full: %d more CM connections (REQs) counted but not tracked (--max-connections)\n", c.ConnectionsDropped)
+	}
 	if c.CutFrames > 0 {
 		fmt.Fprintf(w, "  %d frames cut by the capture tool without recording their length: sizes from their headers\n", c.CutFrames)
 	}
