@@ -2,8 +2,7 @@ package analyze
 
 // The state of one flow is bounded, whatever its packets, so that the
 // flow cap (Options.MaxFlows) bounds the analyzer's memory. Each list is
-// capped, and the caps are chosen so that their sum stays within tens of
-// kilobytes (TestWorstFlowMemory builds the worst flow the analyzer knows
+// capped, and the caps are chosen so that their sum stays about 100 KiB (TestWorstFlowMemory builds the worst flow the analyzer knows
 // and checks it stays under maxFlowBytes; docs/robustness.md gives the
 // measured figure):
 //
@@ -23,9 +22,8 @@ package analyze
 //	NIC timing (nic.go): ring of 8, 8 figures, each a 4 KiB
 //	  histogram past 15 samples                                 ~34 KiB
 //
-// The NIC timing state is the one item that can take the worst flow past
-// maxFlowBytes (when all eight of its figures fill); it should share or
-// shrink its histograms.
+// With every NIC figure full the worst flow holds about 100 KiB
+// (TestWorstFlowMemory fills them; maxFlowBytes is 112 KiB).
 // Before these caps a flow could hold about 0.5 MB (gaps 1,024, pending
 // messages 256 per stream, series 4,096, loss log 1,024 per list): 1,000
 // hostile flows took 495 MiB.
