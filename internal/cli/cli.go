@@ -51,7 +51,7 @@ func RunWithStdin(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	out.perFrame = isTerminal(stdout) || slices.Contains(files, "-") && isLive(stdin)
 	r := &runner{cfg: cfg, stdin: stdin, stdout: out, out: out, stderr: stderr, pal: newPalette(cfg.color, stdout)}
 	var code int
-	if cfg.packets || cfg.verbose {
+	if cfg.packets || cfg.verbose || cfg.hex {
 		code = r.packetMode(ctx, files)
 	} else {
 		code = r.reportMode(ctx, files)

@@ -18,6 +18,7 @@ import (
 type config struct {
 	packets   bool
 	verbose   bool
+	hex       bool   // -x: a hex dump of each frame
 	output    string // text, json, csv
 	color     string // auto, always, never
 	count     uint64
@@ -99,6 +100,7 @@ func parseArgs(args []string) (*config, []string, error) {
 	fs.BoolVar(&cfg.packets, "packets", false, "print one line per RDMA packet")
 	fs.BoolVar(&cfg.verbose, "V", false, "print every header of every RDMA packet as a tree")
 	fs.BoolVar(&cfg.verbose, "verbose", false, "print every header of every RDMA packet as a tree")
+	fs.BoolVar(&cfg.hex, "x", false, "add a hex dump of each RDMA frame (like tshark -x)")
 	fs.StringVar(&cfg.output, "o", "text", "output format: text, json or csv")
 	fs.StringVar(&cfg.output, "output", "text", "output format: text, json or csv")
 	fs.StringVar(&cfg.color, "color", "auto", "colour: auto (on for a terminal unless NO_COLOR is set), always or never")
