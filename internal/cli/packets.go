@@ -30,7 +30,7 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 	var cw *csv.Writer
 	if r.cfg.output == "csv" {
 		cw = csv.NewWriter(r.stdout)
-		_ = cw.Write(packetCSVHeader)
+		_ = cw.Write(append(packetCSVHeader, packetCSVExtraHeader...))
 	}
 	enc := json.NewEncoder(r.stdout)
 	for _, name := range files {
@@ -60,9 +60,11 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 			defer r.out.frameDone()
 			switch {
 			case r.cfg.output == "json":
-				_ = enc.Encode(packetObject(p))
+				o := packetObject(p)
+				addHeaders(o, p, rel, fileLabel, a.FrameFindings())
+				_ = enc.Encode(o)
 			case cw != nil:
-				_ = cw.Write(packetCSVRow(p, rel))
+				_ = cw.Write(append(packetCSVRow(p, rel), packetCSVExtra(p, rel, fileLabel, a.FrameFindings())...))
 			case r.cfg.verbose:
 				r.writeTree(p, f, rel, fileLabel, a.FrameFindings())
 				if r.cfg.hex {
