@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	gplayers "github.com/gopacket/gopacket/layers"
 
@@ -87,7 +88,7 @@ type runner struct {
 
 func (r *runner) options(file string, multi bool) analyze.Options {
 	o := analyze.Options{
-		Interval:  r.cfg.interval,
+		Interval:  r.plotInterval(),
 		NoICRC:    r.cfg.noICRC,
 		RoCEPorts: r.cfg.rocePorts,
 		MaxFlows:  r.cfg.maxFlows,
@@ -267,7 +268,11 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 		return ExitDamaged
 	}
 	if r.cfg.plot != "" {
-		if err := writePlot(r.cfg.plot, merged); err != nil {
+		var iv time.Duration
+		if r.cfg.intervalSet {
+			iv = r.cfg.interval
+		}
+		if err := writePlot(r.cfg.plot, merged, iv); err != nil {
 			fmt.Fprintf(r.stderr, "roce-dissect: --plot %s: %v\n", r.cfg.plot, err)
 			return ExitDamaged
 		}

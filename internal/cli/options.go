@@ -28,6 +28,9 @@ type config struct {
 	rdAs      layers.RDDecoding
 	noICRC    bool
 	interval  time.Duration
+	// intervalSet: --interval was given (the plot chooses its own
+	// otherwise).
+	intervalSet bool
 	plot      string
 	maxFlows  int
 	progress  string // auto, never
@@ -151,6 +154,7 @@ func parseArgs(args []string) (*config, []string, error) {
 	default:
 		return nil, nil, fmt.Errorf("%w: --progress %q: want auto or never", errUsage, cfg.progress)
 	}
+	fs.Visit(func(f *flag.Flag) { cfg.intervalSet = cfg.intervalSet || f.Name == "interval" })
 	if cfg.interval <= 0 {
 		return nil, nil, fmt.Errorf("%w: --interval must be positive", errUsage)
 	}
@@ -205,6 +209,7 @@ func printUsage(w io.Writer) {
 
 const flagHelp = `  -P, --packets              one line per RDMA packet (like tshark's summary)
   -V, --verbose              every header of every RDMA packet as a tree (like tshark -V)
+  -x                         each RDMA frame's bytes in hex (like tshark -x)
   -o, --output FORMAT        text (default), json or csv
                              json: the report (docs/json.md); with -P one object per packet
                              csv: the flow table; with -P the packet lines
@@ -217,9 +222,10 @@ const flagHelp = `  -P, --packets              one line per RDMA packet (like ts
       --decode-as rd|dc     decode the RD opcodes 0x40–0x54 as Reliable Datagram or as
                             NVIDIA DC (default auto: DC unless the length proves RD)
       --no-icrc              skip ICRC/VCRC verification
-      --interval DURATION    throughput series interval (default 1ms)
-      --plot FILE            per-flow throughput over time, PSN gaps and CNPs marked
-                             (.svg or .png)
+      --interval DURATION    throughput series interval (default 1ms; --plot: chosen
+                             from the capture's duration)
+      --plot FILE            per-flow throughput over time, PSN gaps, NAKs and CNPs
+                             marked on their flow (.svg or .png)
       --max-flows N          track at most N flows (default 1000000)
       --progress WHEN        auto (default) or never
       --clock-offset FILE=DURATION
