@@ -34,17 +34,17 @@ type packetJSON struct {
 	Findings     int         `json:"findings"`
 
 	// Added keys (docs/json.md, "Per-packet NDJSON").
-	File                string       `json:"file,omitempty"`
-	TimeRelativeSeconds float64      `json:"time_relative_seconds"`
-	ECN                 *ecnJSON     `json:"ecn,omitempty"`
-	LRH                 *lrhJSON     `json:"lrh,omitempty"`
-	GRH                 *grhJSON     `json:"grh,omitempty"`
-	RDETH               *rdethJSON   `json:"rdeth,omitempty"`
-	XRCETH              *xrcethJSON  `json:"xrceth,omitempty"`
-	FETH                *fethJSON    `json:"feth,omitempty"`
-	CNP                 *cnpJSON     `json:"cnp,omitempty"`
-	VCRC                *icrcJSON    `json:"vcrc,omitempty"`
-	FindingKinds        []string     `json:"finding_kinds,omitempty"`
+	File                string      `json:"file,omitempty"`
+	TimeRelativeSeconds float64     `json:"time_relative_seconds"`
+	ECN                 *ecnJSON    `json:"ecn,omitempty"`
+	LRH                 *lrhJSON    `json:"lrh,omitempty"`
+	GRH                 *grhJSON    `json:"grh,omitempty"`
+	RDETH               *rdethJSON  `json:"rdeth,omitempty"`
+	XRCETH              *xrcethJSON `json:"xrceth,omitempty"`
+	FETH                *fethJSON   `json:"feth,omitempty"`
+	CNP                 *cnpJSON    `json:"cnp,omitempty"`
+	VCRC                *icrcJSON   `json:"vcrc,omitempty"`
+	FindingKinds        []string    `json:"finding_kinds,omitempty"`
 }
 
 type bthJSON struct {

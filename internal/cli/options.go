@@ -31,9 +31,9 @@ type config struct {
 	// intervalSet: --interval was given (the plot chooses its own
 	// otherwise).
 	intervalSet bool
-	plot      string
-	maxFlows  int
-	progress  string // auto, never
+	plot        string
+	maxFlows    int
+	progress    string // auto, never
 	// clockOffsets are --clock-offset FILE=DURATION (capture points).
 	clockOffsets map[string]time.Duration
 }
