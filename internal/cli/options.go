@@ -169,15 +169,11 @@ func parseArgs(args []string) (*config, []string, error) {
 		cfg.qp = int64(n)
 	}
 	if flowSpec != "" {
-		parts := strings.Split(flowSpec, ",")
-		if len(parts) != 3 {
-			return nil, nil, fmt.Errorf("%w: --flow wants SRC,DST,QP", errUsage)
-		}
-		n, err := parseQP(parts[2])
+		f, err := parseFlowSpec(flowSpec)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: --flow: %v", errUsage, err)
+			return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
 		}
-		cfg.flow = &flowFilter{src: normAddr(parts[0]), dst: normAddr(parts[1]), qp: n}
+		cfg.flow = f
 	}
 	if cfg.plot != "" && !strings.HasSuffix(cfg.plot, ".svg") && !strings.HasSuffix(cfg.plot, ".png") {
 		return nil, nil, fmt.Errorf("%w: --plot wants a .svg or .png file", errUsage)
