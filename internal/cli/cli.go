@@ -44,6 +44,10 @@ func RunWithStdin(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		printUsage(stdout)
 		return ExitOK
 	}
+	if errors.Is(err, errVersion) {
+		fmt.Fprintln(stdout, version())
+		return ExitOK
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "roce-dissect: %s (run 'roce-dissect --help' for the flags and examples)\n", strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
 		return ExitUsage
@@ -120,6 +124,9 @@ func (r *runner) open(name string) (*capture.Reader, int64, error) {
 	}
 	var size int64
 	if st, err := os.Stat(name); err == nil {
+		if st.IsDir() {
+			return nil, 0, fmt.Errorf("is a directory, not a capture file")
+		}
 		size = st.Size()
 	}
 	cr, err := capture.Open(name)
@@ -138,7 +145,7 @@ type fileResult struct {
 func (r *runner) each(ctx context.Context, name string, fn func(*frame)) error {
 	cr, size, err := r.open(name)
 	if err != nil {
-		return err
+		return &openError{err}
 	}
 	defer cr.Close()
 	var tracker *progressFile
@@ -217,6 +224,20 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 			fmt.Fprintf(r.stderr, "roce-dissect: %s: %v\n", displayName(res.name), res.err)
 			status = ExitDamaged
 		}
+	}
+	// A file that could not be opened (missing, a directory, not a
+	// capture) has no report, not an empty one.
+	results = slices.DeleteFunc(results, func(res fileResult) bool { return isOpenError(res.err) })
+	if len(results) == 0 {
+		return ExitDamaged
+	}
+	if len(results) < len(files) {
+		files = files[:0]
+		for _, res := range results {
+			files = append(files, res.name)
+		}
+		samplers = nil
+		multi = len(results) > 1
 	}
 	merged := results[0].report
 	if multi {

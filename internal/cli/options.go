@@ -47,6 +47,19 @@ type flowFilter struct {
 // errUsage marks a bad command line (exit status 2).
 var errUsage = errors.New("usage")
 
+// errVersion asks for the version (--version).
+var errVersion = errors.New("version")
+
+// fileFlag is -r FILE: a file to read, in order with the others.
+type fileFlag struct{ files *[]string }
+
+func (f fileFlag) String() string { return "" }
+
+func (f fileFlag) Set(v string) error {
+	*f.files = append(*f.files, v)
+	return nil
+}
+
 type portList struct {
 	ports *[]uint16
 	rdAs  *layers.RDDecoding // --decode-as rd|dc|auto: how the RD opcodes decode
@@ -116,15 +129,26 @@ func parseArgs(args []string) (*config, []string, error) {
 	fs.StringVar(&cfg.plot, "plot", "", "write per-flow throughput over time to FILE.svg or FILE.png")
 	fs.IntVar(&cfg.maxFlows, "max-flows", 1_000_000, "track at most N flows (more are counted, not tracked)")
 	fs.StringVar(&cfg.progress, "progress", "auto", "progress bar on stderr: auto (terminal, reads over 1 s) or never")
+	var files []string
+	fs.Var(fileFlag{&files}, "r", "read FILE (as tshark -r; the same as naming it)")
+	fs.BoolVar(new(bool), "n", false, "no name resolution (roce-dissect never resolves names; accepted for tcpdump/tshark habits)")
+	var showVersion bool
+	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	fs.Var(clockOffsetFlag{&cfg.clockOffsets}, "clock-offset", "FILE=DURATION: FILE's clock runs DURATION ahead of the first file's (capture points; repeatable)")
 
-	var files []string
+	args, err := expandArgs(args, func(w string) bool { return fs.Lookup(w) != nil })
+	if err != nil {
+		return nil, nil, err
+	}
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, nil, err
 			}
-			return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
+			return nil, nil, fmt.Errorf("%w: %v", errUsage, explainFlagError(err))
+		}
+		if showVersion {
+			return nil, nil, errVersion
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -203,7 +227,8 @@ func printUsage(w io.Writer) {
 	fmt.Fprint(w, flagHelp)
 }
 
-const flagHelp = `  -P, --packets              one line per RDMA packet (like tshark's summary)
+const flagHelp = `  -r FILE                    read FILE (as tshark -r; naming it is the same)
+  -P, --packets              one line per RDMA packet (like tshark's summary)
   -V, --verbose              every header of every RDMA packet as a tree (like tshark -V)
   -x                         each RDMA frame's bytes in hex (like tshark -x)
   -o, --output FORMAT        text (default), json or csv
@@ -229,6 +254,10 @@ const flagHelp = `  -P, --packets              one line per RDMA packet (like ts
                              clock runs DURATION (e.g. 1.5ms, -200us) ahead of the first
                              file's; overrides the estimate (repeatable)
   -h, --help                 this help
+      --version              the version
+Short flags combine as in tshark: -PV, -c5, -PVx -c 10, -ojson. -n is
+accepted (names are never resolved). tshark's -Y, -R, -T, -e and tcpdump's
+-i, -w are explained when given.
 
 Exit status: 0 ok, 1 a capture was damaged or unreadable (the report of what
 was read is still printed), 2 bad usage.
