@@ -71,6 +71,9 @@ const (
 // Merge their reports.
 type Analyzer struct {
 	opts Options
+	// frameFindings is where the findings of the frame being fed start
+	// in findings (FrameFindings).
+	frameFindings int
 
 	fb    feedback
 	eth   gplayers.Ethernet
@@ -238,6 +241,7 @@ func (a *Analyzer) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, dat
 	*p = Packet{Frame: a.capture.Frames + max(a.opts.FirstFrame, 1) - 1, Time: ci.Timestamp, Length: ci.Length, CapLength: len(data), VLAN: -1, PayloadLen: -1}
 	a.fb = feedback{}
 	a.lens = frameLens{}
+	a.frameFindings = len(a.findings)
 	ibLen, icrcKind, netHdr, udpHdr := a.decode(linkType, data)
 	if ci.Length != orig {
 		a.flagOriginalLength(p, orig)

@@ -151,7 +151,7 @@ func (a *Analyzer) checkCut(p *Packet, capLen int) {
 		return
 	}
 	if l.badRecord {
-		p.Err = fmt.Errorf("%s packet: %w: ERF record length %d is shorter than its %d bytes of headers", p.Encap, errFrameLength, l.rlen, l.hdr)
+		p.Err = fmt.Errorf("%s packet: %w: ERF record length %d is shorter than its %d bytes of headers", p.Encap, ErrFrameLength, l.rlen, l.hdr)
 		return
 	}
 	end := l.declared()
@@ -168,7 +168,7 @@ func (a *Analyzer) checkCut(p *Packet, capLen int) {
 		a.capture.Bytes += uint64(end - p.Length)
 		p.Length = end
 	case shortMalformed:
-		p.Err = fmt.Errorf("%s packet: %w: %d bytes captured of a frame recorded whole, its headers say %d", p.Encap, errFrameLength, capLen, end)
+		p.Err = fmt.Errorf("%s packet: %w: %d bytes captured of a frame recorded whole, its headers say %d", p.Encap, ErrFrameLength, capLen, end)
 	}
 }
 
@@ -196,8 +196,10 @@ func (s *cutState) noteWhole(frame uint64, capLen int) {
 	}
 }
 
-// errFrameLength reports length fields past the end of a whole frame.
-var errFrameLength = errors.New("length fields past the end of the frame")
+// ErrFrameLength is the error of a malformed frame recorded whole whose
+// length fields point past its end (docs/robustness.md: a capture tool's
+// systematic cut is told apart from such a frame).
+var ErrFrameLength = errors.New("length fields past the end of the frame")
 
 // cutFinding returns the one finding of the frames the capture tool cut.
 func (a *Analyzer) cutFinding() (Finding, bool) {

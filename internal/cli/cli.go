@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	gplayers "github.com/gopacket/gopacket/layers"
 
@@ -42,6 +43,10 @@ func RunWithStdin(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		printUsage(stdout)
 		return ExitOK
 	}
+	if errors.Is(err, errVersion) {
+		fmt.Fprintln(stdout, version())
+		return ExitOK
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "roce-dissect: %s (run 'roce-dissect --help' for the flags and examples)\n", strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
 		return ExitUsage
@@ -50,7 +55,7 @@ func RunWithStdin(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	out.perFrame = isTerminal(stdout) || slices.Contains(files, "-") && isLive(stdin)
 	r := &runner{cfg: cfg, stdin: stdin, stdout: out, out: out, stderr: stderr, pal: newPalette(cfg.color, stdout)}
 	var code int
-	if cfg.packets || cfg.verbose {
+	if cfg.packets || cfg.verbose || cfg.hex {
 		code = r.packetMode(ctx, files)
 	} else {
 		code = r.reportMode(ctx, files)
@@ -88,7 +93,7 @@ type runner struct {
 
 func (r *runner) options(file string, multi bool) analyze.Options {
 	o := analyze.Options{
-		Interval:  r.cfg.interval,
+		Interval:  r.plotInterval(),
 		NoICRC:    r.cfg.noICRC,
 		RoCEPorts: r.cfg.rocePorts,
 		MaxFlows:  r.cfg.maxFlows,
@@ -111,6 +116,9 @@ func (r *runner) open(name string) (*capture.Reader, int64, error) {
 	}
 	var size int64
 	if st, err := os.Stat(name); err == nil {
+		if st.IsDir() {
+			return nil, 0, fmt.Errorf("is a directory, not a capture file")
+		}
 		size = st.Size()
 	}
 	cr, err := capture.Open(name)
@@ -129,7 +137,7 @@ type fileResult struct {
 func (r *runner) each(ctx context.Context, name string, fn func(*frame)) error {
 	cr, size, err := r.open(name)
 	if err != nil {
-		return err
+		return &openError{err}
 	}
 	defer cr.Close()
 	var tracker *progressFile
@@ -217,6 +225,20 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 			status = ExitDamaged
 		}
 	}
+	// A file that could not be opened (missing, a directory, not a
+	// capture) has no report, not an empty one.
+	results = slices.DeleteFunc(results, func(res fileResult) bool { return isOpenError(res.err) })
+	if len(results) == 0 {
+		return ExitDamaged
+	}
+	if len(results) < len(files) {
+		files = files[:0]
+		for _, res := range results {
+			files = append(files, res.name)
+		}
+		samplers = nil
+		multi = len(results) > 1
+	}
 	merged := results[0].report
 	if multi {
 		merged = &analyze.Report{Connections: []analyze.Connection{}, Flows: []analyze.Flow{}, Findings: []analyze.Finding{}}
@@ -271,7 +293,11 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 		return ExitDamaged
 	}
 	if r.cfg.plot != "" {
-		if err := writePlot(r.cfg.plot, merged); err != nil {
+		var iv time.Duration
+		if r.cfg.intervalSet {
+			iv = r.cfg.interval
+		}
+		if err := writePlot(r.cfg.plot, merged, iv); err != nil {
 			fmt.Fprintf(r.stderr, "roce-dissect: --plot %s: %v\n", r.cfg.plot, err)
 			return ExitDamaged
 		}
