@@ -89,8 +89,7 @@ type Analyzer struct {
 	hostMTU   map[hostPair]int
 	byHosts   map[hostsKey][]int32 // flows by (source, destination)
 	conns     connTable
-	findings  []Finding
-	dropped   uint64
+	findings  findingList // the findings listed, within Options.MaxFindings
 
 	dropSketch sketch
 	shifts     [shiftCacheLen]shiftEntry // ICRC shift factors by length, for recoverSrcPort
@@ -124,6 +123,7 @@ func New(opts Options) *Analyzer {
 		conns:   newConnTable(),
 	}
 	a.conns.maxOrphans = a.maxOrphans()
+	a.findings.max = opts.MaxFindings
 	return a
 }
 
@@ -163,7 +163,9 @@ func (a *Analyzer) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, dat
 		if len(a.capture.MalformedFrames) < a.opts.MaxFindings {
 			a.capture.MalformedFrames = append(a.capture.MalformedFrames, Malformed{Frame: p.Frame, Reason: p.Err.Error()})
 		}
-		a.addFinding(p, KindMalformed, SeverityError, "", p.Err.Error())
+		if fd := a.finding(p, KindMalformed, SeverityError, nil); fd != nil {
+			fd.Detail = p.Err.Error()
+		}
 	default:
 		a.capture.RoCEPackets++
 		a.analyzeIB(p, ci, ibLen, icrcKind, netHdr, udpHdr)

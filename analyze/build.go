@@ -29,12 +29,14 @@ const releaseEvery = 1 << 15
 
 func (a *Analyzer) report(release bool) *Report {
 	r := &Report{
-		Capture:         a.capture,
-		Connections:     append([]Connection{}, a.conns.list...),
-		Flows:           make([]Flow, 0, len(a.flowList)),
-		Findings:        append([]Finding{}, a.findings...),
-		FindingsDropped: a.dropped,
-		cmOrphans:       append([]cmOrphan(nil), a.conns.orphans...),
+		Capture:     a.capture,
+		Connections: append([]Connection{}, a.conns.list...),
+		Flows:       make([]Flow, 0, len(a.flowList)),
+		cmOrphans:   append([]cmOrphan(nil), a.conns.orphans...),
+	}
+	fl := a.findings // the findings of the report: those listed, and those only the end can tell
+	if !release {
+		fl = a.findings.clone()
 	}
 	r.Capture.MalformedFrames = append([]Malformed{}, a.capture.MalformedFrames...)
 	if a.capture.Frames > 0 {
@@ -55,18 +57,14 @@ func (a *Analyzer) report(release bool) *Report {
 		nicFindings = append(nicFindings, fs...)
 	}
 	for _, fd := range nicFindings {
-		if len(r.Findings) >= a.opts.MaxFindings {
-			r.FindingsDropped++
-			continue
-		}
-		r.Findings = append(r.Findings, fd)
+		fl.push(fd)
 	}
 	for i, f := range a.flowList {
 		fr := a.flowReport(f, release)
 		if !f.hasTransport {
 			fr.Transport = cnpTransport[f.index]
 		}
-		cls := a.attribute(r, f, &fr, evidence[i])
+		cls := a.attribute(r, &fl, f, &fr, evidence[i])
 		fr.NIC = nics[i]
 		r.Flows = append(r.Flows, fr)
 		if release {
@@ -76,25 +74,24 @@ func (a *Analyzer) report(release bool) *Report {
 			}
 		}
 		for _, pm := range f.reqMsg.pending {
-			if len(r.Findings) >= a.opts.MaxFindings {
-				r.FindingsDropped++
-				continue
-			}
-			fd := Finding{Frame: pm.frame, Kind: KindIncomplete, Severity: SeverityWarning, Flow: f.name(), File: a.opts.File,
-				Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes)}
+			sev, note := SeverityWarning, ""
 			if !pm.noStart && cls.onlyNotCaptured(pm.from, pm.to) {
-				fd.Severity, fd.Detail = SeverityInfo, fd.Detail+notCapturedNote
+				sev, note = SeverityInfo, notCapturedNote
 			}
-			r.Findings = append(r.Findings, fd)
+			if fd := fl.add(sev); fd != nil {
+				*fd = Finding{Frame: pm.frame, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
+					Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes) + note}
+			}
 		}
 	}
 	r.Capture.FlowsDropped = a.dropSketch.estimate()
 	if f, ok := a.cutFinding(); ok {
-		r.addFinding(f, a.opts.MaxFindings)
+		fl.push(f)
 	}
 	for _, f := range a.cmFindings() {
-		r.addFinding(f, a.opts.MaxFindings)
+		fl.push(f)
 	}
+	r.Findings, r.FindingsDropped = fl.listed(), fl.dropped
 	sortFindings(r.Findings)
 	return r
 }

@@ -152,10 +152,6 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 	return f
 }
 
-func (f *flowState) name() string {
-	return fmt.Sprintf("%s → %s QP 0x%06x", f.key.src, f.key.dst, f.key.qp)
-}
-
 // analyzeIB accounts one decoded IB packet.
 func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind layers.NetworkKind, netHdr, udpHdr []byte) {
 	bth := p.BTH
@@ -206,17 +202,23 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 		f.icrc.OK++
 	case layers.ICRCBad:
 		f.icrc.Bad++
-		a.addFinding(p, KindBadICRC, SeverityError, f.name(), fmt.Sprintf("ICRC %s on the wire, %s expected (%s PSN %d)", layers.ICRCWire(p.ICRC.Value), layers.ICRCWire(p.ICRC.Expected), bth.OpcodeName(), bth.PSN))
+		if fd := a.finding(p, KindBadICRC, SeverityError, f); fd != nil {
+			fd.Detail = fmt.Sprintf("ICRC %s on the wire, %s expected (%s PSN %d)", layers.ICRCWire(p.ICRC.Value), layers.ICRCWire(p.ICRC.Expected), bth.OpcodeName(), bth.PSN)
+		}
 	default:
 		f.icrc.Unverifiable++
 	}
 	if p.VCRC != nil && p.VCRC.Status == layers.ICRCBad {
-		a.addFinding(p, KindBadICRC, SeverityError, f.name(), fmt.Sprintf("VCRC %s on the wire, %s expected", layers.VCRCWire(p.VCRC.Value), layers.VCRCWire(p.VCRC.Expected)))
+		if fd := a.finding(p, KindBadICRC, SeverityError, f); fd != nil {
+			fd.Detail = fmt.Sprintf("VCRC %s on the wire, %s expected", layers.VCRCWire(p.VCRC.Value), layers.VCRCWire(p.VCRC.Expected))
+		}
 	}
 
 	if p.ECN == 3 {
 		f.congestion.ECNCE++
-		a.addFinding(p, KindECNCE, SeverityInfo, f.name(), fmt.Sprintf("ECN CE mark on %s PSN %d", bth.OpcodeName(), bth.PSN))
+		if fd := a.finding(p, KindECNCE, SeverityInfo, f); fd != nil {
+			fd.Detail = fmt.Sprintf("ECN CE mark on %s PSN %d", bth.OpcodeName(), bth.PSN)
+		}
 	}
 	if bth.FECN {
 		f.congestion.FECN++
@@ -226,7 +228,9 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 	}
 
 	if !op.Known() {
-		a.addFinding(p, KindUnknownOpcode, SeverityWarning, f.name(), fmt.Sprintf("opcode 0x%02x is not in the IBTA table", uint8(op)))
+		if fd := a.finding(p, KindUnknownOpcode, SeverityWarning, f); fd != nil {
+			fd.Detail = fmt.Sprintf("opcode 0x%02x is not in the IBTA table", uint8(op))
+		}
 		return
 	}
 	if !f.hasTransport && !op.IsCNP() {
@@ -235,7 +239,9 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 	switch {
 	case op.IsCNP():
 		f.congestion.CNPs++
-		a.addFinding(p, KindCNP, SeverityInfo, f.name(), "congestion notification packet")
+		if fd := a.finding(p, KindCNP, SeverityInfo, f); fd != nil {
+			fd.Detail = "congestion notification packet"
+		}
 		a.nicCNP(f, p)
 	case op.IsRequest():
 		a.request(f, p, payload)

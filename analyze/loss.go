@@ -19,16 +19,6 @@ import (
 // only records the jumps, the NAKs and the resends, and the report
 // classifies them (see docs/analysis.md, "Loss attribution").
 
-// Kinds of findings of loss attribution.
-const (
-	// KindCaptureGap sums up per flow the PSNs the capture missed but the
-	// responder acknowledged (capture-side drops, not network loss).
-	KindCaptureGap = "capture_gap"
-	// KindPSNBeforeStart is a first request PSN before the PSN the CM
-	// handshake of its connection said its requests start at.
-	KindPSNBeforeStart = "psn_before_start"
-)
-
 // RetransmitCauses splits the retransmissions of a flow by what preceded
 // them: a NAK (PSN sequence error), an RNR NAK, or nothing (the
 // requester's timer: a timeout).
@@ -77,7 +67,7 @@ type psnRange struct{ from, to uint32 }
 // and the PSNs of its message, which the report may find were only
 // missed by the capture.
 type incompleteRef struct {
-	idx      int // index in Analyzer.findings
+	idx      int // index in Analyzer.findings.list
 	from, to uint32
 }
 
@@ -235,7 +225,9 @@ func (a *Analyzer) startGap(f *flowState, p *Packet) {
 	}
 	switch {
 	case d < 0:
-		a.addFinding(p, KindPSNBeforeStart, SeverityWarning, f.name(), fmt.Sprintf("first request PSN %d is before PSN %d, where connection %d said this side's requests start", first, *send, c.ID))
+		if fd := a.finding(p, KindPSNBeforeStart, SeverityWarning, f); fd != nil {
+			fd.Detail = fmt.Sprintf("first request PSN %d is before PSN %d, where connection %d said this side's requests start", first, *send, c.ID)
+		}
 	case d > 0 && d <= maxSeamJump:
 		t := &f.psn
 		g := psnGap{from: *send, to: psnAdd(first, -1), frame: p.Frame}
@@ -250,10 +242,11 @@ func (a *Analyzer) startGap(f *flowState, p *Packet) {
 // noteIncomplete remembers an incomplete_message finding of the request
 // stream just added, with its message's PSNs.
 func (a *Analyzer) noteIncomplete(f *flowState, frame uint64, from, to uint32) {
-	if n := len(a.findings); n == 0 || a.findings[n-1].Kind != KindIncomplete || a.findings[n-1].Frame != frame {
+	fs := a.findings.list
+	if n := len(fs); n == 0 || fs[n-1].Kind != KindIncomplete || fs[n-1].Frame != frame {
 		return // not listed (beyond MaxFindings)
 	}
 	if l := f.loss.logOf(); len(l.incomplete) < maxLossLog {
-		l.incomplete = append(l.incomplete, incompleteRef{idx: len(a.findings) - 1, from: from, to: to})
+		l.incomplete = append(l.incomplete, incompleteRef{idx: len(fs) - 1, from: from, to: to})
 	}
 }

@@ -193,7 +193,7 @@ func (c *lossClass) onlyNotCaptured(from, to uint32) bool {
 // lossFindings returns the findings of a flow's jumps: psn_gap, an error
 // for PSNs lost and a warning for PSNs of unknown fate, at the frame of
 // the jump; and one capture_gap info for the PSNs the capture missed.
-func lossFindings(c *lossClass, flow, file string) []Finding {
+func lossFindings(c *lossClass, flow FlowID, file string) []Finding {
 	var out []Finding
 	var first *jumpClass
 	for i := range c.jumps {
@@ -233,22 +233,19 @@ const notCapturedNote = "; only PSNs the capture missed are missing (the respond
 // attribute classifies a flow's missing PSNs for its report: the counts,
 // capture.not_captured, the findings of its jumps, and the severity of its
 // incomplete messages. It returns the classification.
-func (a *Analyzer) attribute(r *Report, f *flowState, fr *Flow, ev lossEvidence) *lossClass {
+func (a *Analyzer) attribute(r *Report, fl *findingList, f *flowState, fr *Flow, ev lossEvidence) *lossClass {
 	fr.Requests.ev = ev
 	cls := classify(&ev, fr.Requests.Gaps, fr.Requests.low)
 	fr.Requests.MissingNotCaptured, fr.Requests.MissingLost = cls.notCaptured, cls.lost
 	r.Capture.NotCaptured += cls.notCaptured
-	for _, fd := range lossFindings(&cls, f.name(), a.opts.File) {
-		if len(r.Findings) >= a.opts.MaxFindings {
-			r.FindingsDropped++
-			continue
-		}
-		r.Findings = append(r.Findings, fd)
+	for _, fd := range lossFindings(&cls, f.flowID(), a.opts.File) {
+		fl.push(fd)
 	}
 	if f.loss.log != nil {
 		for _, ref := range f.loss.log.incomplete {
-			if fd := &r.Findings[ref.idx]; fd.Kind == KindIncomplete && cls.onlyNotCaptured(ref.from, ref.to) {
-				fd.Severity, fd.Detail = SeverityInfo, fd.Detail+notCapturedNote
+			if fd := &fl.list[ref.idx]; fd.Kind == KindIncomplete && cls.onlyNotCaptured(ref.from, ref.to) {
+				fd.Detail += notCapturedNote
+				fl.setSeverity(ref.idx, SeverityInfo)
 			}
 		}
 	}

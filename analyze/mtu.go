@@ -33,7 +33,9 @@ func (a *Analyzer) checkMTU(f *flowState, p *Packet, payload int) {
 			f.inferredMTU = int32(payload)
 			a.hostMTU[pairOf(f.key.src, f.key.dst)] = payload
 		} else if payload != int(f.inferredMTU) {
-			a.addFinding(p, KindMTUMismatch, SeverityWarning, f.name(), fmt.Sprintf("%s carries %d bytes, earlier FIRST/MIDDLE packets %d", p.BTH.OpcodeName(), payload, f.inferredMTU))
+			if fd := a.finding(p, KindMTUMismatch, SeverityWarning, f); fd != nil {
+				fd.Detail = fmt.Sprintf("%s carries %d bytes, earlier FIRST/MIDDLE packets %d", p.BTH.OpcodeName(), payload, f.inferredMTU)
+			}
 		}
 	}
 	if f.conn < 0 {
@@ -45,10 +47,14 @@ func (a *Analyzer) checkMTU(f *flowState, p *Packet, payload int) {
 	}
 	if payload > neg {
 		f.aboveMTU++
-		a.addFinding(p, KindMTUAbove, SeverityError, f.name(), fmt.Sprintf("payload %d bytes exceeds the negotiated path MTU %d", payload, neg))
+		if fd := a.finding(p, KindMTUAbove, SeverityError, f); fd != nil {
+			fd.Detail = fmt.Sprintf("payload %d bytes exceeds the negotiated path MTU %d", payload, neg)
+		}
 	}
 	if f.inferredMTU > 0 && int(f.inferredMTU) != neg && !f.mtuReported {
 		f.mtuReported = true
-		a.addFinding(p, KindMTUMismatch, SeverityWarning, f.name(), fmt.Sprintf("inferred path MTU %d differs from the negotiated %d", f.inferredMTU, neg))
+		if fd := a.finding(p, KindMTUMismatch, SeverityWarning, f); fd != nil {
+			fd.Detail = fmt.Sprintf("inferred path MTU %d differs from the negotiated %d", f.inferredMTU, neg)
+		}
 	}
 }

@@ -13,23 +13,6 @@ import (
 // last requests, and a few figures that switch to rttHist's histogram past
 // nicExact samples); a packet of a flow costs no allocation.
 
-// Kinds of findings of NIC conformance.
-const (
-	// KindGoBackN is a go-back-N resend that did not restart at the NAKed
-	// PSN, or skipped PSNs sent before the NAK.
-	KindGoBackN = "go_back_n_violation"
-	// KindRNREarly is a resend sooner after an RNR NAK than the timer the
-	// RNR NAK advertised.
-	KindRNREarly = "rnr_early"
-	// KindCNPTooClose is a CNP closer to the previous CNP of its QP than
-	// half the NIC's own minimum interval (the smallest interval its CNPs
-	// show at least twice).
-	KindCNPTooClose = "cnp_too_close"
-	// KindCNPNoSlowdown is a sender whose rate after a CNP was not lower
-	// than before it.
-	KindCNPNoSlowdown = "cnp_no_slowdown"
-)
-
 // Capture sides.
 const (
 	SideRequester = "requester"

@@ -36,13 +36,17 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 				n.add(figRNR, d)
 				if d < n.nakTimer {
 					n.rnrEarly++
-					a.addFinding(p, KindRNREarly, SeverityError, f.name(), fmt.Sprintf("PSN %d resent %s after the RNR NAK of frame %d, which asked for %s", psn, time.Duration(d), n.nakFrame, time.Duration(n.nakTimer)))
+					if fd := a.finding(p, KindRNREarly, SeverityError, f); fd != nil {
+						fd.Detail = fmt.Sprintf("PSN %d resent %s after the RNR NAK of frame %d, which asked for %s", psn, time.Duration(d), n.nakFrame, time.Duration(n.nakTimer))
+					}
 				}
 			} else {
 				n.add(figNAK, d)
 				if psn != n.nakPSN {
 					n.gbn++
-					a.addFinding(p, KindGoBackN, SeverityError, f.name(), fmt.Sprintf("resend after the NAK of frame %d restarted at PSN %d, not at the NAKed PSN %d", n.nakFrame, psn, n.nakPSN))
+					if fd := a.finding(p, KindGoBackN, SeverityError, f); fd != nil {
+						fd.Detail = fmt.Sprintf("resend after the NAK of frame %d restarted at PSN %d, not at the NAKed PSN %d", n.nakFrame, psn, n.nakPSN)
+					}
 				}
 			}
 			n.epActive, n.epNAK, n.epEnd, n.epFrame = true, !n.nakRNR, f.psn.high, n.nakFrame
@@ -73,7 +77,9 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 				to = n.epEnd
 			}
 			n.gbn++
-			a.addFinding(p, KindGoBackN, SeverityError, f.name(), fmt.Sprintf("go-back-N after the NAK of frame %d skipped PSNs %d–%d, sent before the NAK", n.epFrame, n.epExpect, to))
+			if fd := a.finding(p, KindGoBackN, SeverityError, f); fd != nil {
+				fd.Detail = fmt.Sprintf("go-back-N after the NAK of frame %d skipped PSNs %d–%d, sent before the NAK", n.epFrame, n.epExpect, to)
+			}
 			n.epActive = false
 		default:
 			n.epActive = false
@@ -136,7 +142,9 @@ func (a *Analyzer) endAfter(f *flowState, n *nicState, record bool) (after int64
 		n.add(figRateAfter, after)
 		if noSlow {
 			n.noSlow++
-			a.addFindingAt(n.cnpFrame, n.cnpTime, KindCNPNoSlowdown, SeverityWarning, f.name(), fmt.Sprintf("sender rate %s after the CNP, %s before: no slowdown", bps(after), bps(n.before)))
+			if fd := a.findingAt(n.cnpFrame, n.cnpTime, KindCNPNoSlowdown, SeverityWarning, f); fd != nil {
+				fd.Detail = fmt.Sprintf("sender rate %s after the CNP, %s before: no slowdown", bps(after), bps(n.before))
+			}
 		}
 	}
 	return after, noSlow, true
@@ -249,13 +257,4 @@ func (n *nicState) addCand(c cnpCand) {
 	if c.ns < n.cands[worst].ns {
 		n.cands[worst] = c
 	}
-}
-
-// addFindingAt records an anomaly of an earlier frame.
-func (a *Analyzer) addFindingAt(frame uint64, t time.Time, kind, severity, flow, detail string) {
-	if len(a.findings) >= a.opts.MaxFindings {
-		a.dropped++
-		return
-	}
-	a.findings = append(a.findings, Finding{Frame: frame, Time: t, Kind: kind, Severity: severity, Flow: flow, Detail: detail, File: a.opts.File})
 }

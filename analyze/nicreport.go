@@ -52,7 +52,7 @@ func (a *Analyzer) nicReport(f *flowState) (*NIC, []Finding) {
 			out.stats[figRateAfter].add(after)
 			if slow {
 				out.CNPNoSlowdown++
-				fs = append(fs, Finding{Frame: n.cnpFrame, Time: n.cnpTime, Kind: KindCNPNoSlowdown, Severity: SeverityWarning, Flow: f.name(), File: a.opts.File,
+				fs = append(fs, Finding{Frame: n.cnpFrame, Time: n.cnpTime, Kind: KindCNPNoSlowdown, Severity: SeverityWarning, Flow: f.flowID(), File: a.opts.File,
 					Detail: fmt.Sprintf("sender rate %s after the CNP, %s before: no slowdown", bps(after), bps(n.before))})
 			}
 		}
@@ -61,7 +61,7 @@ func (a *Analyzer) nicReport(f *flowState) (*NIC, []Finding) {
 		for _, c := range n.cands[:n.candN] {
 			if c.ns*2 < floor {
 				out.CNPTooClose++
-				fs = append(fs, Finding{Frame: c.frame, Time: c.t, Kind: KindCNPTooClose, Severity: SeverityWarning, Flow: f.name(), File: a.opts.File,
+				fs = append(fs, Finding{Frame: c.frame, Time: c.t, Kind: KindCNPTooClose, Severity: SeverityWarning, Flow: f.flowID(), File: a.opts.File,
 					Detail: fmt.Sprintf("CNP %s after the CNP of frame %d; this NIC's CNPs are otherwise at least %s apart", time.Duration(c.ns), c.prev, time.Duration(floor))})
 			}
 		}

@@ -234,7 +234,9 @@ func (m *message) dmaCheck() dmaCheck { return dmaCheck{m.isWrite && m.hasDMA, m
 
 func (a *Analyzer) incomplete(f *flowState, p *Packet, frame, bytes uint64) {
 	f.msgs.Incomplete++
-	a.addFinding(p, KindIncomplete, SeverityWarning, f.name(), fmt.Sprintf("message begun at frame %d is incomplete (%d bytes seen)", frame, bytes))
+	if fd := a.finding(p, KindIncomplete, SeverityWarning, f); fd != nil {
+		fd.Detail = fmt.Sprintf("message begun at frame %d is incomplete (%d bytes seen)", frame, bytes)
+	}
 }
 
 func (a *Analyzer) completeMessage(f *flowState, p *Packet, size uint64, dma dmaCheck) {
@@ -248,6 +250,8 @@ func (a *Analyzer) completeMessage(f *flowState, p *Packet, size uint64, dma dma
 	}
 	if dma.on && uint64(dma.dmaLen) != size && !p.Truncated {
 		f.msgs.DMALengthMismatches++
-		a.addFinding(p, KindDMALength, SeverityError, f.name(), fmt.Sprintf("RDMA WRITE of %d bytes, RETH DMALength %d", size, dma.dmaLen))
+		if fd := a.finding(p, KindDMALength, SeverityError, f); fd != nil {
+			fd.Detail = fmt.Sprintf("RDMA WRITE of %d bytes, RETH DMALength %d", size, dma.dmaLen)
+		}
 	}
 }

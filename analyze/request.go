@@ -51,16 +51,22 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 	switch obs {
 	case obsFill:
 		f.ooo++
-		a.addFinding(p, KindOutOfOrder, SeverityWarning, f.name(), fmt.Sprintf("PSN %d arrived after PSN %d", bth.PSN, f.psn.high))
+		if fd := a.finding(p, KindOutOfOrder, SeverityWarning, f); fd != nil {
+			fd.Detail = fmt.Sprintf("PSN %d arrived after PSN %d", bth.PSN, f.psn.high)
+		}
 		a.fillMessage(f, &f.reqMsg, p, payload, &f.psn)
 		return
 	case obsOld:
 		if isDup {
 			f.dups++
-			a.addFinding(p, KindDuplicate, SeverityWarning, f.name(), fmt.Sprintf("PSN %d repeated byte for byte", bth.PSN))
+			if fd := a.finding(p, KindDuplicate, SeverityWarning, f); fd != nil {
+				fd.Detail = fmt.Sprintf("PSN %d repeated byte for byte", bth.PSN)
+			}
 		} else {
 			f.retrans++
-			a.addFinding(p, KindRetransmission, SeverityWarning, f.name(), fmt.Sprintf("PSN %d seen before (%s)", bth.PSN, bth.OpcodeName()))
+			if fd := a.finding(p, KindRetransmission, SeverityWarning, f); fd != nil {
+				fd.Detail = fmt.Sprintf("PSN %d seen before (%s)", bth.PSN, bth.OpcodeName())
+			}
 		}
 		return
 	}

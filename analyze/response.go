@@ -42,7 +42,9 @@ func (a *Analyzer) response(f *flowState, p *Packet, payload int) {
 		}
 		code := p.AETH.NAKCode().String()
 		f.resp.NAKCodes[code]++
-		a.addFinding(p, KindNAK, SeverityError, f.name(), fmt.Sprintf("NAK %s at PSN %d", code, p.BTH.PSN))
+		if fd := a.finding(p, KindNAK, SeverityError, f); fd != nil {
+			fd.Detail = fmt.Sprintf("NAK %s at PSN %d", code, p.BTH.PSN)
+		}
 	case layers.AckTypeRNRNAK:
 		f.resp.RNRNAKs++
 		if f.resp.RNRTimers == nil {
@@ -50,7 +52,9 @@ func (a *Analyzer) response(f *flowState, p *Packet, payload int) {
 		}
 		d := p.AETH.RNRTimer().String()
 		f.resp.RNRTimers[d]++
-		a.addFinding(p, KindRNRNAK, SeverityWarning, f.name(), fmt.Sprintf("RNR NAK at PSN %d, retry after %s", p.BTH.PSN, d))
+		if fd := a.finding(p, KindRNRNAK, SeverityWarning, f); fd != nil {
+			fd.Detail = fmt.Sprintf("RNR NAK at PSN %d, retry after %s", p.BTH.PSN, d)
+		}
 	}
 }
 

@@ -41,7 +41,7 @@ func writePlot(path string, rep *analyze.Report) error {
 		line.Dashes = plotutil.Dashes(i / 7)
 		line.Width = vg.Points(1)
 		p.Add(line)
-		p.Legend.Add(fmt.Sprintf("%s → %s QP 0x%06x", f.Src, f.Dst, f.DestQP), line)
+		p.Legend.Add(f.ID().String(), line)
 		i++
 	}
 	var gaps, cnps plotter.XYs
