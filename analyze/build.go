@@ -33,6 +33,7 @@ func (a *Analyzer) report(release bool) *Report {
 		Connections: append([]Connection{}, a.conns.list...),
 		Flows:       make([]Flow, 0, len(a.flowList)),
 		cmOrphans:   append([]cmOrphan(nil), a.conns.orphans...),
+		merge:       true,
 	}
 	fl := a.findings // the findings of the report: those listed, and those only the end can tell
 	if !release {

@@ -1,16 +1,39 @@
 package analyze
 
 import (
+	"errors"
 	"math"
 	"time"
 )
+
+// ErrNotMergeable is Merge's answer to a report that lacks the state
+// merging needs: the PSN spans, messages cut at the seams, RTT histograms
+// and loss evidence an Analyzer keeps beside the public fields. A report
+// read back from JSON has only the public fields; merging it would give
+// wrong counts (missing PSNs, retransmissions, incomplete messages), so
+// Merge refuses it. Merge reports as the Analyzers returned them.
+var ErrNotMergeable = errors.New("analyze: report has no merge state (not made by an Analyzer, e.g. read from JSON): it cannot be merged")
+
+// mergeable says whether Merge can take the report: one an Analyzer
+// made, or one with nothing in it yet.
+func (r *Report) mergeable() bool {
+	return r.merge || (r.Capture.Frames == 0 && len(r.Flows) == 0 && len(r.Connections) == 0)
+}
 
 // Merge adds the report of another capture (or of the next part of the
 // same capture) to r. Flows with the same source, destination and QP are
 // combined: counters add up, the PSN stream continues (a jump at the seam
 // is a gap), the series and RTT histograms add up. Connections are
 // appended, renumbered. Frame numbers stay those of each file.
-func (r *Report) Merge(o *Report) {
+//
+// Merge returns ErrNotMergeable, and changes nothing, when either report
+// lacks the merge state (see ErrNotMergeable); an empty Report literal
+// can be merged into.
+func (r *Report) Merge(o *Report) error {
+	if !r.mergeable() || !o.mergeable() {
+		return ErrNotMergeable
+	}
+	r.merge = true
 	c := &r.Capture
 	oc := &o.Capture
 	c.Frames += oc.Frames
@@ -92,6 +115,7 @@ func (r *Report) Merge(o *Report) {
 	r.Findings = append(r.Findings, o.Findings...)
 	sortFindings(r.Findings)
 	r.FindingsDropped += o.FindingsDropped
+	return nil
 }
 
 type flowIDKey struct {

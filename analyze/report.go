@@ -16,6 +16,7 @@ type Report struct {
 	FindingsDropped uint64 `json:"findings_dropped"`
 
 	cmOrphans []cmOrphan // CM messages without their REQ, for Merge
+	merge     bool       // made by an Analyzer: the unexported state Merge needs is here
 }
 
 // Capture holds the totals of the frames read.

@@ -221,7 +221,10 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 	if multi {
 		merged = &analyze.Report{Connections: []analyze.Connection{}, Flows: []analyze.Flow{}, Findings: []analyze.Finding{}}
 		for _, res := range results {
-			merged.Merge(res.report)
+			if err := merged.Merge(res.report); err != nil {
+				fmt.Fprintf(r.stderr, "roce-dissect: %s: %v\n", displayName(res.name), err)
+				status = ExitDamaged
+			}
 		}
 	}
 	var pts *points.Report
