@@ -47,8 +47,8 @@ func cmFlood(a *Analyzer, frame []byte, n int, patch func(i int, b []byte)) {
 	}
 }
 
-func kindsOf(r *Report) map[string]int {
-	out := map[string]int{}
+func kindsOf(r *Report) map[Kind]int {
+	out := map[Kind]int{}
 	for _, f := range r.Findings {
 		out[f.Kind]++
 	}
@@ -71,37 +71,37 @@ func TestCMTableBounded(t *testing.T) {
 		feed      func(a *Analyzer)
 		conns     int
 		dropped   uint64
-		kinds     map[string]int
+		kinds     map[Kind]int
 		maxComm   int
 		maxFlows  int
 		maxOrphan int
 	}{
 		{"REQ flood of new CommIDs", 1000, func(a *Analyzer) {
 			cmFlood(a, madFrame(t, hostA, hostB, req), n, commID)
-		}, 1000, n - 1000, map[string]int{KindConnectionTableFull: 1}, 1000, 0, 0},
+		}, 1000, n - 1000, map[Kind]int{KindConnectionTableFull: 1}, 1000, 0, 0},
 		{"REQ flood under the cap", n, func(a *Analyzer) {
 			cmFlood(a, madFrame(t, hostA, hostB, req), n, commID)
-		}, n, 0, map[string]int{}, n, 0, 0},
+		}, n, 0, map[Kind]int{}, n, 0, 0},
 		{"REQ retransmitted", 1000, func(a *Analyzer) {
 			cmFlood(a, madFrame(t, hostA, hostB, req), n, nil)
-		}, 1, 0, map[string]int{KindCMFlood: 1}, 1, 0, 0},
+		}, 1, 0, map[Kind]int{KindCMFlood: 1}, 1, 0, 0},
 		{"REP flood with colliding CommIDs and QPNs", 1000, func(a *Analyzer) {
 			cmFlood(a, madFrame(t, hostA, hostB, req), 1, nil)
 			cmFlood(a, madFrame(t, hostB, hostA, rep), n, func(i int, b []byte) {
 				binary.BigEndian.PutUint32(b[0:], uint32(i+2))  // LocalCommID
 				binary.BigEndian.PutUint32(b[12:], uint32(i+3)) // LocalQPN (24 bits, reserved byte after)
 			})
-		}, 1, 0, map[string]int{KindCMFlood: 1}, 2, 2, 0},
+		}, 1, 0, map[Kind]int{KindCMFlood: 1}, 2, 2, 0},
 		{"REPs without their REQ", 1000, func(a *Analyzer) {
 			cmFlood(a, madFrame(t, hostB, hostA, rep), n, func(i int, b []byte) {
 				binary.BigEndian.PutUint32(b[4:], uint32(i+1)) // RemoteCommID
 			})
-		}, 0, 0, map[string]int{KindCMFlood: 1}, 0, 0, min(maxCMOrphans, 1000)},
+		}, 0, 0, map[Kind]int{KindCMFlood: 1}, 0, 0, min(maxCMOrphans, 1000)},
 		{"orphans bounded by a small cap", 10, func(a *Analyzer) {
 			cmFlood(a, madFrame(t, hostB, hostA, rep), 100, func(i int, b []byte) {
 				binary.BigEndian.PutUint32(b[4:], uint32(i+1))
 			})
-		}, 0, 0, map[string]int{}, 0, 0, 10},
+		}, 0, 0, map[Kind]int{}, 0, 0, 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,7 +116,7 @@ func TestCMTableBounded(t *testing.T) {
 			assert.Len(t, r.Connections, tt.conns)
 			assert.Equal(t, tt.dropped, r.Capture.ConnectionsDropped)
 			got := kindsOf(r)
-			for _, k := range []string{KindConnectionTableFull, KindCMFlood} {
+			for _, k := range []Kind{KindConnectionTableFull, KindCMFlood} {
 				assert.Equal(t, tt.kinds[k], got[k], k)
 			}
 		})

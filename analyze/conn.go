@@ -1,8 +1,6 @@
 package analyze
 
 import (
-	"fmt"
-
 	"github.com/roce-dissect/roce-dissect/cm"
 )
 
@@ -273,7 +271,9 @@ func (a *Analyzer) handleMAD(p *Packet) {
 		}
 		c := &t.list[idx]
 		c.apply(ev)
-		a.addFinding(p, KindCMReject, SeverityError, fmt.Sprintf("connection %d", c.ID), "CM REJ: "+m.Reason.String())
+		if fd := a.finding(p, KindCMReject, SeverityError, nil); fd != nil {
+			fd.Connection, fd.Detail = c.ID, "CM REJ: "+m.Reason.String()
+		}
 	case *cm.ReadyToUse:
 		t.follow(cmOrphan{kind: cmRTU, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame})
 	case *cm.DisconnectRequest:

@@ -214,12 +214,3 @@ func (a *Analyzer) cutFinding() (Finding, bool) {
 	}
 	return f, true
 }
-
-// addFinding appends a finding built at report time, within the cap.
-func (r *Report) addFinding(f Finding, maxFindings int) {
-	if len(r.Findings) >= maxFindings {
-		r.FindingsDropped++
-		return
-	}
-	r.Findings = append(r.Findings, f)
-}

@@ -16,5 +16,21 @@
 // Memory grows with the number of flows (and gaps), never with the number
 // of packets, and a packet of an existing flow is analyzed without
 // allocating. Reports of parts analyzed separately combine with
-// Report.Merge.
+// Report.Merge (reports as Analyzers return them: see ErrNotMergeable).
+//
+// Where things are: Feed (analyzer.go) decodes a frame (decode.go) into
+// a Packet (packet.go) and hands it to its flow (flow.go: the flow table
+// and its keys). Requests follow the PSN stream (request.go, psn.go),
+// messages are reassembled (reassembly.go), responses give ACK/NAK counts,
+// the RTT and the reverse flow (response.go, rtt.go); the path MTU is in
+// mtu.go, the throughput series in series.go, CM connections in conn.go,
+// loss attribution in loss.go and lossclass.go, NIC timing in nic.go,
+// nicpacket.go and nicreport.go. Finish/Report build the Report
+// (build.go), Merge combines them (merge.go, mergepsn.go).
+//
+// Adding a finding kind: a Kind constant and one entry in Kinds
+// (findings.go), and the same row in docs/analysis.md's table of
+// findings (a test compares them); report it with Analyzer.finding, which
+// checks the cap before the detail is formatted. Adding a CM message: see
+// package cm.
 package analyze

@@ -32,4 +32,4 @@ func (f *Flow) DstAddr() (Addr, error) { return ParseAddr(f.Dst) }
 
 // Name is the flow as findings name it (Finding.Flow): "SRC → DST QP
 // 0x%06x", which roce-dissect --flow accepts as it is.
-func (f *Flow) Name() string { return fmt.Sprintf("%s → %s QP 0x%06x", f.Src, f.Dst, f.DestQP) }
+func (f *Flow) Name() string { return f.ID().String() }

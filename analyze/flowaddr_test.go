@@ -34,6 +34,6 @@ func TestFlowAddrs(t *testing.T) {
 		names[rep.Flows[i].Name()] = true
 	}
 	for _, fd := range rep.Findings {
-		assert.True(t, names[fd.Flow], "finding flow %q is a flow's Name", fd.Flow)
+		assert.True(t, names[fd.FlowName()], "finding flow %q is a flow's Name", fd.FlowName())
 	}
 }

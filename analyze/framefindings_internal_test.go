@@ -23,10 +23,10 @@ func TestFrameFindingsOnlyTheFrames(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := New(Options{})
-			a.findings = []Finding{{Frame: 1, Detail: "before"}}
-			a.frameFindings = len(a.findings)
+			a.findings.list = []Finding{{Frame: 1, Severity: SeverityInfo, Detail: "before"}}
+			a.frameFindings = len(a.findings.list)
 			for i, fr := range tc.frames {
-				a.findings = append(a.findings, Finding{Frame: fr, Detail: string(rune('a' + i))})
+				a.findings.list = append(a.findings.list, Finding{Frame: fr, Severity: SeverityWarning, Detail: string(rune('a' + i))})
 			}
 			a.pkt.Frame = 9
 			got := []string{}
@@ -34,7 +34,7 @@ func TestFrameFindingsOnlyTheFrames(t *testing.T) {
 				got = append(got, f.Detail)
 			}
 			assert.Equal(t, tc.want, got)
-			assert.Len(t, a.findings, 1+len(tc.frames), "nothing is dropped from the list")
+			assert.Len(t, a.findings.list, 1+len(tc.frames), "nothing is dropped from the list")
 		})
 	}
 }

@@ -187,12 +187,12 @@ func TestOriginalLengthClamped(t *testing.T) {
 			assert.Equal(t, tt.clamped, r.Capture.OriginalLengthsClamped)
 			require.Len(t, r.Flows, 1)
 			assert.Equal(t, uint64(tt.want), r.Flows[0].WireBytes)
-			var kinds []string
+			var kinds []analyze.Kind
 			for _, f := range r.Findings {
 				kinds = append(kinds, f.Kind)
 			}
 			if tt.clamped > 0 {
-				assert.Equal(t, []string{analyze.KindBadOriginalLength}, kinds)
+				assert.Equal(t, []analyze.Kind{analyze.KindBadOriginalLength}, kinds)
 			} else {
 				assert.Empty(t, kinds)
 			}

@@ -73,7 +73,7 @@ func TestSendPSNStart(t *testing.T) {
 			}
 			var kinds []string
 			for _, f := range rep.Findings {
-				kinds = append(kinds, f.Kind+"/"+f.Severity)
+				kinds = append(kinds, string(f.Kind)+"/"+f.Severity.String())
 				if f.Kind == analyze.KindPSNBeforeStart || f.Kind == analyze.KindCaptureGap {
 					assert.Equal(t, firstReq, f.Frame)
 				}

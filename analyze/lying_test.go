@@ -81,22 +81,22 @@ func TestLyingLengths(t *testing.T) {
 		frames    []fed
 		malformed uint64
 		cut       uint64
-		cutSev    string // severity of the tool_cut_frames finding, "" when none
+		cutSev    analyze.Severity // severity of the tool_cut_frames finding, 0 when none
 	}{
-		{"IP and UDP lengths 65535 on 74 bytes", slices.Concat(normal, eth(lie(small, 65535, 65515))), 1, 0, ""},
-		{"IP and UDP lengths 65535 as the first frame", eth(lie(small, 65535, 65515)), 1, 0, ""},
-		{"UDP length past the IP payload", slices.Concat(normal, eth(lie(small, 0, 65535))), 1, 0, ""},
-		{"IP length 1,000 on 74 bytes after longer frames", slices.Concat(normal, eth(lie(small, 1000, 980))), 1, 0, ""},
+		{"IP and UDP lengths 65535 on 74 bytes", slices.Concat(normal, eth(lie(small, 65535, 65515))), 1, 0, 0},
+		{"IP and UDP lengths 65535 as the first frame", eth(lie(small, 65535, 65515)), 1, 0, 0},
+		{"UDP length past the IP payload", slices.Concat(normal, eth(lie(small, 0, 65535))), 1, 0, 0},
+		{"IP length 1,000 on 74 bytes after longer frames", slices.Concat(normal, eth(lie(small, 1000, 980))), 1, 0, 0},
 		{"tool cut: every long frame at 243", eth(send(1, 1024)[:243], send(2, 100), send(3, 1024)[:243], send(4, 8)), 0, 2, analyze.SeverityInfo},
 		{"a second captured length is malformed", eth(send(1, 1024)[:243], send(2, 1024)[:200], send(3, 1024)[:243]), 1, 2, analyze.SeverityInfo},
 		{"a frame longer than the cut length breaks the pattern", eth(lie(small, 1000, 980), send(2, 1024), lie(small, 1000, 980)), 1, 1, analyze.SeverityWarning},
-		{"ERF record honest", []fed{{layers.LinkTypeERF, erfRecord(send(1, 1024), 0, 0)}}, 0, 0, ""},
-		{"ERF record length padded to 8 bytes (dropped by the pcap writer)", []fed{{layers.LinkTypeERF, erfRecord(small, 96, 0)}}, 0, 0, ""},
-		{"ERF record length shorter than its headers", []fed{{layers.LinkTypeERF, erfRecord(send(1, 1024), 8, 0)}}, 1, 0, ""},
+		{"ERF record honest", []fed{{layers.LinkTypeERF, erfRecord(send(1, 1024), 0, 0)}}, 0, 0, 0},
+		{"ERF record length padded to 8 bytes (dropped by the pcap writer)", []fed{{layers.LinkTypeERF, erfRecord(small, 96, 0)}}, 0, 0, 0},
+		{"ERF record length shorter than its headers", []fed{{layers.LinkTypeERF, erfRecord(send(1, 1024), 8, 0)}}, 1, 0, 0},
 		{"ERF record length past the record", []fed{
-			{layers.LinkTypeERF, erfRecord(send(1, 1024), 0, 0)}, {layers.LinkTypeERF, erfRecord(small, 4000, 0)}}, 1, 0, ""},
+			{layers.LinkTypeERF, erfRecord(send(1, 1024), 0, 0)}, {layers.LinkTypeERF, erfRecord(small, 4000, 0)}}, 1, 0, 0},
 		{"ERF wire length past the record", []fed{
-			{layers.LinkTypeERF, erfRecord(send(1, 1024), 0, 0)}, {layers.LinkTypeERF, erfRecord(small, 0, 2000)}}, 1, 0, ""},
+			{layers.LinkTypeERF, erfRecord(send(1, 1024), 0, 0)}, {layers.LinkTypeERF, erfRecord(small, 0, 2000)}}, 1, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,8 +130,8 @@ func TestLyingLengths(t *testing.T) {
 				}
 				assert.Equal(t, honestPayload, payload)
 			}
-			kinds := map[string]int{}
-			sev := ""
+			kinds := map[analyze.Kind]int{}
+			var sev analyze.Severity
 			for _, f := range r.Findings {
 				kinds[f.Kind]++
 				if f.Kind == analyze.KindToolCutFrames {

@@ -23,6 +23,7 @@ func clampOriginalLength(orig, caplen int) int {
 // flagOriginalLength counts and reports a clamped original length.
 func (a *Analyzer) flagOriginalLength(p *Packet, orig int) {
 	a.capture.OriginalLengthsClamped++
-	a.addFinding(p, KindBadOriginalLength, SeverityWarning, "",
-		fmt.Sprintf("original length %d is above the %d-byte maximum frame: counted as its captured length %d", orig, MaxOriginalLength, p.Length))
+	if fd := a.finding(p, KindBadOriginalLength, SeverityWarning, nil); fd != nil {
+		fd.Detail = fmt.Sprintf("original length %d is above the %d-byte maximum frame: counted as its captured length %d", orig, MaxOriginalLength, p.Length)
+	}
 }

@@ -25,10 +25,6 @@ const (
 	maxMissing   = psnMask
 )
 
-// KindBadDMALength: an RDMA READ request's DMALength is above 2^31 bytes,
-// the largest IBTA message.
-const KindBadDMALength = "bad_dma_length"
-
 // clampMissing bounds a count of missing PSNs by maxMissing.
 func clampMissing(n uint64) uint64 { return min(n, maxMissing) }
 
@@ -46,7 +42,8 @@ func (a *Analyzer) checkDMALength(f *flowState, p *Packet) bool {
 	if p.RETH == nil || uint64(p.RETH.DMALength) <= maxDMALength {
 		return true
 	}
-	a.addFinding(p, KindBadDMALength, SeverityWarning, f.name(),
-		fmt.Sprintf("RDMA READ PSN %d asks for DMALength %d, above 2^31 bytes (the largest message): its PSN span is taken from the next request", p.BTH.PSN, p.RETH.DMALength))
+	if fd := a.finding(p, KindBadDMALength, SeverityWarning, f); fd != nil {
+		fd.Detail = fmt.Sprintf("RDMA READ PSN %d asks for DMALength %d, above 2^31 bytes (the largest message): its PSN span is taken from the next request", p.BTH.PSN, p.RETH.DMALength)
+	}
 	return false
 }

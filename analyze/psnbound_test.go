@@ -41,12 +41,12 @@ func TestHugeREADSpan(t *testing.T) {
 		dmaLen  uint32
 		next    uint32 // PSN of the SENDs after the READ at PSN 2
 		missing uint64
-		kinds   map[string]int
+		kinds   map[analyze.Kind]int
 	}{
-		{"DMALength 0xFFFFFFFF", 0xFFFFFFFF, 3, 0, map[string]int{analyze.KindBadDMALength: 1}},
-		{"DMALength 2^31 at PMTU 256", 1 << 31, 2 + 1<<23 - 1, 0, map[string]int{}},
-		{"honest READ of 1,000 bytes", 1000, 6, 0, map[string]int{}},
-		{"honest READ then a jump", 1000, 8, 2, map[string]int{analyze.KindPSNGap: 1}},
+		{"DMALength 0xFFFFFFFF", 0xFFFFFFFF, 3, 0, map[analyze.Kind]int{analyze.KindBadDMALength: 1}},
+		{"DMALength 2^31 at PMTU 256", 1 << 31, 2 + 1<<23 - 1, 0, map[analyze.Kind]int{}},
+		{"honest READ of 1,000 bytes", 1000, 6, 0, map[analyze.Kind]int{}},
+		{"honest READ then a jump", 1000, 8, 2, map[analyze.Kind]int{analyze.KindPSNGap: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,7 +65,7 @@ func TestHugeREADSpan(t *testing.T) {
 			q := r.Flows[0].Requests
 			assert.Equal(t, tt.missing, q.Missing)
 			assert.Zero(t, q.Retransmitted)
-			got := map[string]int{}
+			got := map[analyze.Kind]int{}
 			for _, f := range r.Findings {
 				got[f.Kind]++
 			}

@@ -16,6 +16,7 @@ type Report struct {
 	FindingsDropped uint64 `json:"findings_dropped"`
 
 	cmOrphans []cmOrphan // CM messages without their REQ, for Merge
+	merge     bool       // made by an Analyzer: the unexported state Merge needs is here
 }
 
 // Capture holds the totals of the frames read.
@@ -312,51 +313,4 @@ type Sample struct {
 	Packets      uint64    `json:"packets"`
 	PayloadBytes uint64    `json:"payload_bytes"`
 	WireBytes    uint64    `json:"wire_bytes"`
-}
-
-// Finding kinds.
-const (
-	KindPSNGap         = "psn_gap"
-	KindRetransmission = "retransmission"
-	KindDuplicate      = "duplicate"
-	KindOutOfOrder     = "out_of_order"
-	KindNAK            = "nak"
-	KindRNRNAK         = "rnr_nak"
-	KindCNP            = "cnp"
-	KindECNCE          = "ecn_ce"
-	KindBadICRC        = "bad_icrc"
-	KindMalformed      = "malformed"
-	KindMTUAbove       = "mtu_above_negotiated"
-	KindMTUMismatch    = "mtu_mismatch"
-	KindIncomplete     = "incomplete_message"
-	KindDMALength      = "dma_length_mismatch"
-	KindCMReject       = "cm_reject"
-	KindUnknownOpcode  = "unknown_opcode"
-	// KindBadOriginalLength: a frame's original length is above
-	// MaxOriginalLength (it is counted as its captured length).
-	KindBadOriginalLength = "bad_original_length"
-	KindToolCutFrames     = "tool_cut_frames"
-	// KindConnectionTableFull: REQs with a new CommID were refused by the
-	// connection cap (Options.MaxConnections).
-	KindConnectionTableFull = "connection_table_full"
-	// KindCMFlood: more CM messages than the connections explain.
-	KindCMFlood = "cm_flood"
-)
-
-// Severities of findings, worst first.
-const (
-	SeverityError   = "error"
-	SeverityWarning = "warning"
-	SeverityInfo    = "info"
-)
-
-// Finding is one anomaly, with the frame to look at in Wireshark.
-type Finding struct {
-	Frame    uint64    `json:"frame"`
-	Time     time.Time `json:"time"`
-	Kind     string    `json:"kind"`
-	Severity string    `json:"severity"`
-	Flow     string    `json:"flow"`
-	Detail   string    `json:"detail"`
-	File     string    `json:"file,omitempty"`
 }

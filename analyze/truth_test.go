@@ -167,7 +167,7 @@ func compareFindings(want []any, got []analyze.Finding) []string {
 		count[key(m["kind"].(string), m["severity"].(string), m["frame"])]++
 	}
 	for _, g := range got {
-		count[key(g.Kind, g.Severity, g.Frame)]--
+		count[key(string(g.Kind), g.Severity.String(), g.Frame)]--
 	}
 	var diffs []string
 	for k, n := range count {

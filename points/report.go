@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
 )
 
 // Report is what the capture points tell: each file's clock and, per flow
@@ -270,5 +272,5 @@ func orEmpty[T any](s []T) []T {
 
 // String names a link in findings and text.
 func (l *Link) String() string {
-	return fmt.Sprintf("%s → %s QP 0x%06x, %s → %s", l.Src, l.Dst, l.DestQP, l.From, l.To)
+	return fmt.Sprintf("%s, %s → %s", analyze.FlowID{Src: l.Src, Dst: l.Dst, DestQP: l.DestQP}, l.From, l.To)
 }

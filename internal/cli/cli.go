@@ -243,7 +243,10 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 	if multi {
 		merged = &analyze.Report{Connections: []analyze.Connection{}, Flows: []analyze.Flow{}, Findings: []analyze.Finding{}}
 		for _, res := range results {
-			merged.Merge(res.report)
+			if err := merged.Merge(res.report); err != nil {
+				fmt.Fprintf(r.stderr, "roce-dissect: %s: %v\n", displayName(res.name), err)
+				status = ExitDamaged
+			}
 		}
 	}
 	var pts *points.Report
@@ -333,11 +336,11 @@ func (r *runner) filter(rep *analyze.Report) *analyze.Report {
 	}
 	out := *rep
 	out.Flows = nil
-	keep := map[string]bool{}
+	keep := map[analyze.FlowID]bool{}
 	for _, f := range rep.Flows {
 		if r.selects(f.Src, f.Dst, f.DestQP) {
 			out.Flows = append(out.Flows, f)
-			keep[flowName(&f)] = true
+			keep[f.ID()] = true
 		}
 	}
 	out.Findings = nil
@@ -364,9 +367,4 @@ func (r *runner) selects(src, dst string, qp uint32) bool {
 		return false
 	}
 	return true
-}
-
-// flowName is how findings name a flow.
-func flowName(f *analyze.Flow) string {
-	return fmt.Sprintf("%s → %s QP 0x%06x", f.Src, f.Dst, f.DestQP)
 }

@@ -94,7 +94,7 @@ func packetCSVExtra(p *analyze.Packet, rel time.Duration, file string, findings 
 	}
 	kinds := make([]string, 0, len(findings))
 	for _, fd := range findings {
-		kinds = append(kinds, fd.Kind)
+		kinds = append(kinds, string(fd.Kind))
 	}
 	return []string{strconv.FormatFloat(rel.Seconds(), 'f', 9, 64), file, ecn, strings.Join(kinds, " ")}
 }

@@ -147,7 +147,7 @@ func TestHTMLReportInBrowser(t *testing.T) {
 		capture string
 		// finding is the kind of the finding to click; "": click the
 		// flow row of the flow with the most packets instead.
-		finding string
+		finding analyze.Kind
 	}{
 		{"loss_nak", loss, analyze.KindNAK},
 		{"ecn_cnp", ecn, analyze.KindCNP},
@@ -174,7 +174,7 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	}
 }
 
-func checkInBrowser(t *testing.T, chrome, profile, page string, rep *analyze.Report, wire map[uint64]wirePacket, findingKind string) []byte {
+func checkInBrowser(t *testing.T, chrome, profile, page string, rep *analyze.Report, wire map[uint64]wirePacket, findingKind analyze.Kind) []byte {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chrome),
@@ -277,7 +277,7 @@ func checkInBrowser(t *testing.T, chrome, profile, page string, rep *analyze.Rep
 		}
 		require.GreaterOrEqual(t, fi, 0, "the capture has a %s finding", findingKind)
 		for i := range rep.Flows {
-			if flowLabel(&rep.Flows[i]) == fd.Flow {
+			if flowLabel(&rep.Flows[i]) == fd.FlowName() {
 				flowIdx = i
 			}
 		}

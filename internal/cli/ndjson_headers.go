@@ -114,6 +114,6 @@ func addHeaders(o *packetJSON, p *analyze.Packet, rel time.Duration, file string
 		}
 	}
 	for _, fd := range findings {
-		o.FindingKinds = append(o.FindingKinds, fd.Kind)
+		o.FindingKinds = append(o.FindingKinds, string(fd.Kind))
 	}
 }

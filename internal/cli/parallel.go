@@ -108,7 +108,9 @@ func (r *runner) analyzeRanges(ctx context.Context, index int, name string, mult
 	}
 	rep := reports[0]
 	for _, o := range reports[1:] {
-		rep.Merge(o)
+		if err := rep.Merge(o); err != nil {
+			return fileResult{name: name, report: rep, err: err}, true
+		}
 	}
 	return fileResult{name: name, report: rep, err: linkErr}, true
 }

@@ -53,7 +53,7 @@ type plotLine struct {
 
 // plotMarker is a finding drawn on a line.
 type plotMarker struct {
-	kind string
+	kind analyze.Kind
 	at   time.Duration // since t0
 	line int           // index in plotData.lines, -1: on the time axis
 }
@@ -143,7 +143,7 @@ func buildPlot(rep *analyze.Report, interval time.Duration) (*plotData, error) {
 		f := &rep.Flows[fi]
 		if k < plotTopFlows || len(flows) == plotTopFlows+1 {
 			lineOf[fi] = len(d.lines)
-			d.lines = append(d.lines, plotLine{name: flowName(f)})
+			d.lines = append(d.lines, plotLine{name: f.Name()})
 		} else {
 			if k == plotTopFlows {
 				d.lines = append(d.lines, plotLine{})
@@ -188,9 +188,9 @@ func buildPlot(rep *analyze.Report, interval time.Duration) (*plotData, error) {
 // line of the data flow it answers: the other direction of its
 // connection, or of the same two hosts.
 func markersOf(rep *analyze.Report, d *plotData, lineOf map[int]int) []plotMarker {
-	byName := map[string]int{}
+	byID := map[analyze.FlowID]int{}
 	for i := range rep.Flows {
-		byName[flowName(&rep.Flows[i])] = i
+		byID[rep.Flows[i].ID()] = i
 	}
 	var out []plotMarker
 	for _, fd := range rep.Findings {
@@ -200,7 +200,7 @@ func markersOf(rep *analyze.Report, d *plotData, lineOf map[int]int) []plotMarke
 			continue
 		}
 		line := -1
-		if fi, ok := byName[fd.Flow]; ok {
+		if fi, ok := byID[fd.Flow]; ok {
 			if l, ok := lineOf[fi]; ok {
 				line = l
 			} else if l, ok := reverseLine(rep, fi, lineOf); ok {
@@ -334,7 +334,7 @@ func writePlot(path string, rep *analyze.Report, interval time.Duration) error {
 		leg.Add(l.name, line)
 	}
 	for _, m := range []struct {
-		kind  string
+		kind  analyze.Kind
 		name  string
 		shape draw.GlyphDrawer
 		c     color.Color

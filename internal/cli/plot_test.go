@@ -118,10 +118,10 @@ func TestPlotMarkers(t *testing.T) {
 	rep.Flows[0].Connection = &conn
 	rep.Flows = append(rep.Flows, analyze.Flow{Src: "10.0.0.2", Dst: "10.0.0.1", DestQP: 0x22, Connection: &conn})
 	rep.Findings = []analyze.Finding{
-		{Kind: analyze.KindPSNGap, Time: t0.Add(2 * time.Microsecond), Flow: "10.0.0.1 → 10.0.0.2 QP 0x000011"},
-		{Kind: analyze.KindCNP, Time: t0.Add(3 * time.Microsecond), Flow: "10.0.0.2 → 10.0.0.1 QP 0x000022"},
-		{Kind: analyze.KindCNP, Time: t0, Flow: "10.9.9.9 → 10.0.0.1 QP 0x000022"},
-		{Kind: analyze.KindRetransmission, Time: t0, Flow: "10.0.0.1 → 10.0.0.2 QP 0x000011"},
+		{Kind: analyze.KindPSNGap, Time: t0.Add(2 * time.Microsecond), Flow: analyze.FlowID{Src: "10.0.0.1", Dst: "10.0.0.2", DestQP: 0x11}},
+		{Kind: analyze.KindCNP, Time: t0.Add(3 * time.Microsecond), Flow: analyze.FlowID{Src: "10.0.0.2", Dst: "10.0.0.1", DestQP: 0x22}},
+		{Kind: analyze.KindCNP, Time: t0, Flow: analyze.FlowID{Src: "10.9.9.9", Dst: "10.0.0.1", DestQP: 0x22}},
+		{Kind: analyze.KindRetransmission, Time: t0, Flow: analyze.FlowID{Src: "10.0.0.1", Dst: "10.0.0.2", DestQP: 0x11}},
 	}
 	d, err := buildPlot(rep, 0)
 	require.NoError(t, err)

@@ -197,7 +197,7 @@ func (r *runner) writePoints(pts *points.Report) {
 		}
 		d := l.OneWayDelayNs
 		return append(row,
-			cell{text: fmt.Sprintf("%s → %s QP 0x%06x", l.Src, l.Dst, l.DestQP), left: true},
+			cell{text: linkFlow(l).String(), left: true},
 			cell{text: l.From + " → " + l.To, left: true},
 			cell{text: fmt.Sprint(l.Matched)}, lost, cell{text: fmt.Sprint(l.NotCaptured)}, corr, cell{text: fmt.Sprint(l.Reordered)},
 			cell{text: time.Duration(d.Min).String()}, cell{text: time.Duration(d.Median).String()},
@@ -211,12 +211,17 @@ func (r *runner) writePoints(pts *points.Report) {
 // writeLinkLosses lists a link's lost and corrupted PSNs with their frames.
 func writeLinkLosses(w io.Writer, p palette, l *points.Link) {
 	for k, psn := range l.LostPSNs {
-		p.red.Fprintf(w, "  lost between %s and %s: PSN %d (%s frame %d), %s → %s QP 0x%06x\n", l.From, l.To, psn, l.From, l.LostFrames[k], l.Src, l.Dst, l.DestQP)
+		p.red.Fprintf(w, "  lost between %s and %s: PSN %d (%s frame %d), %s\n", l.From, l.To, psn, l.From, l.LostFrames[k], linkFlow(l))
 	}
 	for k, psn := range l.CorruptedPSNs {
-		p.red.Fprintf(w, "  corrupted between %s and %s: PSN %d (bad ICRC at %s frame %d), %s → %s QP 0x%06x\n", l.From, l.To, psn, l.To, l.CorruptedFrames[k], l.Src, l.Dst, l.DestQP)
+		p.red.Fprintf(w, "  corrupted between %s and %s: PSN %d (bad ICRC at %s frame %d), %s\n", l.From, l.To, psn, l.To, l.CorruptedFrames[k], linkFlow(l))
 	}
 	if n := uint64(len(l.LostPSNs)); l.Lost > n {
 		fmt.Fprintf(w, "  … and %d more lost\n", l.Lost-n)
 	}
+}
+
+// linkFlow names the flow of a link as findings do.
+func linkFlow(l *points.Link) analyze.FlowID {
+	return analyze.FlowID{Src: l.Src, Dst: l.Dst, DestQP: l.DestQP}
 }

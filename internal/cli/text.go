@@ -46,7 +46,7 @@ func newPalette(mode string, w io.Writer) palette {
 	return p
 }
 
-func (p palette) severity(s string) *color.Color {
+func (p palette) severity(s analyze.Severity) *color.Color {
 	switch s {
 	case analyze.SeverityError:
 		return p.red
@@ -326,10 +326,8 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 		return
 	}
 	fs := append([]analyze.Finding{}, rep.Findings...)
-	sort.SliceStable(fs, func(i, j int) bool {
-		return analyze.SeverityRank(fs[i].Severity) < analyze.SeverityRank(fs[j].Severity)
-	})
-	counts := map[string]int{}
+	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Severity < fs[j].Severity })
+	counts := map[analyze.Severity]int{}
 	for _, f := range fs {
 		counts[f.Severity]++
 	}
@@ -339,7 +337,7 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 		if f.File != "" {
 			where = f.File + " " + where
 		}
-		fmt.Fprintf(w, "  %s %s %s  %s: %s\n", p.severity(f.Severity).Sprintf("%-7s", strings.ToUpper(f.Severity)), where, f.Kind, f.Flow, f.Detail)
+		fmt.Fprintf(w, "  %s %s %s  %s: %s\n", p.severity(f.Severity).Sprintf("%-7s", strings.ToUpper(f.Severity.String())), where, f.Kind, f.FlowName(), f.Detail)
 	}
 	if rep.FindingsDropped > 0 {
 		p.yellow.Fprintf(w, "  … and %d more findings not listed\n", rep.FindingsDropped)

@@ -11,7 +11,7 @@ import (
 )
 
 // nicKinds are the findings of NIC conformance, listed under their flow.
-var nicKinds = map[string]bool{
+var nicKinds = map[analyze.Kind]bool{
 	analyze.KindGoBackN: true, analyze.KindRNREarly: true, analyze.KindCNPTooClose: true, analyze.KindCNPNoSlowdown: true,
 }
 
@@ -55,8 +55,7 @@ func (r *runner) writeNIC(w io.Writer, rep *analyze.Report) {
 	p.bold.Fprintln(w, "NIC behaviour")
 	for _, f := range flows {
 		n := f.NIC
-		name := fmt.Sprintf("%s → %s QP %s", f.Src, f.Dst, qpString(f.DestQP))
-		fmt.Fprintf(w, "  %s: capture at the %s side (%s)\n", name, n.CaptureSide, n.CaptureSideReason)
+		fmt.Fprintf(w, "  %s: capture at the %s side (%s)\n", f.ID(), n.CaptureSide, n.CaptureSideReason)
 		fig := func(label string, v *analyze.Figure, unit func(int64) string) {
 			if v == nil {
 				return
@@ -87,8 +86,8 @@ func (r *runner) writeNIC(w io.Writer, rep *analyze.Report) {
 			fmt.Fprintf(w, "    %-22s %.2f\n", "requests per ACK", *n.RequestsPerACK)
 		}
 		for _, fd := range rep.Findings {
-			if nicKinds[fd.Kind] && fd.Flow == name {
-				fmt.Fprintf(w, "    %s frame %d %s: %s\n", p.severity(fd.Severity).Sprintf("%-7s", strings.ToUpper(fd.Severity)), fd.Frame, fd.Kind, fd.Detail)
+			if nicKinds[fd.Kind] && fd.Flow == f.ID() {
+				fmt.Fprintf(w, "    %s frame %d %s: %s\n", p.severity(fd.Severity).Sprintf("%-7s", strings.ToUpper(fd.Severity.String())), fd.Frame, fd.Kind, fd.Detail)
 			}
 		}
 	}

@@ -166,8 +166,8 @@ func (r *runner) writeTree(p *analyze.Packet, f *frame, rel time.Duration, file 
 		t.title("Findings of this frame (%d)", p.Findings)
 		for _, fd := range findings {
 			line := fmt.Sprintf("%s (%s): %s", fd.Kind, fd.Severity, fd.Detail)
-			if fd.Flow != "" {
-				line += " [" + fd.Flow + "]"
+			if name := fd.FlowName(); name != "" {
+				line += " [" + name + "]"
 			}
 			fmt.Fprintf(t.w, "    %s\n", severityColour(r.pal, fd.Severity).Sprint(line))
 		}
@@ -178,7 +178,7 @@ func (r *runner) writeTree(p *analyze.Packet, f *frame, rel time.Duration, file 
 }
 
 // severityColour picks a finding's colour.
-func severityColour(pal palette, sev string) *color.Color {
+func severityColour(pal palette, sev analyze.Severity) *color.Color {
 	switch sev {
 	case analyze.SeverityError:
 		return pal.red

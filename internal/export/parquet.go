@@ -316,7 +316,7 @@ func WriteReport(dir, capture, file string, rep *analyze.Report) error {
 	}
 	finds := make([]FindingRow, 0, len(rep.Findings))
 	for _, f := range rep.Findings {
-		fr := FindingRow{Capture: capture, File: f.File, Frame: f.Frame, Time: unixNano(f.Time), Kind: f.Kind, Severity: f.Severity, Flow: f.Flow, Detail: f.Detail}
+		fr := FindingRow{Capture: capture, File: f.File, Frame: f.Frame, Time: unixNano(f.Time), Kind: string(f.Kind), Severity: f.Severity.String(), Flow: f.FlowName(), Detail: f.Detail}
 		if fr.File == "" {
 			fr.File = file
 		}

@@ -1,7 +1,6 @@
 package htmlreport
 
 import (
-	"fmt"
 	"sort"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
@@ -100,7 +99,7 @@ func gather(srcs []Source) map[string]*merged {
 			continue
 		}
 		for _, fp := range s.Collector.order {
-			name := fmt.Sprintf("%s → %s QP 0x%06x", fp.key.src, fp.key.dst, fp.key.qp)
+			name := analyze.FlowID{Src: fp.key.src.String(), Dst: fp.key.dst.String(), DestQP: fp.key.qp}.String()
 			m := out[name]
 			if m == nil {
 				m = &merged{stride: 1}

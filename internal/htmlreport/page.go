@@ -4,7 +4,6 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
-	"fmt"
 	"html"
 	"io"
 	"strings"
@@ -89,18 +88,17 @@ func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error 
 	}
 	byName := gather(srcs)
 	pts := make([]*merged, len(rep.Flows))
-	flowIdx := map[string]int{}
+	flowIdx := map[analyze.FlowID]int{}
 	for i := range rep.Flows {
 		f := &rep.Flows[i]
-		name := fmt.Sprintf("%s → %s QP 0x%06x", f.Src, f.Dst, f.DestQP)
-		flowIdx[name] = i
-		pts[i] = byName[name]
+		flowIdx[f.ID()] = i
+		pts[i] = byName[f.ID().String()]
 	}
 	peer := pairFlows(rep, pts)
 	for i := range rep.Flows {
 		f := &rep.Flows[i]
 		d.Flows = append(d.Flows, flowExtra{
-			Name:       fmt.Sprintf("%s → %s QP 0x%06x", f.Src, f.Dst, f.DestQP),
+			Name:       f.ID().String(),
 			Peer:       peer[i],
 			DurationNs: f.LastTime.Sub(f.FirstTime).Nanoseconds(),
 			Chart:      buildChart(rep, i, peer, pts, kinds, t0),

@@ -20,7 +20,7 @@ import (
 // flow's chart in the category its kind implies, and the page loads
 // nothing from elsewhere.
 func TestWriteCharts(t *testing.T) {
-	catOf := map[string]int{
+	catOf := map[analyze.Kind]int{
 		analyze.KindNAK: int(catNAK), analyze.KindRNRNAK: int(catRNRNAK), analyze.KindCNP: int(catCNP),
 		analyze.KindRetransmission: int(catResend), analyze.KindDuplicate: int(catResend),
 		analyze.KindOutOfOrder: int(catOutOfOrder), analyze.KindPSNGap: int(catAfterGap),
@@ -72,7 +72,7 @@ func TestWriteCharts(t *testing.T) {
 				}
 				fi := d.Findings[i].Flow
 				require.GreaterOrEqual(t, fi, 0)
-				assert.Equal(t, fd.Flow, d.Flows[fi].Name)
+				assert.Equal(t, fd.FlowName(), d.Flows[fi].Name)
 				ch := d.Flows[fi].Chart
 				require.NotNil(t, ch, fd.Flow)
 				k := -1

@@ -1,0 +1,155 @@
+package analyze
+
+import (
+	"fmt"
+	"time"
+)
+
+// nicFloor is the NIC's own minimum CNP interval: the smallest interval
+// its CNPs show at least twice (within the histogram's 1/16), 0 when none.
+func nicFloor(s *nicStat) int64 {
+	if s.n < 2 {
+		return 0
+	}
+	var h rttHist
+	if s.hist != nil {
+		h = *s.hist
+	} else {
+		for _, v := range s.small[:s.n] {
+			h.add(v)
+		}
+	}
+	for b, c := range h.counts {
+		if c >= 2 {
+			if b < 16 {
+				return int64(b)
+			}
+			e := b/16 + 3
+			return int64(16+b%16) << (e - 4)
+		}
+	}
+	return 0
+}
+
+// nicReport builds the NIC object of a request flow (nil when it has
+// none) and the findings only the end can tell: CNPs closer than half the
+// NIC's minimum interval, and the rate after the last CNP.
+func (a *Analyzer) nicReport(f *flowState) (*NIC, []Finding) {
+	n := f.nic
+	if n == nil {
+		return nil, nil
+	}
+	out := &NIC{GoBackNViolations: n.gbn, TimeoutResends: n.timeouts, RNREarly: n.rnrEarly, CNPs: n.cnps, CNPNoSlowdown: n.noSlow,
+		up: n.up, down: n.down, reqPackets: f.reqPackets, hadCNPs: n.cnps > 0, hadECNCE: n.ceSeen}
+	for i, st := range n.stats {
+		if st != nil {
+			out.stats[i] = st.clone()
+		}
+	}
+	var fs []Finding
+	if n.afterOn {
+		if after, slow, ok := a.endAfter(f, n, false); ok {
+			out.stats[figRateAfter].add(after)
+			if slow {
+				out.CNPNoSlowdown++
+				fs = append(fs, Finding{Frame: n.cnpFrame, Time: n.cnpTime, Kind: KindCNPNoSlowdown, Severity: SeverityWarning, Flow: f.flowID(), File: a.opts.File,
+					Detail: fmt.Sprintf("sender rate %s after the CNP, %s before: no slowdown", bps(after), bps(n.before))})
+			}
+		}
+	}
+	if floor := nicFloor(&out.stats[figCNPInterval]); floor > 0 {
+		for _, c := range n.cands[:n.candN] {
+			if c.ns*2 < floor {
+				out.CNPTooClose++
+				fs = append(fs, Finding{Frame: c.frame, Time: c.t, Kind: KindCNPTooClose, Severity: SeverityWarning, Flow: f.flowID(), File: a.opts.File,
+					Detail: fmt.Sprintf("CNP %s after the CNP of frame %d; this NIC's CNPs are otherwise at least %s apart", time.Duration(c.ns), c.prev, time.Duration(floor))})
+			}
+		}
+	}
+	if r := a.peerFlow(f); r != nil && r.resp != nil {
+		out.acks = r.resp.ACKs
+	}
+	if f.conn >= 0 {
+		if c := &a.conns.list[f.conn]; c.ackTimeoutKnown && c.ackTimeout > 0 {
+			out.negotiated = true
+			v := int64(4096) << c.ackTimeout
+			out.NegotiatedTimeoutNs = &v
+		}
+	}
+	out.settle()
+	return out, fs
+}
+
+// settle computes the public figures from the private state.
+func (o *NIC) settle() {
+	o.CaptureSide, o.CaptureSideReason = o.side()
+	o.NAKResendNs, o.RNRResendNs, o.ECNToCNPNs, o.ResponseLatencyNs = nil, nil, nil, nil
+	o.TimeoutNs = o.stats[figTimeout].figure()
+	o.CNPIntervalNs = o.stats[figCNPInterval].figure()
+	o.RateBeforeCNPBps = o.stats[figRateBefore].figure()
+	o.RateAfterCNPBps = o.stats[figRateAfter].figure()
+	switch o.CaptureSide {
+	case SideRequester:
+		o.NAKResendNs = o.stats[figNAK].figure()
+		o.RNRResendNs = o.stats[figRNR].figure()
+	case SideResponder:
+		o.ECNToCNPNs = o.stats[figECNToCNP].figure()
+		o.ResponseLatencyNs = o.stats[figResponse].figure()
+	}
+	o.RequestsPerACK = nil
+	if o.acks > 0 {
+		v := float64(o.reqPackets) / float64(o.acks)
+		o.RequestsPerACK = &v
+	}
+}
+
+// side infers the capture side from where the capture stands relative to
+// the losses and the ECN marking.
+func (o *NIC) side() (string, string) {
+	up := o.up
+	if o.hadCNPs && !o.hadECNCE {
+		up++
+	}
+	switch {
+	case up > 0 && o.down > 0:
+		return SideMirror, "some losses or marks happened before the capture point and some after it"
+	case up > 0:
+		return SideRequester, "NAKed packets were captured before they were lost, or CNPs came with no ECN-marked request: the capture is upstream of the network"
+	case o.down > 0:
+		return SideResponder, "NAKed packets were never captured, or requests arrive ECN-CE marked: the capture is downstream of the network"
+	}
+	return SideUnknown, "no NAK, CNP or ECN mark tells where the capture was taken"
+}
+
+// mergeNIC adds the NIC figures of the next part. Samples add up (exact
+// medians up to nicExact samples, histograms beyond); an event whose two
+// ends fall on either side of the seam (a NAK and its resend, two CNPs, a
+// CE mark and its CNP, a rate window) is not measured.
+func mergeNIC(a, b *NIC) *NIC {
+	switch {
+	case b == nil:
+		return a
+	case a == nil:
+		return b
+	}
+	for i := range a.stats {
+		a.stats[i].merge(&b.stats[i])
+	}
+	a.GoBackNViolations += b.GoBackNViolations
+	a.TimeoutResends += b.TimeoutResends
+	a.RNREarly += b.RNREarly
+	a.CNPs += b.CNPs
+	a.CNPTooClose += b.CNPTooClose
+	a.CNPNoSlowdown += b.CNPNoSlowdown
+	a.up += b.up
+	a.down += b.down
+	a.reqPackets += b.reqPackets
+	a.acks += b.acks
+	a.hadCNPs = a.hadCNPs || b.hadCNPs
+	a.hadECNCE = a.hadECNCE || b.hadECNCE
+	if a.NegotiatedTimeoutNs == nil {
+		a.NegotiatedTimeoutNs = b.NegotiatedTimeoutNs
+	}
+	a.settle()
+	return a
+}

@@ -1,0 +1,100 @@
+package analyze
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/roce-dissect/roce-dissect/cm"
+	"github.com/roce-dissect/roce-dissect/layers"
+)
+
+// Encap is how an IB packet was carried.
+type Encap uint8
+
+// Encapsulations.
+const (
+	EncapNone Encap = iota
+	EncapRoCEv2
+	EncapRoCEv1
+	EncapIB
+)
+
+// String names the encapsulation.
+func (e Encap) String() string {
+	return [...]string{"none", "RoCEv2", "RoCEv1", "IB"}[e%4]
+}
+
+// Addr is a network address of a flow: an IP address (RoCE v2), a GID
+// (RoCE v1, native IB with GRH) or a LID (native IB without GRH).
+type Addr struct {
+	IP    netip.Addr // IP address or GID
+	LID   uint16
+	IsLID bool
+}
+
+// String renders the address: IPv4 dotted, IPv6/GID in IPv6 form, or "LID n".
+func (a Addr) String() string {
+	if a.IsLID {
+		return fmt.Sprintf("LID %d", a.LID)
+	}
+	if !a.IP.IsValid() {
+		return "?"
+	}
+	return a.IP.String()
+}
+
+// Packet is the decoded view of the last frame fed, valid until the next
+// Feed. Header pointers are nil when the header is absent.
+type Packet struct {
+	Frame     uint64
+	Time      time.Time
+	Length    int // original (wire) length
+	CapLength int
+	Encap     Encap
+	IsRDMA    bool
+	Src, Dst  Addr
+	VLAN      int // -1 when untagged
+	ECN       uint8
+	// IPID is the IPv4 identification field (RoCE v2 over IPv4), 0 otherwise.
+	IPID uint16
+
+	LRH          *layers.LRH
+	GRH          *layers.GRH
+	BTH          *layers.BTH
+	RDETH        *layers.RDETH
+	DETH         *layers.DETH
+	XRCETH       *layers.XRCETH
+	RETH         *layers.RETH
+	AtomicETH    *layers.AtomicETH
+	AETH         *layers.AETH
+	AtomicAckETH *layers.AtomicAckETH
+	ImmDt        *layers.ImmDt
+	IETH         *layers.IETH
+	FETH         *layers.FETH
+	DCETH        *layers.DCETH // DC packets (BTH.DC) only
+	CNP          *layers.CNP
+	// MAD is the management datagram (QP0/QP1 payload), aliasing the frame.
+	MAD []byte
+	// MADLayer is MAD decoded (header, and the CM message when captured),
+	// or nil when not even its header was captured.
+	MADLayer *cm.MAD
+
+	// PayloadLen is the IB payload length from the length fields (exact
+	// even for header-only captures); -1 when unknown.
+	PayloadLen int
+	// Truncated is true when the capture cut the packet short.
+	Truncated bool
+	ICRC      layers.ICRCResult
+	VCRC      *layers.VCRCResult
+	// Err is the reason a malformed RDMA frame could not be decoded.
+	Err error
+	// Findings counts the findings this frame produced.
+	Findings int
+
+	// SrcPortRewritten is true when the ICRC verified only with UDP
+	// source port OriginalSrcPort instead of the captured 4791 (a NIC
+	// sniffer capture); ICRC is then ok.
+	SrcPortRewritten bool
+	OriginalSrcPort  uint16
+}

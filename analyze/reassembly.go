@@ -1,0 +1,257 @@
+package analyze
+
+import (
+	"fmt"
+
+	"github.com/roce-dissect/roce-dissect/layers"
+)
+
+// message follows one message being reassembled.
+type message struct {
+	open    bool
+	broken  bool // a PSN inside it is missing (so far)
+	noStart bool // its FIRST was not seen and where it began is unknown
+	start   uint32
+	next    uint32 // PSN expected next
+	bytes   uint64
+	dmaLen  uint32
+	isWrite bool
+	hasDMA  bool
+	frame   uint64
+}
+
+// pendingMsg is a message whose LAST arrived while PSNs inside it were
+// missing: it completes if out-of-order packets fill them.
+type pendingMsg struct {
+	noStart  bool // its FIRST has not been seen: from is unknown
+	from, to uint32
+	bytes    uint64
+	isWrite  bool
+	hasDMA   bool
+	dmaLen   uint32
+	frame    uint64 // of its LAST
+}
+
+// maxPending bounds the pending messages of one stream.
+const maxPending = 64
+
+// msgStream reassembles the messages of one PSN stream.
+type msgStream struct {
+	cur     message
+	started bool // a FIRST or ONLY was seen in this stream
+	orphan  seamMessage
+	prevEnd uint32 // PSN of the last packet of the previous message
+	hasPrev bool
+	pending []pendingMsg
+}
+
+// seamMessage is a message cut by the start or the end of the capture,
+// kept so that Merge can join the two parts.
+type seamMessage struct {
+	valid    bool
+	complete bool   // its LAST was seen (orphan at the start)
+	psn      uint32 // first PSN seen (orphan) or PSN expected next (open at the end)
+	start    uint32 // first PSN (open at the end)
+	bytes    uint64
+	broken   bool
+	isWrite  bool
+	hasDMA   bool
+	dmaLen   uint32
+}
+
+// reassemble follows FIRST/MIDDLE/LAST/ONLY packets of a message stream.
+// holes, when not nil, is the stream's PSN tracker: a message whose LAST
+// arrives with PSNs missing inside it waits for out-of-order packets to
+// fill them.
+func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload int, isWrite bool, holes *psnTracker) {
+	bth := p.BTH
+	m := &st.cur
+	if payload < 0 {
+		payload = 0
+	}
+	pos := bth.Opcode.Position()
+	switch pos {
+	case layers.PositionOnly:
+		if m.open {
+			a.incomplete(f, p, m.frame, m.bytes)
+			a.noteOpen(f, p, st, m, bth.PSN)
+		}
+		*m = message{}
+		st.started, st.prevEnd, st.hasPrev = true, bth.PSN, true
+		a.completeMessage(f, p, uint64(payload), writeDMA(p, isWrite))
+		if holes != nil {
+			f.logHeadMsg(bth.PSN, bth.PSN, uint64(payload))
+		}
+	case layers.PositionFirst:
+		if m.open {
+			a.incomplete(f, p, m.frame, m.bytes)
+			a.noteOpen(f, p, st, m, bth.PSN)
+		}
+		*m = message{open: true, start: bth.PSN, bytes: uint64(payload), next: psnAdd(bth.PSN, 1), isWrite: isWrite, frame: p.Frame}
+		st.started = true
+		if p.RETH != nil {
+			m.hasDMA, m.dmaLen = true, p.RETH.DMALength
+		}
+	case layers.PositionMiddle, layers.PositionLast:
+		if !m.open {
+			if !st.started && !st.orphan.valid {
+				st.orphan = seamMessage{valid: true, psn: bth.PSN}
+			}
+			*m = message{open: true, next: bth.PSN, frame: p.Frame, isWrite: isWrite}
+			if st.hasPrev {
+				// It began after the previous message's end: its FIRST is
+				// missing (or late).
+				m.start, m.broken = psnAdd(st.prevEnd, 1), true
+			} else {
+				m.noStart, m.broken = true, true
+			}
+		}
+		orphaned := st.orphan.valid && !st.orphan.complete && !st.started
+		if bth.PSN != m.next {
+			m.broken = true
+			if orphaned {
+				st.orphan.broken = true
+			}
+		}
+		m.bytes += uint64(payload)
+		m.next = psnAdd(bth.PSN, 1)
+		if orphaned {
+			st.orphan.bytes = m.bytes
+			st.orphan.complete = pos == layers.PositionLast
+		}
+		if pos == layers.PositionLast {
+			st.prevEnd, st.hasPrev = bth.PSN, true
+			a.endMessage(f, st, p, holes)
+			*m = message{}
+		}
+	}
+}
+
+// endMessage completes a message at its LAST, or keeps it pending while
+// PSNs inside it are missing.
+func (a *Analyzer) endMessage(f *flowState, st *msgStream, p *Packet, holes *psnTracker) {
+	m := &st.cur
+	switch {
+	case !m.broken:
+		a.completeMessage(f, p, m.bytes, m.dmaCheck())
+		if holes != nil {
+			f.logHeadMsg(m.start, p.BTH.PSN, m.bytes)
+		}
+	case holes == nil:
+		a.incomplete(f, p, m.frame, m.bytes)
+	case m.noStart && len(st.pending) < maxPending:
+		// Its FIRST may still come out of order.
+		st.pending = append(st.pending, pendingMsg{noStart: true, to: p.BTH.PSN, bytes: m.bytes, isWrite: m.isWrite, frame: p.Frame})
+	case m.noStart:
+		a.incomplete(f, p, m.frame, m.bytes)
+	case !holes.anyIn(m.start, p.BTH.PSN):
+		// The holes were filled before the LAST came.
+		a.completeMessage(f, p, m.bytes, m.dmaCheck())
+		f.logHeadMsg(m.start, p.BTH.PSN, m.bytes)
+	case len(st.pending) < maxPending:
+		st.pending = append(st.pending, pendingMsg{from: m.start, to: p.BTH.PSN, bytes: m.bytes, isWrite: m.isWrite, hasDMA: m.hasDMA, dmaLen: m.dmaLen, frame: p.Frame})
+	default:
+		a.incomplete(f, p, m.frame, m.bytes)
+		a.noteIncomplete(f, p.Frame, m.start, p.BTH.PSN)
+	}
+}
+
+// noteOpen remembers the PSNs of a request message left open by the
+// packet at psn (its LAST is missing): from its FIRST up to psn.
+func (a *Analyzer) noteOpen(f *flowState, p *Packet, st *msgStream, m *message, psn uint32) {
+	if st == &f.reqMsg && !m.noStart {
+		a.noteIncomplete(f, p.Frame, m.start, psnAdd(psn, -1))
+	}
+}
+
+// fillMessage gives an out-of-order packet to the message it belongs to:
+// the open one, or a pending one, which completes once no PSN inside it is
+// missing.
+func (a *Analyzer) fillMessage(f *flowState, st *msgStream, p *Packet, payload int, holes *psnTracker) {
+	psn := p.BTH.PSN
+	if payload < 0 {
+		payload = 0
+	}
+	if p.BTH.Opcode.Position() == layers.PositionOnly {
+		a.completeMessage(f, p, uint64(payload), writeDMA(p, isWriteOp(p.BTH.Opcode)))
+		f.logHeadMsg(psn, psn, uint64(payload))
+		return
+	}
+	m := &st.cur
+	if m.open && !m.noStart && psnDiff(psn, m.start) >= 0 && psnDiff(psn, m.next) < 0 {
+		m.bytes += uint64(payload)
+		if p.RETH != nil {
+			m.hasDMA, m.dmaLen = true, p.RETH.DMALength
+		}
+		return
+	}
+	for i := range st.pending {
+		pm := &st.pending[i]
+		if pm.noStart {
+			if p.BTH.Opcode.Position() != layers.PositionFirst || psnDiff(psn, pm.to) >= 0 {
+				continue
+			}
+			pm.from, pm.noStart = psn, false // its FIRST, late
+		}
+		if psnDiff(psn, pm.from) < 0 || psnDiff(psn, pm.to) > 0 {
+			continue
+		}
+		pm.bytes += uint64(payload)
+		if p.RETH != nil {
+			pm.hasDMA, pm.dmaLen = true, p.RETH.DMALength
+		}
+		if !holes.anyIn(pm.from, pm.to) {
+			done := *pm
+			st.pending = append(st.pending[:i], st.pending[i+1:]...)
+			a.completeMessage(f, p, done.bytes, dmaCheck{done.isWrite && done.hasDMA, done.dmaLen})
+			f.logHeadMsg(done.from, done.to, done.bytes)
+		}
+		return
+	}
+}
+
+// isWriteOp reports an RDMA WRITE opcode.
+func isWriteOp(op layers.Opcode) bool {
+	return op.Operation() >= layers.OperationRDMAWriteFirst && op.Operation() <= layers.OperationRDMAWriteOnlyWithImmediate
+}
+
+// dmaCheck is the DMALength an RDMA WRITE's size must equal, when known.
+type dmaCheck struct {
+	on     bool
+	dmaLen uint32
+}
+
+// writeDMA is the check for a one-packet message.
+func writeDMA(p *Packet, isWrite bool) dmaCheck {
+	if !isWrite || p.RETH == nil {
+		return dmaCheck{}
+	}
+	return dmaCheck{true, p.RETH.DMALength}
+}
+
+// dmaCheck is the check for a reassembled message.
+func (m *message) dmaCheck() dmaCheck { return dmaCheck{m.isWrite && m.hasDMA, m.dmaLen} }
+
+func (a *Analyzer) incomplete(f *flowState, p *Packet, frame, bytes uint64) {
+	f.msgs.Incomplete++
+	if fd := a.finding(p, KindIncomplete, SeverityWarning, f); fd != nil {
+		fd.Detail = fmt.Sprintf("message begun at frame %d is incomplete (%d bytes seen)", frame, bytes)
+	}
+}
+
+func (a *Analyzer) completeMessage(f *flowState, p *Packet, size uint64, dma dmaCheck) {
+	f.msgs.Count++
+	f.msgs.Bytes += size
+	if f.msgs.Count == 1 || size < f.msgs.MinSize {
+		f.msgs.MinSize = size
+	}
+	if size > f.msgs.MaxSize {
+		f.msgs.MaxSize = size
+	}
+	if dma.on && uint64(dma.dmaLen) != size && !p.Truncated {
+		f.msgs.DMALengthMismatches++
+		if fd := a.finding(p, KindDMALength, SeverityError, f); fd != nil {
+			fd.Detail = fmt.Sprintf("RDMA WRITE of %d bytes, RETH DMALength %d", size, dma.dmaLen)
+		}
+	}
+}

@@ -1,0 +1,127 @@
+package analyze
+
+import (
+	"fmt"
+
+	"github.com/roce-dissect/roce-dissect/layers"
+)
+
+// response accounts a response packet (ACK/NAK, READ response, atomic ACK).
+func (a *Analyzer) response(f *flowState, p *Packet, payload int) {
+	op := p.BTH.Opcode
+	if f.resp == nil {
+		f.resp = &Responses{}
+	}
+	f.resp.Packets++
+	a.responseEvidence(f, p)
+	a.nicResponse(f, p)
+	switch op.Operation() {
+	case layers.OperationRDMAReadResponseFirst, layers.OperationRDMAReadResponseMiddle,
+		layers.OperationRDMAReadResponseLast, layers.OperationRDMAReadResponseOnly:
+		f.resp.ReadResponses++
+		if f.respMsg == nil {
+			f.respMsg = &msgStream{}
+		}
+		a.reassemble(f, f.respMsg, p, payload, false, nil)
+	case layers.OperationAtomicAcknowledge:
+		f.resp.AtomicACKs++
+	}
+	if p.AETH == nil {
+		return
+	}
+	switch p.AETH.Type() {
+	case layers.AckTypeACK:
+		if op.Operation() == layers.OperationAcknowledge {
+			f.resp.ACKs++
+		}
+		a.ackRTT(f, p)
+	case layers.AckTypeNAK:
+		f.resp.NAKs++
+		if f.resp.NAKCodes == nil {
+			f.resp.NAKCodes = make(map[string]uint64)
+		}
+		code := p.AETH.NAKCode().String()
+		f.resp.NAKCodes[code]++
+		if fd := a.finding(p, KindNAK, SeverityError, f); fd != nil {
+			fd.Detail = fmt.Sprintf("NAK %s at PSN %d", code, p.BTH.PSN)
+		}
+	case layers.AckTypeRNRNAK:
+		f.resp.RNRNAKs++
+		if f.resp.RNRTimers == nil {
+			f.resp.RNRTimers = make(map[string]uint64)
+		}
+		d := p.AETH.RNRTimer().String()
+		f.resp.RNRTimers[d]++
+		if fd := a.finding(p, KindRNRNAK, SeverityWarning, f); fd != nil {
+			fd.Detail = fmt.Sprintf("RNR NAK at PSN %d, retry after %s", p.BTH.PSN, d)
+		}
+	}
+}
+
+// pendingReq is a request waiting for its ACK, for the RTT.
+type pendingReq struct {
+	psn uint32
+	t   int64
+}
+
+const pendingLen = 64
+
+// ackRTT matches an ACK against the pending requests of the reverse flow.
+func (a *Analyzer) ackRTT(f *flowState, p *Packet) {
+	req := a.peerOf(f, p.BTH.PSN)
+	if req == nil {
+		return
+	}
+	psn := p.BTH.PSN
+	for i := 0; i < req.pendN; i++ {
+		j := (req.pendHead - 1 - i + 2*pendingLen) % pendingLen
+		e := req.pending[j]
+		if e.psn == psn {
+			if req.rtt == nil {
+				req.rtt = &rttHist{}
+			}
+			req.rtt.add(p.Time.UnixNano() - e.t)
+			if req.nic != nil {
+				req.nic.add(figResponse, p.Time.UnixNano()-e.t)
+			}
+			req.pendN = i // older entries are acknowledged too
+			return
+		}
+	}
+}
+
+// peerOf returns the request flow an ACK in f answers: the reverse flow
+// linked by a CM connection or found earlier, else the one of the reverse
+// direction whose pending requests hold the acknowledged PSN.
+func (a *Analyzer) peerOf(f *flowState, psn uint32) *flowState {
+	if f.peer >= 0 {
+		return a.flowList[f.peer]
+	}
+	// Look among the flows of the reverse direction, a bounded number of
+	// them a bounded number of times: unmatched ACKs must not cost a scan
+	// of every flow each.
+	if f.pairTries >= maxPairTries {
+		return nil
+	}
+	f.pairTries++
+	cands := a.byHosts[hostsOf(f.key.dst, f.key.src)]
+	for _, gi := range cands[:min(len(cands), maxPairCandidates)] {
+		g := a.flowList[gi]
+		if g.peer >= 0 {
+			continue
+		}
+		for i := 0; i < g.pendN; i++ {
+			if g.pending[i].psn == psn {
+				f.peer, g.peer = g.index, f.index
+				return g
+			}
+		}
+	}
+	return nil
+}
+
+// Bounds of the search for the request flow an ACK answers.
+const (
+	maxPairTries      = 16
+	maxPairCandidates = 256
+)
