@@ -233,7 +233,7 @@ func TestMergeHalves(t *testing.T) {
 			// Split between messages: frame 31 of these captures starts one.
 			first := analyzeFile(t, path, analyze.Options{}, 0, 31)
 			second := analyzeFile(t, path, analyze.Options{}, 31, 0)
-			first.Merge(second)
+			require.NoError(t, first.Merge(second))
 			// Frame numbers differ per half; compare the flows.
 			require.Len(t, first.Flows, len(whole.Flows))
 			for i := range whole.Flows {

@@ -91,7 +91,7 @@ func TestSeriesBounded(t *testing.T) {
 	assert.Equal(t, fl.PayloadBytes, by)
 
 	m := first.Report()
-	m.Merge(second.Report())
+	require.NoError(t, m.Merge(second.Report()))
 	assert.Equal(t, fl.IntervalSeconds, m.Flows[0].IntervalSeconds)
 	assert.Equal(t, fl.Series, m.Flows[0].Series, "merging halves gives the same series")
 }

@@ -107,7 +107,7 @@ func TestMergeUntypedTransport(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := tt.first()
-			r.Merge(tt.next())
+			require.NoError(t, r.Merge(tt.next()))
 			require.Len(t, r.Flows, 1)
 			assert.Equal(t, tt.want, r.Flows[0].Transport)
 		})

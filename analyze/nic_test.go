@@ -207,7 +207,7 @@ func TestNICMergeHalves(t *testing.T) {
 		}
 	}
 	w, m := whole.Report(), first.Report()
-	m.Merge(second.Report())
+	require.NoError(t, m.Merge(second.Report()))
 	var wn, mn *analyze.NIC
 	for i := range w.Flows {
 		if w.Flows[i].NIC != nil {

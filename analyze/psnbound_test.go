@@ -105,7 +105,7 @@ func TestMissingBounded(t *testing.T) {
 	assert.Equal(t, uint64(1<<24-1), q.Missing, "random PSNs over 20,000 packets miss the whole space but the PSNs seen, clamped")
 	assert.LessOrEqual(t, q.MissingLost+q.MissingNotCaptured, q.Missing)
 	m := first.Finish()
-	m.Merge(second.Finish())
+	require.NoError(t, m.Merge(second.Finish()))
 	require.Len(t, m.Flows, 1)
 	assert.LessOrEqual(t, m.Flows[0].Requests.Missing, uint64(1<<24-1))
 }

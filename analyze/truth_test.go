@@ -305,7 +305,7 @@ func TestMergeHalvesOfGeneratedCaptures(t *testing.T) {
 				}
 			}
 			w, m := whole.Report(), first.Report()
-			m.Merge(second.Report())
+			require.NoError(t, m.Merge(second.Report()))
 			assert.Equal(t, w.Capture.Frames, m.Capture.Frames)
 			assert.Equal(t, w.Capture.RoCEPackets, m.Capture.RoCEPackets)
 			assert.Equal(t, w.Capture.NotCaptured, m.Capture.NotCaptured)
@@ -375,7 +375,7 @@ func TestMergeUnrelatedCaptures(t *testing.T) {
 		}
 	}
 	conns := len(a.Connections) + len(b.Connections)
-	a.Merge(b)
+	require.NoError(t, a.Merge(b))
 	var merged uint64
 	for _, f := range a.Flows {
 		merged += f.Requests.Missing
@@ -385,7 +385,7 @@ func TestMergeUnrelatedCaptures(t *testing.T) {
 
 	// Same CommIDs and QPNs, other addresses: two connections.
 	c := analyzeCapture(t, "../testdata/write_bw_ipv4.pcap", analyze.Options{})
-	c.Merge(analyzeCapture(t, "../testdata/send_bw_ipv6.pcapng", analyze.Options{}))
+	require.NoError(t, c.Merge(analyzeCapture(t, "../testdata/send_bw_ipv6.pcapng", analyze.Options{})))
 	assert.Len(t, c.Connections, 2)
 }
 
@@ -409,7 +409,7 @@ func TestMergeCompletesConnections(t *testing.T) {
 		}
 	}
 	m := first.Report()
-	m.Merge(second.Report())
+	require.NoError(t, m.Merge(second.Report()))
 	require.Len(t, m.Connections, 1)
 	assert.Equal(t, analyze.StateDisconnected, m.Connections[0].State)
 	assert.NotZero(t, m.Connections[0].Frames.DREP)

@@ -230,7 +230,7 @@ func FuzzAnalyzerProgram(f *testing.F) {
 		require.NoError(t, err)
 
 		merged := parts[0].Finish()
-		merged.Merge(parts[1].Finish())
+		require.NoError(t, merged.Merge(parts[1].Finish()))
 		mc := merged.Capture
 		require.Equal(t, c.Frames, mc.Frames)
 		require.Equal(t, c.RoCEPackets, mc.RoCEPackets)
