@@ -380,13 +380,16 @@ func get24(b []byte) uint32 {
 
 // isTruncated reads the truncation flag the layers below may have set.
 func isTruncated(df gopacket.DecodeFeedback) bool {
+	// The analyzer's feedback (one method) is the hot path: ask for it
+	// first, with one interface check rather than three.
+	if v, ok := df.(interface{ IsTruncated() bool }); ok {
+		return v.IsTruncated()
+	}
 	switch v := df.(type) {
 	case *gopacket.DecodingLayerParser:
 		return v.Truncated
 	case gopacket.Packet:
 		return v.Metadata().Truncated
-	case interface{ IsTruncated() bool }:
-		return v.IsTruncated()
 	}
 	return false
 }
