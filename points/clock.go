@@ -22,8 +22,8 @@ const (
 	MethodOneWay = "one_way"
 	// MethodOverride: given on the command line (--clock-offset).
 	MethodOverride = "override"
-	// MethodNone: the file shares no packet with the others; its clock is
-	// taken as is.
+	// MethodNone: the file meets no other (or is the first of a group
+	// that does not meet the reference); its clock is taken as is.
 	MethodNone = "none"
 )
 
