@@ -1,6 +1,7 @@
 package points
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -21,15 +22,21 @@ const (
 	MethodOneWay = "one_way"
 	// MethodOverride: given on the command line (--clock-offset).
 	MethodOverride = "override"
-	// MethodNone: the file shares no packet with the others; its clock is
-	// taken as is.
+	// MethodNone: the file meets no other (or is the first of a group
+	// that does not meet the reference); its clock is taken as is.
 	MethodNone = "none"
 )
 
 // MinSharedRatio: two files are capture points of the same traffic when
-// at least 1/MinSharedRatio of the smaller one's sampled transmissions
-// are seen in both.
+// at least 1/MinSharedRatio of the smaller one's sampled data
+// transmissions are seen in both, and the PSNs they disagree on (see
+// meets) are at most 1/MinSharedRatio of the shared ones.
 const MinSharedRatio = 5
+
+// MinShared is the fewest sampled data transmissions (management
+// datagrams aside) two files must share to be capture points of the same
+// traffic.
+const MinShared = 8
 
 // DefaultSamples is the number of transmissions a Sampler keeps.
 const DefaultSamples = 1 << 16
@@ -125,31 +132,79 @@ type pairEstimate struct {
 	shared   int
 }
 
-// EstimateOffsets estimates each file's clock offset from the first's.
-// overrides (may be nil; index by file) replace estimates. A file that
-// shares no sampled transmission with a file of known offset gets
-// MethodNone and offset 0. The second result says whether any two files
-// share a transmission (false: the files never meet).
+// EstimateOffsets estimates each file's clock offset from the first's
+// (see EstimateClocks). The second result says whether any two files are
+// capture points of the same traffic (false: the files never meet).
 func EstimateOffsets(samplers []*Sampler, overrides []*time.Duration) ([]Offset, bool) {
+	e := EstimateClocks(samplers, overrides)
+	return e.Offsets, len(e.Groups) > 0
+}
+
+// Estimate is what EstimateClocks finds.
+type Estimate struct {
+	// Offsets are the files' clock offsets, by file.
+	Offsets []Offset
+	// Groups are the sets of files that are capture points of one traffic
+	// (linked by pairs of files that meet), each in file order, ordered by
+	// their first file. A file that meets no other is in no group.
+	Groups [][]int
+}
+
+// EstimateClocks estimates each file's clock offset from the first's and
+// groups the files that are capture points of the same traffic.
+// overrides (may be nil; index by file) replace estimates. A file linked
+// by no chain of pair estimates to the first file or to an override
+// gets MethodNone and offset 0 when it is the first of its group (or in
+// none), and its offset from that file otherwise.
+func EstimateClocks(samplers []*Sampler, overrides []*time.Duration) Estimate {
 	n := len(samplers)
 	level := uint(0)
 	for _, s := range samplers {
 		level = max(level, s.level)
 	}
+	psns := make([]map[psnKey]struct{}, n)
+	for i, s := range samplers {
+		psns[i] = s.psns(level)
+	}
 	est := make([][]*pairEstimate, n)
 	for i := range est {
 		est[i] = make([]*pairEstimate, n)
 	}
-	meet := false
+	group := make([]int, n) // union-find parent
+	for i := range group {
+		group[i] = i
+	}
+	root := func(i int) int {
+		for group[i] != i {
+			group[i] = group[group[i]]
+			i = group[i]
+		}
+		return i
+	}
 	for i := range n {
 		for j := i + 1; j < n; j++ {
-			if e := estimatePair(samplers[i], samplers[j], level); e != nil {
-				meet = true
+			if e := estimatePair(samplers[i], samplers[j], psns[i], psns[j], level); e != nil {
 				est[i][j] = e
 				est[j][i] = &pairEstimate{off: -e.off, err: e.err, method: e.method, shared: e.shared}
+				ri, rj := root(i), root(j)
+				group[max(ri, rj)] = min(ri, rj)
 			}
 		}
 	}
+	var groups [][]int
+	at := map[int]int{} // root → index in groups
+	for i := range n {
+		r := root(i)
+		k, ok := at[r]
+		if !ok {
+			k = len(groups)
+			at[r] = k
+			groups = append(groups, nil)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	groups = slices.DeleteFunc(groups, func(g []int) bool { return len(g) < 2 })
+
 	out := make([]Offset, n)
 	known := make([]bool, n)
 	errs := make([]float64, n) // accumulated error; +Inf unknown
@@ -167,9 +222,31 @@ func EstimateOffsets(samplers []*Sampler, overrides []*time.Duration) ([]Offset,
 			known[i], errs[i] = true, 0
 		}
 	}
-	// Grow from the known files, each time taking the unknown file whose
-	// best estimate from a known one has the smallest error (a tree of
-	// pair estimates: errors add along its branches).
+	for {
+		grow(est, out, known, errs)
+		// A group that neither the reference nor an override reaches
+		// keeps its first file's clock as is (MethodNone).
+		seeded := false
+		for _, g := range groups {
+			if !slices.ContainsFunc(g, func(i int) bool { return known[i] }) {
+				known[g[0]], errs[g[0]] = true, 0
+				seeded = true
+				break
+			}
+		}
+		if !seeded {
+			break
+		}
+	}
+	return Estimate{Offsets: out, Groups: groups}
+}
+
+// grow extends the known offsets along the pair estimates, each time
+// taking the unknown file whose best estimate from a known one has the
+// smallest error (a tree of pair estimates: errors add along its
+// branches). Ties go to the lowest file indices.
+func grow(est [][]*pairEstimate, out []Offset, known []bool, errs []float64) {
+	n := len(est)
 	for {
 		bi, bj := -1, -1
 		best := math.Inf(1)
@@ -192,7 +269,7 @@ func EstimateOffsets(samplers []*Sampler, overrides []*time.Duration) ([]Offset,
 			}
 		}
 		if bi < 0 {
-			break
+			return
 		}
 		e := est[bi][bj]
 		known[bj] = true
@@ -205,40 +282,56 @@ func EstimateOffsets(samplers []*Sampler, overrides []*time.Duration) ([]Offset,
 		}
 		out[bj] = o
 	}
-	return out, meet
 }
 
 // flowDelta is the range of t_j - t_i over one flow's shared packets.
 type flowDelta struct{ lo, hi int64 }
 
-// estimatePair estimates t_j - t_i from the shared samples (nil: none).
-// A flow crosses the two points in one direction: its deltas are all the
-// offset plus a delay (i upstream) or all the offset minus one (j
+// estimatePair estimates t_j - t_i from the shared samples, nil when the
+// two files do not meet (see meets). Management datagrams (QP0, QP1) are
+// left out: two runs of the same software between the same hosts can
+// send byte-identical CM datagrams, which prove nothing, and their times
+// (a DREQ at the end of runs of different lengths) say nothing of the
+// clocks. A flow crosses the two points in one direction: its deltas are
+// all the offset plus a delay (i upstream) or all the offset minus one (j
 // upstream), so the flows split into a lower group (j first) whose
 // largest delta bounds the offset from below and an upper group (i first)
 // whose smallest delta bounds it from above.
-func estimatePair(a, b *Sampler, level uint) *pairEstimate {
+func estimatePair(a, b *Sampler, psnsA, psnsB map[psnKey]struct{}, level uint) *pairEstimate {
 	mask := uint64(1)<<level - 1
 	flows := map[flowKey]*flowDelta{}
-	shared, na, nb := 0, 0, 0
-	for _, sb := range b.keys {
-		if sb.hash&mask == 0 {
-			nb++
+	var c pairCounts
+	for k, sb := range b.keys {
+		if sb.hash&mask != 0 || k.flow.management() {
+			continue
+		}
+		c.nb++
+		if _, ok := a.keys[k]; !ok {
+			if _, ok := psnsA[psnKey{k.flow, k.psn}]; ok {
+				c.conflicts++
+			}
 		}
 	}
 	for k, sa := range a.keys {
-		if sa.hash&mask != 0 {
+		if sa.hash&mask != 0 || k.flow.management() {
 			continue
 		}
-		na++
-		if sa.count != 1 {
-			continue
-		}
+		c.na++
 		sb, ok := b.keys[k]
-		if !ok || sb.count != 1 || (sa.hasICRC && sb.hasICRC && sa.icrc != sb.icrc) {
+		if ok && sa.hasICRC && sb.hasICRC && sa.icrc != sb.icrc {
+			c.conflicts++
 			continue
 		}
-		shared++
+		if !ok {
+			if _, ok := psnsB[psnKey{k.flow, k.psn}]; ok {
+				c.conflicts++
+			}
+			continue
+		}
+		if sa.count != 1 || sb.count != 1 {
+			continue
+		}
+		c.shared++
 		d := sb.t - sa.t
 		if f := flows[k.flow]; f != nil {
 			f.lo, f.hi = min(f.lo, d), max(f.hi, d)
@@ -246,24 +339,25 @@ func estimatePair(a, b *Sampler, level uint) *pairEstimate {
 			flows[k.flow] = &flowDelta{lo: d, hi: d}
 		}
 	}
-	// Unrelated captures can share a few byte-identical packets (CM
-	// datagrams of the same software, say): points share a good part of
-	// the smaller one's traffic.
-	if shared == 0 || shared*MinSharedRatio < min(na, nb) {
+	if !c.meets() {
 		return nil
 	}
+	shared := c.shared
 	fs := make([]flowDelta, 0, len(flows))
 	for _, f := range flows {
 		fs = append(fs, *f)
 	}
+	return splitOffset(fs, shared)
+}
+
+// splitOffset estimates the offset from the flows' delta ranges (see
+// estimatePair). It sorts fs by (lo, hi), a total order on the values: the
+// flows come from a map, and the result must not depend on the order in
+// which they were found (flows tied on lo with different hi would
+// otherwise move the split from run to run).
+func splitOffset(fs []flowDelta, shared int) *pairEstimate {
 	slices.SortFunc(fs, func(x, y flowDelta) int {
-		switch {
-		case x.lo < y.lo:
-			return -1
-		case x.lo > y.lo:
-			return 1
-		}
-		return 0
+		return cmp.Or(cmp.Compare(x.lo, y.lo), cmp.Compare(x.hi, y.hi))
 	})
 	// Choose the split k (lower = fs[:k]) with max(hi of lower) ≤ min(lo
 	// of upper) and both groups present, the widest gap when several fit

@@ -10,10 +10,12 @@
 //     EstimateOffsets from the samplers: each file's clock offset from the
 //     first file's clock, from packets seen at both points in both
 //     directions (NTP's bound: the minimum one-way delays of the two
-//     directions bracket the offset). When no two files share a packet,
-//     the files are simply consecutive (rotated files of one tap) and
-//     there is nothing to match.
-//  2. Read the files again merged in time order on the reference clock and
+//     directions bracket the offset). EstimateClocks also groups the
+//     files that meet (MinShared, MinSharedRatio: shared data
+//     transmissions and no disagreement on the PSNs both saw); files in
+//     no group are consecutive (rotated files of one tap), and when no two
+//     files meet there is nothing to match.
+//  2. Read each group's files again merged in time order on the reference clock and
 //     give every packet to a Matcher: Add says whether it is the first
 //     sighting of its transmission (feed only those to a combined
 //     analyzer, so that a packet seen at two points counts once). Finish

@@ -47,7 +47,7 @@ func sightingOf(p *analyze.Packet) (sighting, bool) {
 	return s, true
 }
 
-// hash mixes the key (FNV-1a over its fields): the same transmission
+// hash mixes the key's flow and PSN (FNV-1a): the same transmission
 // hashes alike in every file, which makes Sampler's sampling consistent.
 func (k *Key) hash() uint64 {
 	h := uint64(14695981039346656037)
@@ -64,8 +64,10 @@ func (k *Key) hash() uint64 {
 		mix(uint64(b[8]) | uint64(b[9])<<8 | uint64(b[10])<<16 | uint64(b[11])<<24 | uint64(b[12])<<32 | uint64(b[13])<<40 | uint64(b[14])<<48 | uint64(b[15])<<56)
 		mix(uint64(a.LID))
 	}
+	// Only flow and PSN: every transmission of one PSN (resends, and a
+	// different packet an unrelated capture has at that PSN) is sampled
+	// alike, so that two files' samples show the PSNs they disagree on.
 	mix(uint64(k.flow.qp)<<32 | uint64(k.psn))
-	mix(uint64(k.opcode)<<48 | uint64(k.ipID)<<32 | uint64(uint32(k.payloadLen)))
 	// final avalanche (splitmix64), so that the low bits are well mixed
 	h ^= h >> 30
 	h *= 0xbf58476d1ce4e5b9
@@ -73,6 +75,16 @@ func (k *Key) hash() uint64 {
 	h *= 0x94d049bb133111eb
 	h ^= h >> 31
 	return h
+}
+
+// management says whether the flow carries management datagrams (QP0
+// subnet management, QP1 general services: CM, SA).
+func (k flowKey) management() bool { return k.qp <= 1 }
+
+// psnKey is a flow and PSN.
+type psnKey struct {
+	flow flowKey
+	psn  uint32
 }
 
 // psnDiff is a - b in 24-bit serial arithmetic.

@@ -251,7 +251,11 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 	}
 	var pts *points.Report
 	if samplers != nil && status == ExitOK {
-		if m, p, err := r.capturePoints(ctx, files, samplers); err != nil {
+		reports := make([]*analyze.Report, len(results))
+		for i := range results {
+			reports[i] = results[i].report
+		}
+		if m, p, err := r.capturePoints(ctx, files, samplers, reports); err != nil {
 			fmt.Fprintf(r.stderr, "roce-dissect: capture points: %v\n", err)
 			status = ExitDamaged
 		} else if p != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -66,25 +67,79 @@ func (r *runner) clockOverrides(files []string) []*time.Duration {
 }
 
 // capturePoints matches the files as capture points of the same traffic.
-// When no two files share a transmission it returns nil reports (the
-// files are consecutive, merged as before). Otherwise it reads the files
-// again, merged in time order on the first file's clock, and returns the
-// combined report (each transmission counted once, at its first sighting)
-// and the points report.
-func (r *runner) capturePoints(ctx context.Context, files []string, samplers []*points.Sampler) (*analyze.Report, *points.Report, error) {
-	offsets, meet := points.EstimateOffsets(samplers, r.clockOverrides(files))
-	if !meet {
+// When no two files meet it returns nil reports (the files are
+// consecutive, merged as before). Otherwise each group of files that are
+// points of one traffic is read again, merged in time order on the first
+// file's clock, into a combined report (each transmission counted once,
+// at its first sighting); the groups' reports and those of the files in
+// no group (reports, by file) are merged in file order.
+func (r *runner) capturePoints(ctx context.Context, files []string, samplers []*points.Sampler, reports []*analyze.Report) (*analyze.Report, *points.Report, error) {
+	est := points.EstimateClocks(samplers, r.clockOverrides(files))
+	if len(est.Groups) == 0 {
 		return nil, nil, nil
-	}
-	spans := make([][2]time.Time, len(files))
-	for i, s := range samplers {
-		if first, last, ok := s.Span(); ok {
-			spans[i] = [2]time.Time{first, last}
-		}
 	}
 	names := make([]string, len(files))
 	for i, f := range files {
 		names[i] = displayName(f)
+	}
+	pts := &points.Report{Files: make([]points.File, len(files)), Links: []points.Link{}}
+	for i, o := range est.Offsets {
+		pts.Files[i] = points.File{File: names[i], ClockOffsetNs: int64(o.Offset), OffsetErrorNs: int64(o.Error), Method: o.Method}
+	}
+	var parts []*analyze.Report
+	groupOf := make([]int, len(files))
+	for i := range groupOf {
+		groupOf[i] = -1
+	}
+	for g, grp := range est.Groups {
+		for _, i := range grp {
+			groupOf[i] = g
+		}
+	}
+	for i := range files {
+		g := groupOf[i]
+		if g < 0 {
+			parts = append(parts, reports[i])
+			continue
+		}
+		if est.Groups[g][0] != i {
+			continue
+		}
+		rep, links, err := r.matchGroup(ctx, files, names, samplers, est, est.Groups[g])
+		if err != nil {
+			return nil, nil, err
+		}
+		parts = append(parts, rep)
+		pts.Links = append(pts.Links, links...)
+	}
+	// Links of one flow in several groups stay in group order.
+	slices.SortStableFunc(pts.Links, func(a, b points.Link) int {
+		return cmp.Or(cmp.Compare(a.Src, b.Src), cmp.Compare(a.Dst, b.Dst), cmp.Compare(a.DestQP, b.DestQP))
+	})
+	if len(parts) == 1 {
+		return parts[0], pts, nil
+	}
+	merged := &analyze.Report{Connections: []analyze.Connection{}, Flows: []analyze.Flow{}, Findings: []analyze.Finding{}}
+	for _, p := range parts {
+		if err := merged.Merge(p); err != nil {
+			return nil, nil, err
+		}
+	}
+	return merged, pts, nil
+}
+
+// matchGroup reads the files of one group (indices into files) again,
+// merged in time order on the reference clock (ties: the file given
+// first), and returns their combined report and links.
+func (r *runner) matchGroup(ctx context.Context, files, allNames []string, samplers []*points.Sampler, est points.Estimate, group []int) (*analyze.Report, []points.Link, error) {
+	names := make([]string, len(group))
+	offsets := make([]points.Offset, len(group))
+	spans := make([][2]time.Time, len(group))
+	for k, i := range group {
+		names[k], offsets[k] = allNames[i], est.Offsets[i]
+		if first, last, ok := samplers[i].Span(); ok {
+			spans[k] = [2]time.Time{first, last}
+		}
 	}
 	m := points.New(points.Options{Files: names, Offsets: offsets, Spans: spans})
 
@@ -98,7 +153,7 @@ func (r *runner) capturePoints(ctx context.Context, files []string, samplers []*
 		n    uint64
 		ok   bool
 	}
-	srcs := make([]*source, len(files))
+	srcs := make([]*source, len(group))
 	next := func(s *source, i int) {
 		s.ok = false
 		if r.cfg.count > 0 && s.n >= r.cfg.count {
@@ -112,14 +167,14 @@ func (r *runner) capturePoints(ctx context.Context, files []string, samplers []*
 		s.ci, s.data, s.lt, s.ok = ci, data, lt, true
 		s.t = ci.Timestamp.UnixNano() - int64(m.Offset(i))
 	}
-	for i, name := range files {
-		cr, _, err := r.open(name)
+	for k, i := range group {
+		cr, _, err := r.open(files[i])
 		if err != nil {
 			return nil, nil, err
 		}
 		defer cr.Close()
-		srcs[i] = &source{cr: cr, a: analyze.New(r.options(name, true))}
-		next(srcs[i], i)
+		srcs[k] = &source{cr: cr, a: analyze.New(r.options(files[i], true))}
+		next(srcs[k], k)
 	}
 	combined := analyze.New(r.options("", false))
 	type origin struct {
@@ -127,18 +182,17 @@ func (r *runner) capturePoints(ctx context.Context, files []string, samplers []*
 		frame uint64
 	}
 	remap := map[uint64]origin{} // combined frame → file and frame, for findings
+	heads := make([]head, len(srcs))
 	for k := uint64(0); ; k++ {
 		if k%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, nil, err
 			}
 		}
-		bi := -1
 		for i, s := range srcs {
-			if s.ok && (bi < 0 || s.t < srcs[bi].t) {
-				bi = i
-			}
+			heads[i] = head{t: s.t, capLen: s.ci.CaptureLength, ok: s.ok}
 		}
+		bi := earliest(heads)
 		if bi < 0 {
 			break
 		}
@@ -159,7 +213,34 @@ func (r *runner) capturePoints(ctx context.Context, files []string, samplers []*
 			rep.Findings[i].File, rep.Findings[i].Frame = names[o.file], o.frame
 		}
 	}
-	return rep, m.Finish(), nil
+	return rep, m.Finish().Links, nil
+}
+
+// head is the next packet of one file in the merge: its time on the
+// reference clock and captured length; ok false when the file is done.
+type head struct {
+	t      int64
+	capLen int
+	ok     bool
+}
+
+// earliest returns the file whose next packet comes first on the
+// reference clock, -1 when all are done. A tie (timestamps of coarse
+// resolution) goes to the packet with more captured bytes, then to the
+// file given first: the first sighting is the one the combined report
+// sees, so it should be the most complete copy whatever the files'
+// order (a full capture's ICRC, not a header-only one's).
+func earliest(hs []head) int {
+	bi := -1
+	for i, h := range hs {
+		if !h.ok {
+			continue
+		}
+		if bi < 0 || h.t < hs[bi].t || (h.t == hs[bi].t && h.capLen > hs[bi].capLen) {
+			bi = i
+		}
+	}
+	return bi
 }
 
 // writePoints writes the "Capture points" text section.
