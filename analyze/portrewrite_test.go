@@ -240,7 +240,10 @@ func TestSnifferSrcPortSteadyStateAllocations(t *testing.T) {
 	}
 	plain, rewritten := mallocs(false), mallocs(true)
 	t.Logf("allocations in 20,000 packets: %d plain, %d rewritten", plain, rewritten)
-	assert.LessOrEqual(t, rewritten, plain)
+	// The runtime allocates now and then on its own (its count moved by
+	// one between runs under load): a few mallocs of slack, far below
+	// one per rewritten packet.
+	assert.LessOrEqual(t, rewritten, plain+4, "the port recovery allocates per packet")
 }
 
 // TestSnifferSrcPortChanges: a flow whose packets were sent from two
