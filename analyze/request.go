@@ -71,14 +71,7 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 		return
 	}
 	if bth.AckReq || op.Position() == layers.PositionLast || op.Position() == layers.PositionOnly || op.Position() == layers.PositionNone {
-		if len(f.pending) < pendingLen {
-			f.pending = append(f.pending, pendingReq{}) // pendHead == len(f.pending) until the ring is full
-		}
-		f.pending[f.pendHead] = pendingReq{psn: psnAdd(bth.PSN, int64(span)-1), t: p.Time.UnixNano()}
-		f.pendHead = (f.pendHead + 1) % pendingLen
-		if f.pendN < pendingLen {
-			f.pendN++
-		}
+		f.pending.push(pendingReq{psn: psnAdd(bth.PSN, int64(span)-1), t: p.Time.UnixNano()})
 	}
 	a.reassemble(f, &f.reqMsg, p, payload, isWriteOp(op), &f.psn)
 }
