@@ -22,7 +22,7 @@ func (a *Analyzer) response(f *flowState, p *Packet, payload int) {
 		if f.respMsg == nil {
 			f.respMsg = &msgStream{}
 		}
-		a.reassemble(f, f.respMsg, p, payload, false, nil)
+		a.reassemble(f, f.respMsg, p, payload, false, untracked)
 	case layers.OperationAtomicAcknowledge:
 		f.resp.AtomicACKs++
 	}
