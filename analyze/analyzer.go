@@ -81,6 +81,7 @@ type Analyzer struct {
 	ip6   gplayers.IPv6
 	udp   gplayers.UDP
 	ib    *layers.TransportLayers
+	ext   extTable // ib's extension headers by layer type (decode.go)
 
 	pkt Packet
 
@@ -126,6 +127,7 @@ func New(opts Options) *Analyzer {
 		byHosts: make(map[hostsKey][]int32),
 		conns:   newConnTable(),
 	}
+	a.ext = newExtTable(ib, &a.pkt)
 	a.conns.maxOrphans = a.maxOrphans()
 	a.findings.max = opts.MaxFindings
 	return a

@@ -14,153 +14,228 @@ import (
 
 var errNoBTH = errors.New("no BTH")
 
-// decode walks the headers of a frame. It returns the IB packet length
-// from the BTH through the ICRC as the length fields give it (-1 unknown),
-// and the network header the ICRC covers.
+// frameHeaders is what decode learns for the checks after it: the IB
+// packet length from the BTH through the ICRC as the length fields give
+// it (-1 unknown), and the network and UDP headers the ICRC covers.
+type frameHeaders struct {
+	frameLen int // captured length of the frame, for the offsets of frameLens
+	ibLen    int
+	kind     layers.NetworkKind
+	netHdr   []byte
+	udpHdr   []byte
+}
+
+// decode walks the headers of a frame, one method per header: each
+// decodes its header into the Analyzer's layer, shows it in the Packet and
+// returns the next layer type and its bytes, or gopacket.LayerTypeZero
+// to stop.
+//
+// Why not a gopacket.DecodingLayerParser over layers.TransportLayers (as
+// shared/DESIGN.md first planned): the parser ends at the first header
+// with nothing after it, but a GRH or BTH cut there is a malformed RDMA
+// packet, not another protocol; it follows UDP ports through gopacket's
+// global registry, where the --decode-as ports of one Analyzer cannot go;
+// it decodes the first fragment of a fragmented IPv4 datagram on as a
+// whole one; it returns the error without the header that raised it, yet
+// whether an error makes the frame malformed depends on that header (an
+// Ethernet or IP error: another protocol; an ERF error only for an
+// InfiniBand record; an extension header only when the frame was not cut);
+// and each header's fields (addresses, ECN, lengths, the ERF clock) would
+// still need a switch over the decoded types afterwards. The switch below
+// is that switch, with the decoding in it.
 func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, kind layers.NetworkKind, netHdr, udpHdr []byte) {
 	p := &a.pkt
-	ibLen = -1
+	h := frameHeaders{frameLen: len(data), ibLen: -1}
 	typ, ok := firstLayer(linkType, data)
 	if !ok {
-		return
+		return h.ibLen, h.kind, h.netHdr, h.udpHdr
 	}
-	fb := &a.fb
-	frameLen := len(data)
 	// A GRH or BTH is decoded even with nothing left: an RDMA packet cut
 	// there is malformed, not another protocol.
-	for len(data) > 0 || typ == layers.LayerTypeBTH || typ == layers.LayerTypeGRH {
+	for typ != gopacket.LayerTypeZero && (len(data) > 0 || typ == layers.LayerTypeBTH || typ == layers.LayerTypeGRH) {
 		switch typ {
 		case gplayers.LayerTypeEthernet:
-			if a.eth.DecodeFromBytes(data, fb) != nil {
-				return
-			}
-			typ, data = a.eth.NextLayerType(), a.eth.Payload
+			typ, data = a.decodeLink(&a.eth, data)
 		case gplayers.LayerTypeLinuxSLL:
-			if a.sll.DecodeFromBytes(data, fb) != nil {
-				return
-			}
-			typ, data = a.sll.NextLayerType(), a.sll.Payload
+			typ, data = a.decodeLink(&a.sll, data)
 		case gplayers.LayerTypeLinuxSLL2:
-			if a.sll2.DecodeFromBytes(data, fb) != nil {
-				return
-			}
-			typ, data = a.sll2.NextLayerType(), a.sll2.Payload
+			typ, data = a.decodeLink(&a.sll2, data)
 		case gplayers.LayerTypeDot1Q:
-			if a.dot1q.DecodeFromBytes(data, fb) != nil {
-				return
-			}
-			if p.VLAN < 0 {
-				p.VLAN = int(a.dot1q.VLANIdentifier)
-			}
-			typ, data = a.dot1q.NextLayerType(), a.dot1q.Payload
+			typ, data = a.decodeDot1Q(data)
 		case gplayers.LayerTypeIPv4:
-			if a.ip4.DecodeFromBytes(data, fb) != nil || a.ip4.Flags&gplayers.IPv4MoreFragments != 0 || a.ip4.FragOffset != 0 {
-				return
-			}
-			p.Src.IP, _ = netip.AddrFromSlice(a.ip4.SrcIP.To4())
-			p.Dst.IP, _ = netip.AddrFromSlice(a.ip4.DstIP.To4())
-			p.ECN = a.ip4.TOS & 3
-			a.lens.network(frameLen-len(data), int(a.ip4.Length), int(a.ip4.Length)-int(a.ip4.IHL)*4)
-			p.IPID = a.ip4.Id
-			kind, netHdr = layers.NetworkIPv4, a.ip4.Contents
-			typ, data = a.ip4.NextLayerType(), a.ip4.Payload
+			typ, data = a.decodeIPv4(&h, data)
 		case gplayers.LayerTypeIPv6:
-			if a.ip6.DecodeFromBytes(data, fb) != nil {
-				return
-			}
-			p.Src.IP, _ = netip.AddrFromSlice(a.ip6.SrcIP)
-			p.Dst.IP, _ = netip.AddrFromSlice(a.ip6.DstIP)
-			p.ECN = a.ip6.TrafficClass & 3
-			if a.ip6.Length > 0 { // 0: a jumbogram, its length elsewhere
-				a.lens.network(frameLen-len(data), layers.GRHLen+int(a.ip6.Length), int(a.ip6.Length))
-			}
-			kind, netHdr = layers.NetworkIPv6, a.ip6.Contents
-			typ, data = a.ip6.NextLayerType(), a.ip6.Payload
+			typ, data = a.decodeIPv6(&h, data)
 		case gplayers.LayerTypeUDP:
-			if a.udp.DecodeFromBytes(data, fb) != nil || !a.isRoCEPort(uint16(a.udp.DstPort)) {
-				return
-			}
-			p.IsRDMA, p.Encap = true, EncapRoCEv2
-			if err := a.lens.checkUDP(int(a.udp.Length)); err != nil {
-				p.Err = err
-				return
-			}
-			udpHdr = a.udp.Contents
-			ibLen = int(a.udp.Length) - 8
-			typ, data = layers.LayerTypeBTH, a.udp.Payload
+			typ, data = a.decodeUDP(&h, data)
 		case layers.LayerTypeERF:
-			if err := a.ib.ERF.DecodeFromBytes(data, fb); err != nil {
-				if a.ib.ERF.Type == layers.ERFTypeInfiniBand || a.ib.ERF.Type == layers.ERFTypeInfiniBandLink {
-					p.IsRDMA, p.Err = true, err
-				}
-				return
-			}
-			a.lens.erf(int(a.ib.ERF.RLen), int(a.ib.ERF.WLen), len(a.ib.ERF.Contents), len(data))
-			typ, data = a.ib.ERF.NextLayerType(), a.ib.ERF.Payload
-			if typ != gopacket.LayerTypePayload { // a record type decoded further: its clock is trusted
-				p.Time = a.ib.ERF.Time()
-			}
+			typ, data = a.decodeERF(data)
 		case layers.LayerTypeLRH:
-			p.IsRDMA, p.Encap = true, EncapIB
-			lrh := &a.ib.LRH
-			if err := lrh.DecodeFromBytes(data, fb); err != nil {
-				p.Err = err
-				return
-			}
-			p.LRH = lrh
-			p.Src = Addr{LID: lrh.SLID, IsLID: true}
-			p.Dst = Addr{LID: lrh.DLID, IsLID: true}
-			ibLen = int(lrh.PktLen)*4 - layers.LRHLen
-			a.lens.network(frameLen-len(data), int(lrh.PktLen)*4+layers.VCRCLen, -1)
-			if lrh.LNH == layers.LNHIBALocal {
-				kind, netHdr = layers.NetworkLRH, lrh.Contents
-			}
-			if lrh.LNH < layers.LNHIBALocal {
-				p.IsRDMA = false // raw/IPv6 over IB (IPoIB is not RDMA traffic)
-				return
-			}
-			typ, data = lrh.NextLayerType(), lrh.Payload
+			typ, data = a.decodeLRH(&h, data)
 		case layers.LayerTypeGRH:
-			p.IsRDMA = true
-			if p.Encap != EncapIB {
-				p.Encap = EncapRoCEv1
-			}
-			grh := &a.ib.GRH
-			if err := grh.DecodeFromBytes(data, fb); err != nil {
-				p.Err = err
-				return
-			}
-			p.GRH = grh
-			// One host, one name: an IPv4-mapped GID is its IPv4
-			// address (the ICRC still covers the GRH as captured).
-			p.Src.IP, _ = netip.AddrFromSlice(grh.SGID)
-			p.Dst.IP, _ = netip.AddrFromSlice(grh.DGID)
-			p.Src.IP, p.Dst.IP = p.Src.IP.Unmap(), p.Dst.IP.Unmap()
-			p.Src.IsLID, p.Dst.IsLID = false, false
-			p.ECN = grh.TClass & 3
-			kind, netHdr = layers.NetworkGRH, grh.Contents
-			if p.Encap == EncapIB {
-				ibLen -= layers.GRHLen
-			} else {
-				ibLen = int(grh.PayLen)
-				a.lens.network(frameLen-len(data), layers.GRHLen+int(grh.PayLen), -1)
-			}
-			if grh.NxtHdr != layers.NxtHdrBTH {
-				p.IsRDMA = false // IPoIB and other non-IBA payloads
-				return
-			}
-			typ, data = layers.LayerTypeBTH, grh.Payload
+			typ, data = a.decodeGRH(&h, data)
 		case layers.LayerTypeBTH:
 			a.decodeTransport(data)
-			return
+			typ = gopacket.LayerTypeZero
 		default:
-			return
+			typ = gopacket.LayerTypeZero
 		}
 	}
+	// Every header that stops the walk leaves the packet not RDMA, in
+	// error, or with its BTH: this only names an RDMA packet whose headers
+	// ended before a BTH.
 	if p.IsRDMA && p.BTH == nil && p.Err == nil {
 		p.Err = fmt.Errorf("%s packet: %w", p.Encap, errNoBTH)
 	}
-	return
+	return h.ibLen, h.kind, h.netHdr, h.udpHdr
+}
+
+// decodeLink decodes a link header that shows nothing in the Packet.
+func (a *Analyzer) decodeLink(l gopacket.DecodingLayer, data []byte) (gopacket.LayerType, []byte) {
+	if l.DecodeFromBytes(data, &a.fb) != nil {
+		return gopacket.LayerTypeZero, nil
+	}
+	return l.NextLayerType(), l.LayerPayload()
+}
+
+// decodeDot1Q decodes an 802.1Q tag; the outer VLAN is the packet's.
+func (a *Analyzer) decodeDot1Q(data []byte) (gopacket.LayerType, []byte) {
+	if a.dot1q.DecodeFromBytes(data, &a.fb) != nil {
+		return gopacket.LayerTypeZero, nil
+	}
+	if a.pkt.VLAN < 0 {
+		a.pkt.VLAN = int(a.dot1q.VLANIdentifier)
+	}
+	return a.dot1q.NextLayerType(), a.dot1q.Payload
+}
+
+// decodeIPv4 decodes an IPv4 header; a fragment is not followed.
+func (a *Analyzer) decodeIPv4(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
+	ip := &a.ip4
+	if ip.DecodeFromBytes(data, &a.fb) != nil || ip.Flags&gplayers.IPv4MoreFragments != 0 || ip.FragOffset != 0 {
+		return gopacket.LayerTypeZero, nil
+	}
+	p := &a.pkt
+	p.Src.IP, _ = netip.AddrFromSlice(ip.SrcIP.To4())
+	p.Dst.IP, _ = netip.AddrFromSlice(ip.DstIP.To4())
+	p.ECN = ip.TOS & 3
+	a.lens.network(h.frameLen-len(data), int(ip.Length), int(ip.Length)-int(ip.IHL)*4)
+	p.IPID = ip.Id
+	h.kind, h.netHdr = layers.NetworkIPv4, ip.Contents
+	return ip.NextLayerType(), ip.Payload
+}
+
+// decodeIPv6 decodes an IPv6 header.
+func (a *Analyzer) decodeIPv6(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
+	ip := &a.ip6
+	if ip.DecodeFromBytes(data, &a.fb) != nil {
+		return gopacket.LayerTypeZero, nil
+	}
+	p := &a.pkt
+	p.Src.IP, _ = netip.AddrFromSlice(ip.SrcIP)
+	p.Dst.IP, _ = netip.AddrFromSlice(ip.DstIP)
+	p.ECN = ip.TrafficClass & 3
+	if ip.Length > 0 { // 0: a jumbogram, its length elsewhere
+		a.lens.network(h.frameLen-len(data), layers.GRHLen+int(ip.Length), int(ip.Length))
+	}
+	h.kind, h.netHdr = layers.NetworkIPv6, ip.Contents
+	return ip.NextLayerType(), ip.Payload
+}
+
+// decodeUDP decodes a UDP header; to a RoCE port, a BTH follows.
+func (a *Analyzer) decodeUDP(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
+	udp := &a.udp
+	if udp.DecodeFromBytes(data, &a.fb) != nil || !a.isRoCEPort(uint16(udp.DstPort)) {
+		return gopacket.LayerTypeZero, nil
+	}
+	p := &a.pkt
+	p.IsRDMA, p.Encap = true, EncapRoCEv2
+	if err := a.lens.checkUDP(int(udp.Length)); err != nil {
+		p.Err = err
+		return gopacket.LayerTypeZero, nil
+	}
+	h.udpHdr = udp.Contents
+	h.ibLen = int(udp.Length) - 8
+	return layers.LayerTypeBTH, udp.Payload
+}
+
+// decodeERF decodes an ERF record header; an InfiniBand record that does
+// not decode is a malformed RDMA packet.
+func (a *Analyzer) decodeERF(data []byte) (gopacket.LayerType, []byte) {
+	erf := &a.ib.ERF
+	p := &a.pkt
+	if err := erf.DecodeFromBytes(data, &a.fb); err != nil {
+		if erf.Type == layers.ERFTypeInfiniBand || erf.Type == layers.ERFTypeInfiniBandLink {
+			p.IsRDMA, p.Err = true, err
+		}
+		return gopacket.LayerTypeZero, nil
+	}
+	a.lens.erf(int(erf.RLen), int(erf.WLen), len(erf.Contents), len(data))
+	typ := erf.NextLayerType()
+	if typ != gopacket.LayerTypePayload { // a record type decoded further: its clock is trusted
+		p.Time = erf.Time()
+	}
+	return typ, erf.Payload
+}
+
+// decodeLRH decodes a native InfiniBand LRH; raw and IPv6 payloads
+// (IPoIB) are not RDMA traffic.
+func (a *Analyzer) decodeLRH(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
+	p := &a.pkt
+	p.IsRDMA, p.Encap = true, EncapIB
+	lrh := &a.ib.LRH
+	if err := lrh.DecodeFromBytes(data, &a.fb); err != nil {
+		p.Err = err
+		return gopacket.LayerTypeZero, nil
+	}
+	p.LRH = lrh
+	p.Src = Addr{LID: lrh.SLID, IsLID: true}
+	p.Dst = Addr{LID: lrh.DLID, IsLID: true}
+	h.ibLen = int(lrh.PktLen)*4 - layers.LRHLen
+	a.lens.network(h.frameLen-len(data), int(lrh.PktLen)*4+layers.VCRCLen, -1)
+	if lrh.LNH == layers.LNHIBALocal {
+		h.kind, h.netHdr = layers.NetworkLRH, lrh.Contents
+	}
+	if lrh.LNH < layers.LNHIBALocal {
+		p.IsRDMA = false // raw/IPv6 over IB (IPoIB is not RDMA traffic)
+		return gopacket.LayerTypeZero, nil
+	}
+	return lrh.NextLayerType(), lrh.Payload
+}
+
+// decodeGRH decodes a GRH: the network header of RoCE v1, or the global
+// route of a native IB packet.
+func (a *Analyzer) decodeGRH(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
+	p := &a.pkt
+	p.IsRDMA = true
+	if p.Encap != EncapIB {
+		p.Encap = EncapRoCEv1
+	}
+	grh := &a.ib.GRH
+	if err := grh.DecodeFromBytes(data, &a.fb); err != nil {
+		p.Err = err
+		return gopacket.LayerTypeZero, nil
+	}
+	p.GRH = grh
+	// One host, one name: an IPv4-mapped GID is its IPv4
+	// address (the ICRC still covers the GRH as captured).
+	p.Src.IP, _ = netip.AddrFromSlice(grh.SGID)
+	p.Dst.IP, _ = netip.AddrFromSlice(grh.DGID)
+	p.Src.IP, p.Dst.IP = p.Src.IP.Unmap(), p.Dst.IP.Unmap()
+	p.Src.IsLID, p.Dst.IsLID = false, false
+	p.ECN = grh.TClass & 3
+	h.kind, h.netHdr = layers.NetworkGRH, grh.Contents
+	if p.Encap == EncapIB {
+		h.ibLen -= layers.GRHLen
+	} else {
+		h.ibLen = int(grh.PayLen)
+		a.lens.network(h.frameLen-len(data), layers.GRHLen+int(grh.PayLen), -1)
+	}
+	if grh.NxtHdr != layers.NxtHdrBTH {
+		p.IsRDMA = false // IPoIB and other non-IBA payloads
+		return gopacket.LayerTypeZero, nil
+	}
+	return layers.LayerTypeBTH, grh.Payload
 }
 
 // firstLayer returns the layer a frame of the link type starts with.
@@ -209,7 +284,8 @@ func (a *Analyzer) isRoCEPort(port uint16) bool {
 }
 
 // decodeTransport decodes the BTH and the extension headers its opcode
-// implies.
+// implies (through the layers' link to the BTH), each through the
+// Analyzer's extension table.
 func (a *Analyzer) decodeTransport(data []byte) {
 	p := &a.pkt
 	bth := &a.ib.BTH
@@ -220,91 +296,91 @@ func (a *Analyzer) decodeTransport(data []byte) {
 	p.BTH = bth
 	p.Truncated = bth.Truncated
 	typ, rest := bth.NextLayerType(), bth.Payload
-	// step decodes the next header; a header is shown in p only once it
-	// decoded.
-	step := func(l gopacket.DecodingLayer) bool {
-		if err := l.DecodeFromBytes(rest, &a.fb); err != nil {
-			if !bth.Truncated {
-				p.Err = err
-			}
-			return false
-		}
-		typ, rest = l.NextLayerType(), l.LayerPayload()
-		return true
-	}
 	for {
-		ib := a.ib
-		switch typ {
-		case layers.LayerTypeRDETH:
-			if !step(&ib.RDETH) {
-				return
-			}
-			p.RDETH = &ib.RDETH
-		case layers.LayerTypeDETH:
-			if !step(&ib.DETH) {
-				return
-			}
-			p.DETH = &ib.DETH
-		case layers.LayerTypeXRCETH:
-			if !step(&ib.XRCETH) {
-				return
-			}
-			p.XRCETH = &ib.XRCETH
-		case layers.LayerTypeRETH:
-			if !step(&ib.RETH) {
-				return
-			}
-			p.RETH = &ib.RETH
-		case layers.LayerTypeAtomicETH:
-			if !step(&ib.AtomicETH) {
-				return
-			}
-			p.AtomicETH = &ib.AtomicETH
-		case layers.LayerTypeAETH:
-			if !step(&ib.AETH) {
-				return
-			}
-			p.AETH = &ib.AETH
-		case layers.LayerTypeAtomicAckETH:
-			if !step(&ib.AtomicAckETH) {
-				return
-			}
-			p.AtomicAckETH = &ib.AtomicAckETH
-		case layers.LayerTypeImmDt:
-			if !step(&ib.ImmDt) {
-				return
-			}
-			p.ImmDt = &ib.ImmDt
-		case layers.LayerTypeIETH:
-			if !step(&ib.IETH) {
-				return
-			}
-			p.IETH = &ib.IETH
-		case layers.LayerTypeFETH:
-			if !step(&ib.FETH) {
-				return
-			}
-			p.FETH = &ib.FETH
-		case layers.LayerTypeDCETH:
-			if !step(&ib.DCETH) {
-				return
-			}
-			p.DCETH = &ib.DCETH
-		case layers.LayerTypeCNP:
-			if !step(&ib.CNP) {
-				return
-			}
-			p.CNP = &ib.CNP
-		case layers.LayerTypeMAD:
+		if typ == layers.LayerTypeMAD {
 			p.MAD = rest
 			if !bth.Truncated && p.DETH != nil && len(rest) < cm.MADLen {
 				// A datagram whole in its frame, yet short: not a MAD (madcheck.go).
 				p.Err = fmt.Errorf("%s to QP%d: %w: %d-byte MAD, need %d", bth.Opcode, bth.DestQP, errShortMAD, len(rest), cm.MADLen)
 			}
 			return
-		default:
+		}
+		x := a.ext.lookup(typ)
+		if x == nil {
 			a.checkEmptyMAD()
 			return
 		}
+		// A header is shown in p only once it decoded.
+		if err := x.layer.DecodeFromBytes(rest, &a.fb); err != nil {
+			if !bth.Truncated {
+				p.Err = err
+			}
+			return
+		}
+		x.show()
+		typ, rest = x.layer.NextLayerType(), x.layer.LayerPayload()
 	}
+}
+
+// extHeader is one extension header of the transport: its layer, and how
+// the Packet shows it once decoded.
+type extHeader struct {
+	typ   gopacket.LayerType
+	layer gopacket.DecodingLayer
+	show  func()
+}
+
+// extTable holds the extension headers by layer type: a slice indexed by
+// the type less the lowest one (the types are registered close together),
+// so that a lookup is an index, as fast as the switch it replaced.
+type extTable struct {
+	base   gopacket.LayerType
+	byType []extHeader
+}
+
+// ext is one row of the extension table: the layer decodes into l, and
+// the Packet shows it in *field.
+func ext[T any, PT interface {
+	*T
+	gopacket.DecodingLayer
+	LayerType() gopacket.LayerType
+}](l PT, field **T) extHeader {
+	return extHeader{typ: l.LayerType(), layer: l, show: func() { *field = l }}
+}
+
+// newExtTable returns the extension headers of ib, shown in p: one line
+// per header.
+func newExtTable(ib *layers.TransportLayers, p *Packet) extTable {
+	rows := [...]extHeader{
+		ext(&ib.RDETH, &p.RDETH),
+		ext(&ib.DETH, &p.DETH),
+		ext(&ib.XRCETH, &p.XRCETH),
+		ext(&ib.RETH, &p.RETH),
+		ext(&ib.AtomicETH, &p.AtomicETH),
+		ext(&ib.AETH, &p.AETH),
+		ext(&ib.AtomicAckETH, &p.AtomicAckETH),
+		ext(&ib.ImmDt, &p.ImmDt),
+		ext(&ib.IETH, &p.IETH),
+		ext(&ib.FETH, &p.FETH),
+		ext(&ib.DCETH, &p.DCETH),
+		ext(&ib.CNP, &p.CNP),
+	}
+	lo, hi := rows[0].typ, rows[0].typ
+	for _, x := range rows {
+		lo, hi = min(lo, x.typ), max(hi, x.typ)
+	}
+	t := extTable{base: lo, byType: make([]extHeader, hi-lo+1)}
+	for _, x := range rows {
+		t.byType[x.typ-lo] = x
+	}
+	return t
+}
+
+// lookup returns the extension header of a layer type, nil if none.
+func (t *extTable) lookup(typ gopacket.LayerType) *extHeader {
+	i := int(typ) - int(t.base)
+	if i < 0 || i >= len(t.byType) || t.byType[i].layer == nil {
+		return nil
+	}
+	return &t.byType[i]
 }

@@ -22,7 +22,7 @@
 // a Packet (packet.go) and hands it to its flow (flow.go: the flow table
 // and its keys). Requests follow the PSN stream (request.go, psn.go),
 // messages are reassembled (reassembly.go), responses give ACK/NAK counts,
-// the RTT and the reverse flow (response.go, rtt.go); the path MTU is in
+// the RTT and the reverse flow (response.go, rtt.go, pendingring.go); the path MTU is in
 // mtu.go, the throughput series in series.go, CM connections in conn.go,
 // loss attribution in loss.go and lossclass.go, NIC timing in nic.go,
 // nicpacket.go and nicreport.go. Finish/Report build the Report

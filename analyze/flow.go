@@ -109,12 +109,9 @@ type flowState struct {
 	srcPorts   *portRecovery // source ports recovered from ICRCs, allocated by the first
 	nic        *nicState     // NIC behaviour (nic.go), allocated by the first request
 
-	// pending is a ring of the last pendingLen requests awaiting an ACK,
-	// grown as requests come (most flows never fill it: its memory is
-	// paid by the flows that use it).
-	pending   []pendingReq
-	pendHead  int
-	pendN     int
+	// pending holds the last requests awaiting an ACK (pendingring.go).
+	pending pendingRing
+
 	peer      int32 // reverse flow, -1 if unknown
 	pairTries uint8 // searches for the request flow of this flow's ACKs
 	index     int32

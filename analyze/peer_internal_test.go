@@ -31,8 +31,7 @@ func TestPeerSearchBounded(t *testing.T) {
 
 	// A request flow waiting for PSN 42 among the first candidates pairs.
 	req := a.flowList[0]
-	req.pending = append(req.pending, pendingReq{psn: 42})
-	req.pendN = 1
+	req.pending.push(pendingReq{psn: 42})
 	ack2 := mk(flowKey{src: y, dst: x, qp: 8})
 	assert.Same(t, req, a.peerOf(ack2, 42))
 	assert.Equal(t, ack2.index, req.peer)

@@ -59,11 +59,23 @@ type seamMessage struct {
 	dmaLen   uint32
 }
 
+// streamMode says how a message stream is followed.
+type streamMode uint8
+
+const (
+	// untracked: a stream whose PSNs no tracker follows (READ responses,
+	// requests whose PSNs mean nothing, see tracksPSN). A message with a
+	// PSN missing inside it is incomplete at its LAST.
+	untracked streamMode = iota
+	// tracked: the flow's request stream, whose PSNs f.psn tracks. A
+	// message whose LAST arrives with PSNs missing inside it waits for
+	// out-of-order packets to fill them (fillMessage), and the messages
+	// completed go to the head log for Merge.
+	tracked
+)
+
 // reassemble follows FIRST/MIDDLE/LAST/ONLY packets of a message stream.
-// holes, when not nil, is the stream's PSN tracker: a message whose LAST
-// arrives with PSNs missing inside it waits for out-of-order packets to
-// fill them.
-func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload int, isWrite bool, holes *psnTracker) {
+func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload int, isWrite bool, mode streamMode) {
 	bth := p.BTH
 	m := &st.cur
 	if payload < 0 {
@@ -79,7 +91,7 @@ func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload in
 		*m = message{}
 		st.started, st.prevEnd, st.hasPrev = true, bth.PSN, true
 		a.completeMessage(f, p, uint64(payload), writeDMA(p, isWrite))
-		if holes != nil {
+		if mode == tracked {
 			f.logHeadMsg(bth.PSN, bth.PSN, uint64(payload))
 		}
 	case layers.PositionFirst:
@@ -121,30 +133,30 @@ func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload in
 		}
 		if pos == layers.PositionLast {
 			st.prevEnd, st.hasPrev = bth.PSN, true
-			a.endMessage(f, st, p, holes)
+			a.endMessage(f, st, p, mode)
 			*m = message{}
 		}
 	}
 }
 
-// endMessage completes a message at its LAST, or keeps it pending while
-// PSNs inside it are missing.
-func (a *Analyzer) endMessage(f *flowState, st *msgStream, p *Packet, holes *psnTracker) {
+// endMessage completes a message at its LAST, or, in a tracked stream,
+// keeps it pending while PSNs inside it are missing.
+func (a *Analyzer) endMessage(f *flowState, st *msgStream, p *Packet, mode streamMode) {
 	m := &st.cur
 	switch {
 	case !m.broken:
 		a.completeMessage(f, p, m.bytes, m.dmaCheck())
-		if holes != nil {
+		if mode == tracked {
 			f.logHeadMsg(m.start, p.BTH.PSN, m.bytes)
 		}
-	case holes == nil:
+	case mode == untracked:
 		a.incomplete(f, p, m.frame, m.bytes)
 	case m.noStart && len(st.pending) < maxPending:
 		// Its FIRST may still come out of order.
 		st.pending = append(st.pending, pendingMsg{noStart: true, to: p.BTH.PSN, bytes: m.bytes, isWrite: m.isWrite, frame: p.Frame})
 	case m.noStart:
 		a.incomplete(f, p, m.frame, m.bytes)
-	case !holes.anyIn(m.start, p.BTH.PSN):
+	case !f.psn.anyIn(m.start, p.BTH.PSN):
 		// The holes were filled before the LAST came.
 		a.completeMessage(f, p, m.bytes, m.dmaCheck())
 		f.logHeadMsg(m.start, p.BTH.PSN, m.bytes)
@@ -164,10 +176,11 @@ func (a *Analyzer) noteOpen(f *flowState, p *Packet, st *msgStream, m *message, 
 	}
 }
 
-// fillMessage gives an out-of-order packet to the message it belongs to:
-// the open one, or a pending one, which completes once no PSN inside it is
-// missing.
-func (a *Analyzer) fillMessage(f *flowState, st *msgStream, p *Packet, payload int, holes *psnTracker) {
+// fillMessage gives an out-of-order packet of the tracked request stream
+// to the message it belongs to: the open one, or a pending one, which
+// completes once no PSN inside it is missing.
+func (a *Analyzer) fillMessage(f *flowState, p *Packet, payload int) {
+	st := &f.reqMsg
 	psn := p.BTH.PSN
 	if payload < 0 {
 		payload = 0
@@ -200,7 +213,7 @@ func (a *Analyzer) fillMessage(f *flowState, st *msgStream, p *Packet, payload i
 		if p.RETH != nil {
 			pm.hasDMA, pm.dmaLen = true, p.RETH.DMALength
 		}
-		if !holes.anyIn(pm.from, pm.to) {
+		if !f.psn.anyIn(pm.from, pm.to) {
 			done := *pm
 			st.pending = append(st.pending[:i], st.pending[i+1:]...)
 			a.completeMessage(f, p, done.bytes, dmaCheck{done.isWrite && done.hasDMA, done.dmaLen})

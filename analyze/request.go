@@ -17,7 +17,7 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 	}
 	if !a.tracksPSN(f, p) {
 		f.psn.note(bth.PSN)
-		a.reassemble(f, &f.reqMsg, p, payload, false, nil)
+		a.reassemble(f, &f.reqMsg, p, payload, false, untracked)
 		return
 	}
 	icrc, _ := bth.ICRCValue()
@@ -54,7 +54,7 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 		if fd := a.finding(p, KindOutOfOrder, SeverityWarning, f); fd != nil {
 			fd.Detail = fmt.Sprintf("PSN %d arrived after PSN %d", bth.PSN, f.psn.high)
 		}
-		a.fillMessage(f, &f.reqMsg, p, payload, &f.psn)
+		a.fillMessage(f, p, payload)
 		return
 	case obsOld:
 		if isDup {
@@ -71,16 +71,9 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 		return
 	}
 	if bth.AckReq || op.Position() == layers.PositionLast || op.Position() == layers.PositionOnly || op.Position() == layers.PositionNone {
-		if len(f.pending) < pendingLen {
-			f.pending = append(f.pending, pendingReq{}) // pendHead == len(f.pending) until the ring is full
-		}
-		f.pending[f.pendHead] = pendingReq{psn: psnAdd(bth.PSN, int64(span)-1), t: p.Time.UnixNano()}
-		f.pendHead = (f.pendHead + 1) % pendingLen
-		if f.pendN < pendingLen {
-			f.pendN++
-		}
+		f.pending.push(pendingReq{psn: psnAdd(bth.PSN, int64(span)-1), t: p.Time.UnixNano()})
 	}
-	a.reassemble(f, &f.reqMsg, p, payload, isWriteOp(op), &f.psn)
+	a.reassemble(f, &f.reqMsg, p, payload, isWriteOp(op), tracked)
 }
 
 // multicastQP is the DestQP of multicast UD packets.

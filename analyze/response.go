@@ -22,7 +22,7 @@ func (a *Analyzer) response(f *flowState, p *Packet, payload int) {
 		if f.respMsg == nil {
 			f.respMsg = &msgStream{}
 		}
-		a.reassemble(f, f.respMsg, p, payload, false, nil)
+		a.reassemble(f, f.respMsg, p, payload, false, untracked)
 	case layers.OperationAtomicAcknowledge:
 		f.resp.AtomicACKs++
 	}
@@ -58,36 +58,25 @@ func (a *Analyzer) response(f *flowState, p *Packet, payload int) {
 	}
 }
 
-// pendingReq is a request waiting for its ACK, for the RTT.
-type pendingReq struct {
-	psn uint32
-	t   int64
-}
-
-const pendingLen = 64
-
 // ackRTT matches an ACK against the pending requests of the reverse flow.
 func (a *Analyzer) ackRTT(f *flowState, p *Packet) {
 	req := a.peerOf(f, p.BTH.PSN)
 	if req == nil {
 		return
 	}
-	psn := p.BTH.PSN
-	for i := 0; i < req.pendN; i++ {
-		j := (req.pendHead - 1 - i + 2*pendingLen) % pendingLen
-		e := req.pending[j]
-		if e.psn == psn {
-			if req.rtt == nil {
-				req.rtt = &rttHist{}
-			}
-			req.rtt.add(p.Time.UnixNano() - e.t)
-			if req.nic != nil {
-				req.nic.add(figResponse, p.Time.UnixNano()-e.t)
-			}
-			req.pendN = i // older entries are acknowledged too
-			return
-		}
+	i, ok := req.pending.find(p.BTH.PSN)
+	if !ok {
+		return
 	}
+	e := req.pending.newest(i)
+	if req.rtt == nil {
+		req.rtt = &rttHist{}
+	}
+	req.rtt.add(p.Time.UnixNano() - e.t)
+	if req.nic != nil {
+		req.nic.add(figResponse, p.Time.UnixNano()-e.t)
+	}
+	req.pending.keepNewest(i) // older entries are acknowledged too
 }
 
 // peerOf returns the request flow an ACK in f answers: the reverse flow
@@ -110,11 +99,9 @@ func (a *Analyzer) peerOf(f *flowState, psn uint32) *flowState {
 		if g.peer >= 0 {
 			continue
 		}
-		for i := 0; i < g.pendN; i++ {
-			if g.pending[i].psn == psn {
-				f.peer, g.peer = g.index, f.index
-				return g
-			}
+		if _, ok := g.pending.find(psn); ok {
+			f.peer, g.peer = g.index, f.index
+			return g
 		}
 	}
 	return nil
