@@ -175,7 +175,7 @@ func (s *nicStat) merge(o *nicStat) {
 func (s *nicStat) clone() nicStat {
 	c := *s
 	if s.hist != nil {
-		h := *s.hist
+		h := s.hist.clone()
 		c.hist = &h
 	}
 	return c
@@ -548,7 +548,7 @@ func nicFloor(s *nicStat) int64 {
 			h.add(v)
 		}
 	}
-	for b, c := range h.counts {
+	for b, c := range h.dense() {
 		if c >= 2 {
 			if b < 16 {
 				return int64(b)
