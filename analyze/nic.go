@@ -250,7 +250,7 @@ type nicState struct {
 	cnps      uint64
 	lastCNP   int64
 	lastFrame uint64
-	cands     [nicCands]cnpCand
+	cands     *[nicCands]cnpCand // allocated by the first CNP interval
 	candN     int
 	// The rate window after the last CNP.
 	afterOn    bool
@@ -509,6 +509,9 @@ func (a *Analyzer) onlyRequester(c *flowState) *flowState {
 
 // addCand keeps the nicCands smallest CNP intervals.
 func (n *nicState) addCand(c cnpCand) {
+	if n.cands == nil {
+		n.cands = new([nicCands]cnpCand)
+	}
 	if n.candN < nicCands {
 		n.cands[n.candN] = c
 		n.candN++
@@ -586,7 +589,7 @@ func (a *Analyzer) nicReport(f *flowState) (*NIC, []Finding) {
 			}
 		}
 	}
-	if floor := nicFloor(&out.stats[figCNPInterval]); floor > 0 {
+	if floor := nicFloor(&out.stats[figCNPInterval]); floor > 0 && n.cands != nil {
 		for _, c := range n.cands[:n.candN] {
 			if c.ns*2 < floor {
 				out.CNPTooClose++
