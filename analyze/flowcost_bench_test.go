@@ -2,6 +2,7 @@ package analyze_test
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -10,10 +11,12 @@ import (
 )
 
 // BenchmarkAnalyzeManyFlows feeds the same 500,000-packet roce-synth mix
-// over 16 and over 65,536 QPs (about 131,000 flows) and builds its report
-// (Analyzer.Finish): many flows must cost at most 1.5 times few flows per
-// packet (docs/robustness.md, "Scale"). ns/pkt covers the packets and the
-// report; B/flow is the heap the report building leaves per flow.
+// over 16 and over 65,536 QPs (about 135,000 flows) and builds its report
+// (Analyzer.Finish), to compare the cost per packet of many flows with
+// few (docs/robustness.md, "Scale"). ns/pkt covers the packets and the
+// report; state-B/flow is the heap the analyzer holds per flow after the
+// last packet (without the series, as for the text report), and
+// report-B/flow the heap of the report per flow.
 func BenchmarkAnalyzeManyFlows(b *testing.B) {
 	for _, qps := range []int{16, 65536} {
 		b.Run(fmt.Sprintf("qps%d", qps), func(b *testing.B) {
@@ -37,6 +40,26 @@ func BenchmarkAnalyzeManyFlows(b *testing.B) {
 			}
 			b.ReportMetric(float64(elapsed.Nanoseconds())/float64(n*b.N), "ns/pkt")
 			b.ReportMetric(float64(flows), "flows")
+			// The heap the analyzer holds after the last packet, and the
+			// report's, per flow (outside the timing).
+			b.StopTimer()
+			var m0, m1, m2 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m0)
+			a := analyze.New(analyze.Options{NoSeries: true})
+			prev := 0
+			for i, end := range fs.ends {
+				a.Feed(fs.cis[i], fs.lt, fs.buf[prev:end])
+				prev = end
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&m1)
+			r := a.Finish()
+			runtime.GC()
+			runtime.ReadMemStats(&m2)
+			b.ReportMetric(float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc))/float64(len(r.Flows)), "state-B/flow")
+			b.ReportMetric(float64(int64(m2.HeapAlloc)-int64(m0.HeapAlloc))/float64(len(r.Flows)), "report-B/flow")
+			runtime.KeepAlive(r)
 		})
 	}
 }
