@@ -22,7 +22,7 @@ func (r *runner) listedFlows(rep *analyze.Report) ([]int, int) {
 	for i := range idx {
 		idx[i] = i
 	}
-	if r.cfg.allFlows || n <= textFlowLimit {
+	if (r.cfg != nil && r.cfg.allFlows) || n <= textFlowLimit { // the library's WriteReport has no cfg: as the command by default
 		return idx, 0
 	}
 	top := slices.Clone(idx)
