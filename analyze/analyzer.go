@@ -13,6 +13,10 @@ import (
 type Options struct {
 	// Interval is the width of a throughput series bucket (default 1 ms).
 	Interval time.Duration
+	// NoSeries keeps no throughput series (Flow.Series stays empty): a
+	// flow then costs no memory per interval. For reports that do not
+	// show the series (the text and CSV reports).
+	NoSeries bool
 	// NoICRC skips ICRC/VCRC verification (all packets count as
 	// unverifiable).
 	NoICRC bool

@@ -166,7 +166,7 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 		out.Requests.Gaps = append(out.Requests.Gaps, Gap{From: g.from, To: g.to, Count: g.count(), Frame: g.frame})
 	}
 	if f.rtt != nil {
-		h := *f.rtt
+		h := f.rtt.clone()
 		out.rtt = &h
 		out.Responses.RTT = h.summary()
 	}

@@ -155,7 +155,7 @@ func (s *nicStat) merge(o *nicStat) {
 func (s *nicStat) clone() nicStat {
 	c := *s
 	if s.hist != nil {
-		h := *s.hist
+		h := s.hist.clone()
 		c.hist = &h
 	}
 	return c
@@ -230,7 +230,7 @@ type nicState struct {
 	cnps      uint64
 	lastCNP   int64
 	lastFrame uint64
-	cands     [nicCands]cnpCand
+	cands     *[nicCands]cnpCand // allocated by the first CNP interval
 	candN     int
 	// The rate window after the last CNP.
 	afterOn    bool

@@ -243,6 +243,9 @@ func (a *Analyzer) onlyRequester(c *flowState) *flowState {
 
 // addCand keeps the nicCands smallest CNP intervals.
 func (n *nicState) addCand(c cnpCand) {
+	if n.cands == nil {
+		n.cands = new([nicCands]cnpCand)
+	}
 	if n.candN < nicCands {
 		n.cands[n.candN] = c
 		n.candN++

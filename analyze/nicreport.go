@@ -19,7 +19,7 @@ func nicFloor(s *nicStat) int64 {
 			h.add(v)
 		}
 	}
-	for b, c := range h.counts {
+	for b, c := range h.dense() {
 		if c >= 2 {
 			if b < 16 {
 				return int64(b)
@@ -57,7 +57,7 @@ func (a *Analyzer) nicReport(f *flowState) (*NIC, []Finding) {
 			}
 		}
 	}
-	if floor := nicFloor(&out.stats[figCNPInterval]); floor > 0 {
+	if floor := nicFloor(&out.stats[figCNPInterval]); floor > 0 && n.cands != nil {
 		for _, c := range n.cands[:n.candN] {
 			if c.ns*2 < floor {
 				out.CNPTooClose++

@@ -1,14 +1,66 @@
 package analyze
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // rttHist is a log-linear histogram of RTT samples in nanoseconds: 16
 // sub-buckets per power of two, so the median is known within 1/16 (6 %)
 // while memory stays fixed and histograms of several files add up exactly.
+// The first rttFew samples keep only their bucket numbers (few); the
+// 4 KiB of counts are allocated by the sample after them, so that a flow
+// with a few RTT samples costs tens of bytes, not kilobytes.
 type rttHist struct {
 	n        uint64
 	min, max int64
-	counts   [64 * 16]uint32
+	few      [rttFew]uint16
+	counts   *[rttBuckets]uint32
+}
+
+// rttBuckets is the number of buckets; rttFew how many samples a
+// histogram keeps as bucket numbers before it allocates its counts.
+const (
+	rttBuckets = 64 * 16
+	rttFew     = 8
+)
+
+// bucket adds one sample to bucket b.
+func (h *rttHist) bucket(b int) {
+	if h.counts == nil && h.n < rttFew {
+		h.few[h.n] = uint16(b)
+		return
+	}
+	if h.counts == nil {
+		h.counts = new([rttBuckets]uint32)
+		for _, x := range h.few {
+			h.counts[x]++
+		}
+	}
+	h.counts[b]++
+}
+
+// dense returns the counts of every bucket (a new array while the
+// histogram holds few samples).
+func (h *rttHist) dense() *[rttBuckets]uint32 {
+	if h.counts != nil {
+		return h.counts
+	}
+	c := new([rttBuckets]uint32)
+	for _, x := range h.few[:h.n] {
+		c[x]++
+	}
+	return c
+}
+
+// clone returns a copy that shares no memory with h.
+func (h *rttHist) clone() rttHist {
+	c := *h
+	if h.counts != nil {
+		counts := *h.counts
+		c.counts = &counts
+	}
+	return c
 }
 
 func bucketOf(v int64) int {
@@ -41,12 +93,12 @@ func (h *rttHist) add(v int64) {
 	if v > h.max {
 		h.max = v
 	}
-	h.n++
 	b := bucketOf(v)
-	if b >= len(h.counts) {
-		b = len(h.counts) - 1
+	if b >= rttBuckets {
+		b = rttBuckets - 1
 	}
-	h.counts[b]++
+	h.bucket(b)
+	h.n++
 }
 
 func (h *rttHist) merge(o *rttHist) {
@@ -59,6 +111,16 @@ func (h *rttHist) merge(o *rttHist) {
 	if o.max > h.max {
 		h.max = o.max
 	}
+	if o.counts == nil {
+		for _, b := range o.few[:o.n] {
+			h.bucket(int(b))
+			h.n++
+		}
+		return
+	}
+	if h.counts == nil {
+		h.counts = h.dense()
+	}
 	h.n += o.n
 	for i, c := range o.counts {
 		h.counts[i] += c
@@ -68,6 +130,11 @@ func (h *rttHist) merge(o *rttHist) {
 // median returns the middle sample's bucket, clamped to [min, max].
 func (h *rttHist) median() int64 {
 	target := (h.n + 1) / 2
+	if h.counts == nil { // the target-th smallest sample's bucket: buckets grow with the value
+		few := h.few
+		slices.Sort(few[:h.n])
+		return min(max(bucketMid(int(few[target-1])), h.min), h.max)
+	}
 	var seen uint64
 	for b, c := range h.counts {
 		seen += uint64(c)

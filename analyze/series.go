@@ -12,6 +12,9 @@ const maxSeries = 512
 
 // addSample adds a packet to the flow's throughput series.
 func (a *Analyzer) addSample(f *flowState, t time.Time, payload, wire int) {
+	if a.opts.NoSeries {
+		return
+	}
 	if f.interval == 0 {
 		f.interval = int64(a.opts.Interval)
 	}

@@ -99,6 +99,7 @@ func (r *runner) options(file string, multi bool) analyze.Options {
 		MaxFlows:  r.cfg.maxFlows,
 	}
 	o.DecodeRDAs = r.cfg.rdAs
+	o.NoSeries = !r.needsSeries()
 	o.FlowBudget = r.flowBudget
 	o.MaxConnections, o.ConnectionBudget = r.cfg.maxConns, r.connBudget
 	o.OnRelease = runtime.GC // Finish hands the flow table's memory to the report

@@ -40,6 +40,7 @@ type config struct {
 	clockOffsets map[string]time.Duration
 	jobs         int    // -j: cores per run (0: all)
 	export       string // --export DIR: Parquet tables
+	allFlows     bool   // --all-flows: every flow in the text report's table
 }
 
 // flowFilter selects one flow.
@@ -133,6 +134,7 @@ func parseArgs(args []string) (*config, []string, error) {
 	fs.DurationVar(&cfg.interval, "interval", time.Millisecond, "throughput series interval")
 	fs.StringVar(&cfg.plot, "plot", "", "write per-flow throughput over time to FILE.svg or FILE.png")
 	fs.StringVar(&cfg.html, "html", "", "write the report as one self-contained HTML page to FILE")
+	fs.BoolVar(&cfg.allFlows, "all-flows", false, "list every flow in the text report (default: the top 50 by payload and every flow with a problem)")
 	fs.IntVar(&cfg.maxFlows, "max-flows", 1_000_000, "track at most N flows (more are counted, not tracked)")
 	fs.IntVar(&cfg.maxConns, "max-connections", 100_000, "track at most N CM connections (more REQs are counted, not tracked)")
 	fs.StringVar(&cfg.progress, "progress", "auto", "progress bar on stderr: auto (terminal, reads over 1 s) or never")
@@ -269,6 +271,9 @@ const flagHelp = `  -r FILE                    read FILE (as tshark -r; naming i
                              marked on their flow (.svg or .png)
       --html FILE            the report as one self-contained HTML page: tables,
                              findings, per-flow PSN sequence and throughput charts
+      --all-flows            list every flow in the text report's flow table (default:
+                             beyond 50 flows, the top 50 by payload and every flow
+                             with a problem, and how many were left out)
       --max-flows N          track at most N flows (default 1000000)
       --max-connections N    track at most N CM connections (default 100000)
       --progress WHEN        auto (default) or never

@@ -297,8 +297,9 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 		if sniffed {
 			header = append(header, cell{text: "SRC PORT", left: true})
 		}
-		p.table(w, "  ", header, len(rep.Flows), func(i int, row []cell) []cell {
-			f := &rep.Flows[i]
+		listed, left := r.listedFlows(rep)
+		p.table(w, "  ", header, len(listed), func(i int, row []cell) []cell {
+			f := &rep.Flows[listed[i]]
 			row = append(row,
 				cell{text: f.Src + " → " + f.Dst, left: true}, cell{text: qpString(f.DestQP)}, cell{text: f.Transport, left: true},
 				cell{text: fmt.Sprint(f.Packets)}, cell{text: humanBytes(f.PayloadBytes)}, cell{text: humanDuration(f.LastTime.Sub(f.FirstTime))},
@@ -312,6 +313,9 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 			}
 			return row
 		})
+		if left > 0 {
+			fmt.Fprintf(w, "  … and %d more flows not listed (--all-flows lists them)\n", left)
+		}
 	}
 
 	r.writeNIC(w, rep)

@@ -450,6 +450,10 @@ func (t *tracker) tryComplete(fs *flowState, m pendingMsg) bool {
 
 // finish resolves pending messages and the PSN gaps.
 func (t *tracker) finish() *Truth {
+	connsOf := make(map[*flowState][]*conn, len(t.reqFlow)) // one pass, not one per flow
+	for c, rf := range t.reqFlow {
+		connsOf[rf] = append(connsOf[rf], c)
+	}
 	for _, fs := range t.order {
 		for _, m := range fs.pending {
 			t.tryComplete(fs, m)
@@ -481,7 +485,7 @@ func (t *tracker) finish() *Truth {
 			next = iv[1] + 1
 		}
 		t.attribute(fs)
-		t.nicFinish(fs)
+		t.nicFinish(fs, connsOf[fs])
 		t.truth.Flows = append(t.truth.Flows, &fs.f)
 	}
 	sort.Slice(t.truth.Findings, func(i, j int) bool {

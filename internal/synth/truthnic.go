@@ -241,8 +241,9 @@ func (t *tracker) nicCNP(p *pkt, frame int) {
 	}
 }
 
-// nicFinish writes the nic object of a request flow.
-func (t *tracker) nicFinish(fs *flowState) {
+// nicFinish writes the nic object of a request flow; conns are the
+// connections whose request flow it is.
+func (t *tracker) nicFinish(fs *flowState, conns []*conn) {
 	n := fs.nic
 	if n == nil {
 		return
@@ -278,10 +279,7 @@ func (t *tracker) nicFinish(fs *flowState) {
 		o.ECNToCNPNs = figureOf(n.ecnCNP)
 		o.ResponseLatencyNs = figureOf(n.resp)
 	}
-	for c, rf := range t.reqFlow {
-		if rf != fs {
-			continue
-		}
+	for _, c := range conns {
 		if r := t.flows[flowKey{c.b.idx, c.a.idx, c.qa}]; r != nil && r.f.Responses.ACKs > 0 {
 			v := float64(fs.f.Requests.Packets) / float64(r.f.Responses.ACKs)
 			o.RequestsPerACK = &v
