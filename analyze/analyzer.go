@@ -42,6 +42,13 @@ type Options struct {
 	// Analyzer given one range of a capture numbers its frames as the
 	// whole file does.
 	FirstFrame uint64
+	// Shard says the Analyzer sees one shard of a capture (the frames of
+	// some host pairs, fed with FeedShard): its report keeps what
+	// CombineShards needs to rebuild the report of the whole capture.
+	Shard bool
+	// FlowFrameLimit, when not 0, tracks only flows whose first packet
+	// is at a frame up to it (CombineShards' FlowCapError says which).
+	FlowFrameLimit uint64
 }
 
 const (
@@ -87,6 +94,8 @@ type Analyzer struct {
 
 	lens frameLens // what the length fields of the frame being fed declare
 	cut  cutState  // the first frame the capture tool cut
+
+	shard *shardFeed // Options.Shard: what the combiner needs
 }
 
 // New returns an Analyzer.
@@ -102,7 +111,7 @@ func New(opts Options) *Analyzer {
 	}
 	ib := layers.NewTransportLayers()
 	ib.BTH.DecodeRDAs = opts.DecodeRDAs
-	return &Analyzer{
+	a := &Analyzer{
 		opts:    opts,
 		ib:      ib,
 		flows:   make(map[mapKey]int32),
@@ -110,6 +119,10 @@ func New(opts Options) *Analyzer {
 		byHosts: make(map[hostsKey][]int32),
 		conns:   newConnTable(),
 	}
+	if opts.Shard {
+		a.shard = &shardFeed{}
+	}
+	return a
 }
 
 // feedback is the DecodeFeedback of the decoders: it carries the
@@ -211,12 +224,17 @@ type Packet struct {
 
 // Feed analyzes one frame and returns its decoded view.
 func (a *Analyzer) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) *Packet {
+	return a.feed(a.capture.Frames+max(a.opts.FirstFrame, 1), ci, linkType, data)
+}
+
+// feed analyzes one frame, numbered frame.
+func (a *Analyzer) feed(frame uint64, ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) *Packet {
 	a.capture.Frames++
 	orig := ci.Length
 	ci.Length = clampOriginalLength(ci.Length, len(data))
 	a.capture.Bytes += uint64(ci.Length)
 	p := &a.pkt
-	*p = Packet{Frame: a.capture.Frames + max(a.opts.FirstFrame, 1) - 1, Time: ci.Timestamp, Length: ci.Length, CapLength: len(data), VLAN: -1, PayloadLen: -1}
+	*p = Packet{Frame: frame, Time: ci.Timestamp, Length: ci.Length, CapLength: len(data), VLAN: -1, PayloadLen: -1}
 	a.fb = feedback{}
 	a.lens = frameLens{}
 	ibLen, icrcKind, netHdr, udpHdr := a.decode(linkType, data)

@@ -51,10 +51,15 @@ func (a *Analyzer) report(release bool) *Report {
 	evidence := make([]lossEvidence, len(a.flowList)) // reads the peer flows: before any is released
 	nics := make([]*NIC, len(a.flowList))
 	var nicFindings []Finding
+	sh := a.shardReport(r)
 	for i, f := range a.flowList {
 		evidence[i] = a.evidenceOf(f)
 		var fs []Finding
 		nics[i], fs = a.nicReport(f)
+		if sh != nil {
+			sh.flows[i].nic = fs // the combiner interleaves the shards' flows
+			continue
+		}
 		nicFindings = append(nicFindings, fs...)
 	}
 	for _, fd := range nicFindings {
@@ -69,7 +74,8 @@ func (a *Analyzer) report(release bool) *Report {
 		if !f.hasTransport {
 			fr.Transport = cnpTransport[f.index]
 		}
-		cls := a.attribute(r, f, &fr, evidence[i])
+		end := sh.endOf(i)
+		cls := a.attribute(r, f, &fr, evidence[i], end)
 		fr.NIC = nics[i]
 		r.Flows = append(r.Flows, fr)
 		if release {
@@ -79,7 +85,7 @@ func (a *Analyzer) report(release bool) *Report {
 			}
 		}
 		for _, pm := range f.reqMsg.pending {
-			if len(r.Findings) >= a.opts.MaxFindings {
+			if end == nil && len(r.Findings) >= a.opts.MaxFindings {
 				r.FindingsDropped++
 				continue
 			}
@@ -88,10 +94,17 @@ func (a *Analyzer) report(release bool) *Report {
 			if !pm.noStart && cls.onlyNotCaptured(pm.from, pm.to) {
 				fd.Severity, fd.Detail = SeverityInfo, fd.Detail+notCapturedNote
 			}
+			if end != nil {
+				*end = append(*end, fd)
+				continue
+			}
 			r.Findings = append(r.Findings, fd)
 		}
 	}
 	r.Capture.FlowsDropped = a.dropSketch.estimate()
+	if sh != nil {
+		return r // the combiner adds the cut finding and sorts
+	}
 	if f, ok := a.cutFinding(); ok {
 		r.addFinding(f, a.opts.MaxFindings)
 	}

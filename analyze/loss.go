@@ -478,12 +478,19 @@ const notCapturedNote = "; only PSNs the capture missed are missing (the respond
 // attribute classifies a flow's missing PSNs for its report: the counts,
 // capture.not_captured, the findings of its jumps, and the severity of its
 // incomplete messages. It returns the classification.
-func (a *Analyzer) attribute(r *Report, f *flowState, fr *Flow, ev lossEvidence) *lossClass {
+//
+// end, when not nil (a shard's report), receives the loss findings
+// instead of r.Findings.
+func (a *Analyzer) attribute(r *Report, f *flowState, fr *Flow, ev lossEvidence, end *[]Finding) *lossClass {
 	fr.Requests.ev = ev
 	cls := classify(&ev, fr.Requests.Gaps, fr.Requests.low)
 	fr.Requests.MissingNotCaptured, fr.Requests.MissingLost = cls.notCaptured, cls.lost
 	r.Capture.NotCaptured += cls.notCaptured
 	for _, fd := range lossFindings(&cls, f.name(), a.opts.File) {
+		if end != nil {
+			*end = append(*end, fd)
+			continue
+		}
 		if len(r.Findings) >= a.opts.MaxFindings {
 			r.FindingsDropped++
 			continue

@@ -532,6 +532,7 @@ func (a *Analyzer) addFindingAt(frame uint64, t time.Time, kind, severity, flow,
 		return
 	}
 	a.findings = append(a.findings, Finding{Frame: frame, Time: t, Kind: kind, Severity: severity, Flow: flow, Detail: detail, File: a.opts.File})
+	a.shard.noteFinding(a.pkt.Frame)
 }
 
 // nicFloor is the NIC's own minimum CNP interval: the smallest interval

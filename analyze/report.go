@@ -16,6 +16,8 @@ type Report struct {
 	FindingsDropped uint64 `json:"findings_dropped"`
 
 	cmOrphans []cmOrphan // CM messages without their REQ, for Merge
+
+	shard *shardInfo // Options.Shard: what CombineShards needs
 }
 
 // Capture holds the totals of the frames read.

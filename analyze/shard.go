@@ -1,0 +1,368 @@
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+)
+
+// Sharding a capture by host pair.
+//
+// Every piece of Analyzer state that links two frames is keyed by the
+// hosts at both ends of them: a flow and its reverse flow (ACKs, RTT,
+// loss evidence, NIC timing), a CM connection and its data flows (the
+// MADs go to QP1 between the same two hosts), the path MTU inferred per
+// host pair, the flows of a direction searched for an ACK's requests or a
+// CNP's sender, the datagram sources of a CNP flow. Frames of different
+// (unordered) host pairs never meet, so an Analyzer fed only the frames of
+// some host pairs, in capture order and numbered as in the capture,
+// builds exactly their part of the sequential analysis. CombineShards
+// then rebuilds what is capture-wide: the order of flows and connections
+// (creation order), the findings list and its cap, the totals, the cut
+// finding, the dropped-flow estimate.
+//
+// Three things can still tie host pairs together, and CombineShards
+// checks each: a CM message whose CommID matches a connection of another
+// host pair (CommIDs are random 32-bit numbers; a crafted capture can
+// reuse them), a frame the shard's own decoding puts in another host
+// pair than HostPairKey did, and the --max-flows cap (the flows tracked
+// are the first MaxFlows by creation frame, capture-wide).
+
+// shardFeed is what a shard's Analyzer records while it is fed.
+type shardFeed struct {
+	created   []uint64 // the frame that created each flow, by flow index
+	at        []uint64 // the frame being fed when each finding was listed
+	misplaced uint64   // frames of a host pair other than their key's
+	firstMis  uint64
+}
+
+// noteFinding records the frame fed when a finding was listed (nil-safe).
+func (s *shardFeed) noteFinding(frame uint64) {
+	if s != nil {
+		s.at = append(s.at, frame)
+	}
+}
+
+// shardInfo is what a shard's report keeps for CombineShards.
+type shardInfo struct {
+	at        []uint64 // per Report.Findings (listed while fed): the frame fed then
+	flows     []shardFlow
+	cut       cutState
+	sketch    []uint64
+	misplaced uint64
+	firstMis  uint64
+}
+
+// shardFlow is what a shard keeps of one flow besides its Flow.
+type shardFlow struct {
+	created uint64
+	nic     []Finding // its NIC findings, made at the end
+	end     []Finding // its loss and incomplete-message findings, made at the end
+}
+
+// shardReport attaches the shard information to r (nil when not a shard).
+func (a *Analyzer) shardReport(r *Report) *shardInfo {
+	if a.shard == nil {
+		return nil
+	}
+	sh := &shardInfo{
+		at:        append([]uint64(nil), a.shard.at...),
+		flows:     make([]shardFlow, len(a.flowList)),
+		cut:       a.cut,
+		sketch:    append([]uint64(nil), a.dropSketch.bits...),
+		misplaced: a.shard.misplaced,
+		firstMis:  a.shard.firstMis,
+	}
+	for i := range sh.flows {
+		sh.flows[i].created = a.shard.created[i]
+	}
+	r.shard = sh
+	return sh
+}
+
+// endOf returns where flow i's end findings go (nil when not a shard).
+func (sh *shardInfo) endOf(i int) *[]Finding {
+	if sh == nil {
+		return nil
+	}
+	return &sh.flows[i].end
+}
+
+// FeedShard analyzes one frame of a shard (Options.Shard): frame is its
+// number in the capture, key the HostPairKey the frame was sharded by. A
+// frame whose decoded hosts have another key is counted, and makes
+// CombineShards report the shards as not disjoint.
+func (a *Analyzer) FeedShard(frame, key uint64, ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) *Packet {
+	p := a.feed(frame, ci, linkType, data)
+	if a.shard != nil && p.IsRDMA && p.Err == nil && p.BTH != nil && pairKey(hostOf(p.Src), hostOf(p.Dst)) != key {
+		if a.shard.misplaced == 0 {
+			a.shard.firstMis = frame
+		}
+		a.shard.misplaced++
+	}
+	return p
+}
+
+// ErrNotDisjoint says shard reports share state that the sequential
+// analysis would have joined: only the sequential analysis is exact.
+var ErrNotDisjoint = errors.New("shards not disjoint")
+
+// FlowCapError says the shards created more flows than Options.MaxFlows:
+// the sequential analysis tracks the flows created up to Frame, which a
+// second run with Options.FlowFrameLimit = Frame reproduces.
+type FlowCapError struct {
+	Frame uint64
+}
+
+func (e *FlowCapError) Error() string {
+	return fmt.Sprintf("more flows than the cap: only those created up to frame %d are tracked", e.Frame)
+}
+
+// CombineShards builds the report of a capture from the reports of its
+// shards (Analyzers with Options.Shard, fed disjoint sets of host pairs
+// with FeedShard, their reports from Finish), given the Options the
+// shards had. The result is the report one Analyzer fed every frame
+// would have made, byte for byte, unless an error says otherwise: a
+// FlowCapError (run the shards again with Options.FlowFrameLimit), or
+// ErrNotDisjoint (analyze the capture sequentially). With an error the
+// report returned is the best the shards give (flows beyond the cap
+// counted as dropped).
+func CombineShards(parts []*Report, opts Options) (*Report, error) {
+	if opts.MaxFlows <= 0 {
+		opts.MaxFlows = defaultMaxFlows
+	}
+	if opts.MaxFindings <= 0 {
+		opts.MaxFindings = defaultMaxFindings
+	}
+	var errs []error
+	for s, p := range parts {
+		if p.shard == nil {
+			return nil, fmt.Errorf("analyze: part %d is not a shard's report", s)
+		}
+		if p.shard.misplaced > 0 {
+			errs = append(errs, fmt.Errorf("%w: %d frames decode to another host pair than they were sharded by (the first: frame %d)", ErrNotDisjoint, p.shard.misplaced, p.shard.firstMis))
+		}
+	}
+	if err := commIDsDisjoint(parts); err != nil {
+		errs = append(errs, err)
+	}
+
+	// Flows in creation order; the first MaxFlows are those tracked.
+	type flowRef struct {
+		created uint64
+		s, i    int
+	}
+	var flows []flowRef
+	for s, p := range parts {
+		for i, f := range p.shard.flows {
+			flows = append(flows, flowRef{f.created, s, i})
+		}
+	}
+	sort.Slice(flows, func(i, j int) bool { return flows[i].created < flows[j].created })
+	var capDropped []flowRef
+	if len(flows) > opts.MaxFlows {
+		errs = append(errs, &FlowCapError{Frame: flows[opts.MaxFlows-1].created})
+		flows, capDropped = flows[:opts.MaxFlows], flows[opts.MaxFlows:]
+	}
+
+	// Connections in creation (REQ) order, renumbered.
+	type connRef struct {
+		req  uint64
+		s, i int
+	}
+	var conns []connRef
+	for s, p := range parts {
+		for i, c := range p.Connections {
+			conns = append(conns, connRef{c.Frames.REQ, s, i})
+		}
+	}
+	sort.SliceStable(conns, func(i, j int) bool { return conns[i].req < conns[j].req })
+	remap := make([]map[int]int, len(parts))
+	for s := range remap {
+		remap[s] = map[int]int{}
+	}
+	out := &Report{Connections: make([]Connection, 0, len(conns)), Flows: make([]Flow, 0, len(flows)), Findings: []Finding{}}
+	for k, cr := range conns {
+		c := parts[cr.s].Connections[cr.i]
+		remap[cr.s][c.ID] = k + 1
+		c.ID = k + 1
+		out.Connections = append(out.Connections, c)
+	}
+	for _, fr := range flows {
+		f := parts[fr.s].Flows[fr.i]
+		if f.Connection != nil {
+			id := remap[fr.s][*f.Connection]
+			f.Connection = &id
+		}
+		out.Flows = append(out.Flows, f)
+	}
+
+	// Findings: those listed while frames were fed, in the order they were
+	// listed (by the frame fed then), within the cap; then those made at
+	// the end, as Analyzer.report adds them; then the sort.
+	type findRef struct {
+		at   uint64
+		s, i int
+	}
+	var feed []findRef
+	var total uint64
+	for s, p := range parts {
+		for i := range p.Findings {
+			feed = append(feed, findRef{p.shard.at[i], s, i})
+		}
+		total += uint64(len(p.Findings)) + p.FindingsDropped
+	}
+	sort.SliceStable(feed, func(i, j int) bool { return feed[i].at < feed[j].at })
+	for _, fr := range feed[:min(len(feed), opts.MaxFindings)] {
+		out.Findings = append(out.Findings, renumberFinding(parts[fr.s].Findings[fr.i], remap[fr.s]))
+	}
+	out.FindingsDropped = total - uint64(len(out.Findings))
+	add := func(s int, fds []Finding) {
+		for _, fd := range fds {
+			out.addFinding(renumberFinding(fd, remap[s]), opts.MaxFindings)
+		}
+	}
+	for _, fr := range flows {
+		add(fr.s, parts[fr.s].shard.flows[fr.i].nic)
+	}
+	for _, fr := range flows {
+		add(fr.s, parts[fr.s].shard.flows[fr.i].end)
+	}
+
+	// The capture.
+	c := &out.Capture
+	var cut cutState
+	var sk sketch
+	var malformed []Malformed
+	for _, p := range parts {
+		pc := &p.Capture
+		c.Frames += pc.Frames
+		c.RoCEPackets += pc.RoCEPackets
+		c.OtherPackets += pc.OtherPackets
+		c.Malformed += pc.Malformed
+		c.Bytes += pc.Bytes
+		c.PacketsOfDroppedFlows += pc.PacketsOfDroppedFlows
+		c.NotCaptured += pc.NotCaptured
+		c.ICRCPortRewritten += pc.ICRCPortRewritten
+		c.OriginalLengthsClamped += pc.OriginalLengthsClamped
+		c.CutFrames += pc.CutFrames
+		malformed = append(malformed, pc.MalformedFrames...)
+		if pc.FirstTime != nil && (c.FirstTime == nil || pc.FirstTime.Before(*c.FirstTime)) {
+			t := *pc.FirstTime
+			c.FirstTime = &t
+		}
+		if pc.LastTime != nil && (c.LastTime == nil || pc.LastTime.After(*c.LastTime)) {
+			t := *pc.LastTime
+			c.LastTime = &t
+		}
+		if sc := p.shard.cut; sc.first != 0 && (cut.first == 0 || sc.first < cut.first) {
+			cut = sc
+		}
+		if p.shard.sketch != nil {
+			if sk.bits == nil {
+				sk.bits = make([]uint64, sketchBits/64)
+			}
+			for i, w := range p.shard.sketch {
+				sk.bits[i] |= w
+			}
+		}
+		out.cmOrphans = append(out.cmOrphans, p.cmOrphans...)
+	}
+	if c.FirstTime != nil {
+		c.DurationSeconds = c.LastTime.Sub(*c.FirstTime).Seconds()
+	}
+	sort.SliceStable(malformed, func(i, j int) bool { return malformed[i].Frame < malformed[j].Frame })
+	c.MalformedFrames = malformed[:min(len(malformed), opts.MaxFindings):min(len(malformed), opts.MaxFindings)]
+	if c.MalformedFrames == nil {
+		c.MalformedFrames = []Malformed{}
+	}
+	sort.SliceStable(out.cmOrphans, func(i, j int) bool { return out.cmOrphans[i].frame < out.cmOrphans[j].frame })
+	if len(out.cmOrphans) > maxCMOrphans {
+		out.cmOrphans = out.cmOrphans[:maxCMOrphans]
+	}
+	c.FlowsDropped = sk.estimate()
+	for _, fr := range capDropped { // only when the cap was exceeded: an estimate
+		f := &parts[fr.s].Flows[fr.i]
+		c.FlowsDropped++
+		c.PacketsOfDroppedFlows += f.Packets
+		c.NotCaptured -= f.Requests.MissingNotCaptured
+	}
+	if cut.first != 0 {
+		a := Analyzer{opts: opts, capture: Capture{CutFrames: c.CutFrames}, cut: cut}
+		if fd, ok := a.cutFinding(); ok {
+			out.addFinding(fd, opts.MaxFindings)
+		}
+	}
+	sortFindings(out.Findings)
+	return out, errors.Join(errs...)
+}
+
+// commIDsDisjoint checks that no CommID a shard's CM messages used is
+// also one of another shard's: the sequential analysis pairs CM messages
+// by CommID across every host pair.
+func commIDsDisjoint(parts []*Report) error {
+	owner := map[uint32]int{}
+	var clash []uint32
+	claim := func(id uint32, s int) {
+		if o, ok := owner[id]; ok && o != s {
+			clash = append(clash, id)
+			return
+		}
+		owner[id] = s
+	}
+	for s, p := range parts {
+		if len(p.cmOrphans) >= maxCMOrphans {
+			return fmt.Errorf("%w: %d CM messages without their REQ in one shard, more than are kept to check", ErrNotDisjoint, len(p.cmOrphans))
+		}
+		for _, c := range p.Connections {
+			claim(c.LocalCommID, s)
+			if c.Frames.REP != 0 {
+				claim(c.RemoteCommID, s)
+			}
+		}
+		for _, o := range p.cmOrphans {
+			switch o.kind {
+			case cmREP:
+				claim(o.remoteComm, s)
+			case cmREJ:
+				claim(o.remoteComm, s)
+				claim(o.localComm, s)
+			default:
+				claim(o.localComm, s)
+			}
+		}
+	}
+	if len(clash) > 0 {
+		return fmt.Errorf("%w: CM CommID 0x%08x is used between two different host pairs", ErrNotDisjoint, clash[0])
+	}
+	return nil
+}
+
+// renumberFinding rewrites the connection ID a finding names (a shard's)
+// to the combined report's.
+func renumberFinding(fd Finding, remap map[int]int) Finding {
+	switch fd.Kind {
+	case KindCMReject:
+		var id int
+		if _, err := fmt.Sscanf(fd.Flow, "connection %d", &id); err == nil {
+			fd.Flow = fmt.Sprintf("connection %d", remap[id])
+		}
+	case KindPSNBeforeStart:
+		const marker = "where connection "
+		if i := strings.Index(fd.Detail, marker); i >= 0 {
+			rest := fd.Detail[i+len(marker):]
+			var id int
+			if _, err := fmt.Sscanf(rest, "%d", &id); err == nil {
+				old := fmt.Sprintf("%s%d ", marker, id)
+				if strings.HasPrefix(fd.Detail[i:], old) {
+					fd.Detail = fd.Detail[:i] + fmt.Sprintf("%s%d ", marker, remap[id]) + fd.Detail[i+len(old):]
+				}
+			}
+		}
+	}
+	return fd
+}

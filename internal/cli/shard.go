@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+)
+
+// jobs is the number of cores -j allows (default: all).
+func (r *runner) jobs() int {
+	if r.cfg.jobs > 0 {
+		return r.cfg.jobs
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// analyzeFile analyzes one file. A file analyzed alone on jobs ≥ 2 cores
+// is sharded by host pair (docs/parallel.md): one reader, one Analyzer
+// per core, the shards' reports combined into the sequential report. A
+// file of several, or one whose packets something must see in file order
+// (tap: capture points, the HTML report; --export's packets table), is
+// read sequentially.
+func (r *runner) analyzeFile(ctx context.Context, index int, name string, multi bool, cpu chan struct{}, tap func(*analyze.Packet)) fileResult {
+	if n := r.jobs(); !multi && n >= 2 && tap == nil && r.cfg.export == "" {
+		return r.analyzeSharded(ctx, name, n)
+	}
+	cpu <- struct{}{}
+	defer func() { <-cpu }()
+	return r.analyzeSequential(ctx, index, name, multi, tap)
+}
+
+// analyzeSequential analyzes a file with one Analyzer.
+func (r *runner) analyzeSequential(ctx context.Context, index int, name string, multi bool, tap func(*analyze.Packet)) fileResult {
+	a := analyze.New(r.options(name, multi))
+	feed, done := r.exporter(index, 0, name, a, tap)
+	err := r.each(ctx, name, feed)
+	return fileResult{name: name, report: a.Finish(), err: errors.Join(err, done())}
+}
+
+// analyzeSharded analyzes a file on n shards and combines them. When the
+// shards created more flows than --max-flows, it runs them again tracking
+// only the flows the sequential analysis tracks; when they are not
+// disjoint (docs/parallel.md), the file is analyzed sequentially. Standard
+// input cannot be read again: its combined report is then the shards'
+// best, with a note.
+func (r *runner) analyzeSharded(ctx context.Context, name string, n int) fileResult {
+	opts := r.options(name, false)
+	opts.FlowBudget = nil // one file: the budget is MaxFlows, which the combiner applies
+	opts.Shard = true
+	res := r.shardPass(ctx, name, n, opts)
+	if res.err != nil && ctx.Err() != nil {
+		return res.fileResult
+	}
+	var capErr *analyze.FlowCapError
+	switch {
+	case res.combineErr == nil:
+	case name == "-":
+		res.err = errors.Join(res.err, fmt.Errorf("-j %d: the report may differ from -j 1's: %w", n, res.combineErr))
+	case errors.As(res.combineErr, &capErr) && !errors.Is(res.combineErr, analyze.ErrNotDisjoint):
+		opts.FlowFrameLimit = capErr.Frame
+		res = r.shardPass(ctx, name, n, opts)
+		if res.combineErr != nil {
+			return r.analyzeSequential(ctx, 0, name, false, nil)
+		}
+	default:
+		return r.analyzeSequential(ctx, 0, name, false, nil)
+	}
+	return res.fileResult
+}
+
+// shardResult is a combined report and why it may not be exact.
+type shardResult struct {
+	fileResult
+	combineErr error
+	frames     []uint64 // per shard
+}
+
+// batchFrames and batchBytes bound a batch of frames sent to a shard;
+// batchesPerShard batches circulate between the reader and each shard.
+const (
+	batchFrames     = 1024
+	batchBytes      = 1 << 20
+	batchesPerShard = 4
+)
+
+// batch is frames for one shard, their bytes copied into buf.
+type batch struct {
+	frames []batchFrame
+	buf    []byte
+}
+
+type batchFrame struct {
+	n, key   uint64
+	ci       gopacket.CaptureInfo
+	lt       gplayers.LinkType
+	from, to int
+}
+
+// shardPass reads the file once, sending each frame to the shard of its
+// host pair, and combines the shards' reports.
+func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze.Options) shardResult {
+	work := make([]chan *batch, n)
+	free := make([]chan *batch, n)
+	reports := make([]*analyze.Report, n)
+	var wg sync.WaitGroup
+	for s := range n {
+		work[s] = make(chan *batch, batchesPerShard)
+		free[s] = make(chan *batch, batchesPerShard)
+		for range batchesPerShard {
+			free[s] <- &batch{frames: make([]batchFrame, 0, batchFrames), buf: make([]byte, 0, batchBytes)}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := analyze.New(opts)
+			for b := range work[s] {
+				for _, f := range b.frames {
+					a.FeedShard(f.n, f.key, f.ci, f.lt, b.buf[f.from:f.to:f.to])
+				}
+				b.frames, b.buf = b.frames[:0], b.buf[:0]
+				free[s] <- b
+			}
+			reports[s] = a.Finish()
+		}()
+	}
+	cur := make([]*batch, n)
+	for s := range cur {
+		cur[s] = <-free[s]
+	}
+	send := func(s int) {
+		work[s] <- cur[s]
+		cur[s] = <-free[s]
+	}
+	var num uint64 // each gives every frame in order: this is its number
+	err := r.each(ctx, name, func(f *frame) {
+		num++
+		key := analyze.HostPairKey(f.linkType, f.data)
+		s := int(key % uint64(n))
+		b := cur[s]
+		if len(b.frames) == batchFrames || len(b.buf)+len(f.data) > cap(b.buf) && len(b.frames) > 0 {
+			send(s)
+			b = cur[s]
+		}
+		from := len(b.buf)
+		b.buf = append(b.buf, f.data...)
+		b.frames = append(b.frames, batchFrame{n: num, key: key, ci: f.ci, lt: f.linkType, from: from, to: len(b.buf)})
+	})
+	for s := range n {
+		if len(cur[s].frames) > 0 {
+			work[s] <- cur[s]
+		}
+		close(work[s])
+	}
+	wg.Wait()
+	rep, cerr := analyze.CombineShards(reports, opts)
+	if rep == nil { // not shard reports: cannot happen
+		panic(cerr)
+	}
+	frames := make([]uint64, n)
+	for s, p := range reports {
+		frames[s] = p.Capture.Frames
+	}
+	return shardResult{fileResult{name: name, report: rep, err: err}, cerr, frames}
+}
