@@ -68,33 +68,27 @@ func hostLID(lid uint16) hostAddr {
 	return h
 }
 
-func hostLess(x, y hostAddr) bool {
-	if x.kind != y.kind {
-		return x.kind < y.kind
-	}
-	for i := range x.b {
-		if x.b[i] != y.b[i] {
-			return x.b[i] < y.b[i]
-		}
-	}
-	return false
+// hash mixes a host into 64 bits.
+func (h hostAddr) hash() uint64 {
+	return hostHash(h.kind, binary.LittleEndian.Uint64(h.b[:8]), binary.LittleEndian.Uint64(h.b[8:]))
 }
 
-// pairKey hashes an unordered pair of hosts (never 0).
-func pairKey(x, y hostAddr) uint64 {
-	if hostLess(y, x) {
-		x, y = y, x
+// hostHash mixes a host given as its kind and the two little-endian
+// words of its 16 bytes.
+func hostHash(kind uint8, lo, hi uint64) uint64 {
+	return fmix64(lo ^ fmix64(hi^uint64(kind)<<56^0x9E3779B97F4A7C15))
+}
+
+// pairKey hashes an unordered pair of hosts (never 0). Two pairs may
+// share a key: they then share a shard, which only costs balance.
+func pairKey(x, y hostAddr) uint64 { return pairHash(x.hash(), y.hash()) }
+
+// pairHash combines the hashes of two hosts, in either order.
+func pairHash(hx, hy uint64) uint64 {
+	if hx > hy {
+		hx, hy = hy, hx
 	}
-	h := uint64(14695981039346656037)
-	mix := func(a hostAddr) {
-		h = (h ^ uint64(a.kind)) * 1099511628211
-		for _, c := range a.b {
-			h = (h ^ uint64(c)) * 1099511628211
-		}
-	}
-	mix(x)
-	mix(y)
-	h = fmix64(h)
+	h := fmix64(hx*0xff51afd7ed558ccd ^ hy)
 	if h == 0 {
 		h = 1
 	}
@@ -178,7 +172,10 @@ func ipv4Key(data []byte) uint64 {
 	if len(data) < 20 {
 		return 0
 	}
-	return pairKey(hostIP(data[12:16]), hostIP(data[16:20]))
+	// hostIP's IPv4 host, hashed without building it.
+	src := hostHash(2, uint64(binary.LittleEndian.Uint32(data[12:16])), 0)
+	dst := hostHash(2, uint64(binary.LittleEndian.Uint32(data[16:20])), 0)
+	return pairHash(src, dst)
 }
 
 func ipv6Key(data []byte) uint64 {

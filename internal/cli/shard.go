@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
@@ -85,8 +86,8 @@ type shardResult struct {
 // batchFrames and batchBytes bound a batch of frames sent to a shard;
 // batchesPerShard batches circulate between the reader and each shard.
 const (
-	batchFrames     = 1024
-	batchBytes      = 1 << 20
+	batchFrames     = 256
+	batchBytes      = 1 << 18
 	batchesPerShard = 4
 )
 
@@ -96,11 +97,15 @@ type batch struct {
 	buf    []byte
 }
 
+// batchFrame is one frame of a batch: what the Analyzer reads of its
+// gopacket.CaptureInfo (not the pcapng interface index), its bytes at
+// buf[from:to].
 type batchFrame struct {
 	n, key   uint64
-	ci       gopacket.CaptureInfo
+	t        time.Time
+	length   int
 	lt       gplayers.LinkType
-	from, to int
+	from, to int32
 }
 
 // shardPass reads the file once, sending each frame to the shard of its
@@ -121,8 +126,10 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 			defer wg.Done()
 			a := analyze.New(opts)
 			for b := range work[s] {
-				for _, f := range b.frames {
-					a.FeedShard(f.n, f.key, f.ci, f.lt, b.buf[f.from:f.to:f.to])
+				for i := range b.frames {
+					f := &b.frames[i]
+					ci := gopacket.CaptureInfo{Timestamp: f.t, CaptureLength: int(f.to - f.from), Length: f.length}
+					a.FeedShard(f.n, f.key, ci, f.lt, b.buf[f.from:f.to:f.to])
 				}
 				b.frames, b.buf = b.frames[:0], b.buf[:0]
 				free[s] <- b
@@ -150,7 +157,7 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 		}
 		from := len(b.buf)
 		b.buf = append(b.buf, f.data...)
-		b.frames = append(b.frames, batchFrame{n: num, key: key, ci: f.ci, lt: f.linkType, from: from, to: len(b.buf)})
+		b.frames = append(b.frames, batchFrame{n: num, key: key, t: f.ci.Timestamp, length: f.ci.Length, lt: f.linkType, from: int32(from), to: int32(len(b.buf))})
 	})
 	for s := range n {
 		if len(cur[s].frames) > 0 {
