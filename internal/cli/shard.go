@@ -50,7 +50,7 @@ func (r *runner) analyzeSequential(ctx context.Context, index int, name string, 
 // only the flows the sequential analysis tracks; when they are not
 // disjoint (docs/parallel.md), the file is analyzed sequentially. Standard
 // input cannot be read again: its combined report is then the shards'
-// best, with a note.
+// best, with a note on stderr.
 func (r *runner) analyzeSharded(ctx context.Context, name string, n int) fileResult {
 	opts := r.options(name, false)
 	opts.FlowBudget = nil // one file: the budget is MaxFlows, which the combiner applies
@@ -63,7 +63,7 @@ func (r *runner) analyzeSharded(ctx context.Context, name string, n int) fileRes
 	switch {
 	case res.combineErr == nil:
 	case name == "-":
-		res.err = errors.Join(res.err, fmt.Errorf("-j %d: the report may differ from -j 1's: %w", n, res.combineErr))
+		fmt.Fprintf(r.stderr, "roce-dissect: %s: note: -j %d: the report may differ from -j 1's (%v)\n", displayName(name), n, res.combineErr)
 	case errors.As(res.combineErr, &capErr) && !errors.Is(res.combineErr, analyze.ErrNotDisjoint):
 		opts.FlowFrameLimit = capErr.Frame
 		res = r.shardPass(ctx, name, n, opts)
