@@ -267,3 +267,21 @@ func FuzzHostPairKey(f *testing.F) {
 		}
 	})
 }
+
+// TestFeedShardNoAllocs: a shard's Analyzer, like Feed, allocates nothing
+// per packet of an existing flow (HostPairKey and the placement check
+// included).
+func TestFeedShardNoAllocs(t *testing.T) {
+	frames, cis, lt := mixFrames(t, synth.Config{Scenario: synth.ScenarioWriteBW, Messages: 400})
+	a := analyze.New(analyze.Options{Shard: true})
+	warm := 200
+	for i, fr := range frames[:warm] {
+		a.FeedShard(uint64(i+1), analyze.HostPairKey(lt, fr), cis[i], lt, fr)
+	}
+	i := warm
+	allocs := testing.AllocsPerRun(len(frames)-warm-10, func() {
+		a.FeedShard(uint64(i+1), analyze.HostPairKey(lt, frames[i]), cis[i], lt, frames[i])
+		i++
+	})
+	assert.Zero(t, allocs)
+}
