@@ -146,10 +146,11 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 		cur[s] = <-free[s]
 	}
 	var num uint64 // each gives every frame in order: this is its number
+	place := newPlacer(n)
 	err := r.each(ctx, name, func(f *frame) {
 		num++
 		key := analyze.HostPairKey(f.linkType, f.data)
-		s := int(key % uint64(n))
+		s := place.shard(key)
 		b := cur[s]
 		if len(b.frames) == batchFrames || len(b.buf)+len(f.data) > cap(b.buf) && len(b.frames) > 0 {
 			send(s)
@@ -175,4 +176,50 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 		frames[s] = p.Capture.Frames
 	}
 	return shardResult{fileResult{name: name, report: rep, err: err}, cerr, frames}
+}
+
+// placer assigns host pairs to shards: a host pair seen for the first
+// time goes to the shard that has had the fewest frames so far (the
+// fewest host pairs on a tie), and stays there. Any assignment of whole
+// host pairs gives the same report; this one balances the shards better
+// than a hash modulo N when there are few host pairs. It depends only on
+// the frames, so a second pass assigns them alike.
+type placer struct {
+	of     map[uint64]int32
+	cache  [256]placed
+	frames []uint64
+	pairs  []int
+}
+
+type placed struct {
+	key   uint64
+	shard int32
+}
+
+// newPlacer returns a placer for n shards. Frames of no host pair (key
+// 0: no state of theirs links them to others) go to shard 0, which the
+// zero cache entry already says.
+func newPlacer(n int) *placer {
+	return &placer{of: map[uint64]int32{0: 0}, frames: make([]uint64, n), pairs: make([]int, n)}
+}
+
+// shard returns the shard of a frame of host pair key.
+func (p *placer) shard(key uint64) int {
+	c := &p.cache[key%uint64(len(p.cache))]
+	if c.key != key {
+		s, ok := p.of[key]
+		if !ok {
+			s = 0
+			for i := range p.frames {
+				if p.frames[i] < p.frames[s] || p.frames[i] == p.frames[s] && p.pairs[i] < p.pairs[s] {
+					s = int32(i)
+				}
+			}
+			p.of[key] = s
+			p.pairs[s]++
+		}
+		*c = placed{key, s}
+	}
+	p.frames[c.shard]++
+	return int(c.shard)
 }
