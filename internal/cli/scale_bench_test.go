@@ -35,14 +35,30 @@ func bigCapture(b *testing.B) string {
 	return path
 }
 
+// runBench runs the command on args; besides the wall time it reports
+// the CPU time of the process (user + system) per run, cpu-ns/op, which
+// says what a run costs when other work shares the cores.
 func runBench(b *testing.B, args ...string) {
 	b.Helper()
 	b.ReportAllocs()
+	cpu0 := cpuTime()
+	runs := 0
 	for b.Loop() {
 		if code := cli.Run(context.Background(), args, io.Discard, io.Discard); code != 0 {
 			b.Fatalf("exit status %d", code)
 		}
+		runs++
 	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(runs), "cpu-ns/op")
+}
+
+// cpuTime is the user + system time of the process so far, in ns.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // BenchmarkJobs analyzes a 1.1 GB capture with -j 1, 2, … up to the
