@@ -38,6 +38,11 @@ type shardFeed struct {
 	at        []uint64 // the frame being fed when each finding was listed
 	misplaced uint64   // frames of a host pair other than their key's
 	firstMis  uint64
+
+	// The hosts of the last frame checked, and their key.
+	lastSrc, lastDst Addr
+	lastKey          uint64
+	hasLast          bool
 }
 
 // noteFinding records the frame fed when a finding was listed (nil-safe).
@@ -98,11 +103,18 @@ func (sh *shardInfo) endOf(i int) *[]Finding {
 // CombineShards report the shards as not disjoint.
 func (a *Analyzer) FeedShard(frame, key uint64, ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) *Packet {
 	p := a.feed(frame, ci, linkType, data)
-	if a.shard != nil && p.IsRDMA && p.Err == nil && p.BTH != nil && pairKey(hostOf(p.Src), hostOf(p.Dst)) != key {
-		if a.shard.misplaced == 0 {
-			a.shard.firstMis = frame
+	s := a.shard
+	if s == nil || !p.IsRDMA || p.Err != nil || p.BTH == nil {
+		return p
+	}
+	if !s.hasLast || p.Src != s.lastSrc || p.Dst != s.lastDst {
+		s.lastSrc, s.lastDst, s.lastKey, s.hasLast = p.Src, p.Dst, pairKey(hostOf(p.Src), hostOf(p.Dst)), true
+	}
+	if s.lastKey != key {
+		if s.misplaced == 0 {
+			s.firstMis = frame
 		}
-		a.shard.misplaced++
+		s.misplaced++
 	}
 	return p
 }

@@ -285,3 +285,21 @@ func TestFeedShardNoAllocs(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
+
+// TestCombineShardsMisplaced: a frame fed to a shard under another host
+// pair's key makes the shards not disjoint.
+func TestCombineShardsMisplaced(t *testing.T) {
+	frames, cis, lt := mixFrames(t, synth.Config{Scenario: synth.ScenarioWriteBW, Messages: 8})
+	a := analyze.New(analyze.Options{Shard: true})
+	for i, fr := range frames {
+		key := analyze.HostPairKey(lt, fr)
+		if i == 20 {
+			key++
+		}
+		a.FeedShard(uint64(i+1), key, cis[i], lt, fr)
+	}
+	rep, err := analyze.CombineShards([]*analyze.Report{a.Finish()}, analyze.Options{})
+	require.ErrorIs(t, err, analyze.ErrNotDisjoint)
+	assert.Contains(t, err.Error(), "1 frames decode to another host pair than they were sharded by (the first: frame 21)")
+	require.NotNil(t, rep)
+}
