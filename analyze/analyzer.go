@@ -28,6 +28,13 @@ type Options struct {
 	// FlowBudget, when set, is a flow cap shared with other Analyzers (of
 	// the files of one run): a flow is tracked only if it allows too.
 	FlowBudget *FlowBudget
+	// MaxConnections caps the CM connection table (default 100,000): a
+	// REQ with a new CommID beyond it is counted in
+	// Capture.ConnectionsDropped and not tracked.
+	MaxConnections int
+	// ConnectionBudget, when set, is a connection cap shared with other
+	// Analyzers (of the files of one run), like FlowBudget.
+	ConnectionBudget *FlowBudget
 	// MaxFindings caps the findings and malformed frames listed (default
 	// 100,000); further ones are counted in Report.FindingsDropped.
 	MaxFindings int
@@ -49,6 +56,16 @@ type Options struct {
 	// FlowFrameLimit, when not 0, tracks only flows whose first packet
 	// is at a frame up to it (CombineShards' FlowCapError says which).
 	FlowFrameLimit uint64
+	// ConnFrameLimit, when not 0, tracks only connections whose REQ is
+	// at a frame up to it (CombineShards' FlowCapError says which).
+	ConnFrameLimit uint64
+	// OnRelease, when set, is called by Finish once the flow table is
+	// released and again after every 32,768 flows it has turned into
+	// reports: a caller with millions of flows can collect garbage there
+	// (runtime.GC) so that memory peaks at about the larger of the flow
+	// table and the report rather than their sum. The library itself
+	// never runs the garbage collector.
+	OnRelease func()
 }
 
 const (
@@ -64,6 +81,9 @@ const (
 // Merge their reports.
 type Analyzer struct {
 	opts Options
+	// frameFindings is where the findings of the frame being fed start
+	// in findings (FrameFindings).
+	frameFindings int
 
 	fb    feedback
 	eth   gplayers.Ethernet
@@ -109,6 +129,9 @@ func New(opts Options) *Analyzer {
 	if opts.MaxFindings <= 0 {
 		opts.MaxFindings = defaultMaxFindings
 	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = defaultMaxConnections
+	}
 	ib := layers.NewTransportLayers()
 	ib.BTH.DecodeRDAs = opts.DecodeRDAs
 	a := &Analyzer{
@@ -119,6 +142,7 @@ func New(opts Options) *Analyzer {
 		byHosts: make(map[hostsKey][]int32),
 		conns:   newConnTable(),
 	}
+	a.conns.maxOrphans = a.maxOrphans()
 	if opts.Shard {
 		a.shard = &shardFeed{}
 	}
@@ -237,6 +261,7 @@ func (a *Analyzer) feed(frame uint64, ci gopacket.CaptureInfo, linkType gplayers
 	*p = Packet{Frame: frame, Time: ci.Timestamp, Length: ci.Length, CapLength: len(data), VLAN: -1, PayloadLen: -1}
 	a.fb = feedback{}
 	a.lens = frameLens{}
+	a.frameFindings = len(a.findings)
 	ibLen, icrcKind, netHdr, udpHdr := a.decode(linkType, data)
 	if ci.Length != orig {
 		a.flagOriginalLength(p, orig)
@@ -347,6 +372,7 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 				}
 				return
 			}
+			a.lens.erf(int(a.ib.ERF.RLen), int(a.ib.ERF.WLen), len(a.ib.ERF.Contents), len(data))
 			typ, data = a.ib.ERF.NextLayerType(), a.ib.ERF.Payload
 			if typ != gopacket.LayerTypePayload { // a record type decoded further: its clock is trusted
 				p.Time = a.ib.ERF.Time()
@@ -549,11 +575,12 @@ func (a *Analyzer) decodeTransport(data []byte) {
 		case layers.LayerTypeMAD:
 			p.MAD = rest
 			if !bth.Truncated && p.DETH != nil && len(rest) < cm.MADLen {
-				// A datagram whole in its frame, yet short: not a MAD.
+				// A datagram whole in its frame, yet short: not a MAD (madcheck.go).
 				p.Err = fmt.Errorf("%s to QP%d: %w: %d-byte MAD, need %d", bth.Opcode, bth.DestQP, errShortMAD, len(rest), cm.MADLen)
 			}
 			return
 		default:
+			a.checkEmptyMAD()
 			return
 		}
 	}

@@ -3,7 +3,6 @@ package analyze
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"sort"
 	"time"
 )
@@ -19,8 +18,8 @@ func (a *Analyzer) Report() *Report { return a.report(false) }
 func (a *Analyzer) Finish() *Report {
 	a.flows, a.hostMTU, a.byHosts = nil, nil, nil
 	a.flowCache = [flowCacheLen]cachedFlow{}
-	if len(a.flowList) >= releaseEvery {
-		runtime.GC() // before the reports are allocated, return the map's memory
+	if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil {
+		a.opts.OnRelease() // before the reports are allocated: the map's memory is free
 	}
 	return a.report(true)
 }
@@ -80,8 +79,8 @@ func (a *Analyzer) report(release bool) *Report {
 		r.Flows = append(r.Flows, fr)
 		if release {
 			a.flowList[i] = nil
-			if (i+1)%releaseEvery == 0 {
-				runtime.GC()
+			if (i+1)%releaseEvery == 0 && a.opts.OnRelease != nil {
+				a.opts.OnRelease()
 			}
 		}
 		for _, pm := range f.reqMsg.pending {
@@ -106,6 +105,9 @@ func (a *Analyzer) report(release bool) *Report {
 		return r // the combiner adds the cut finding and sorts
 	}
 	if f, ok := a.cutFinding(); ok {
+		r.addFinding(f, a.opts.MaxFindings)
+	}
+	for _, f := range a.cmFindings() {
 		r.addFinding(f, a.opts.MaxFindings)
 	}
 	sortFindings(r.Findings)
@@ -304,6 +306,7 @@ func (r *Report) Merge(o *Report) {
 	c.ICRCPortRewritten += oc.ICRCPortRewritten
 	c.OriginalLengthsClamped += oc.OriginalLengthsClamped
 	c.CutFrames += oc.CutFrames
+	c.ConnectionsDropped += oc.ConnectionsDropped
 	if oc.FirstTime != nil && (c.FirstTime == nil || oc.FirstTime.Before(*c.FirstTime)) {
 		t := *oc.FirstTime
 		c.FirstTime = &t
@@ -496,7 +499,7 @@ func mergeRequests(a, b *Requests) {
 	a.OutOfOrder += b.OutOfOrder
 	a.Packets += b.Packets
 	if b.PSNFirst == nil {
-		a.Missing += b.Missing
+		a.Missing = clampMissing(a.Missing + b.Missing)
 		return
 	}
 	if a.PSNFirst == nil {
@@ -510,7 +513,7 @@ func mergeRequests(a, b *Requests) {
 	// a continuation (no gap at the seam).
 	if d := psnDiff(b.low, a.next); d > maxSeamJump || d < -maxSeamJump {
 		a.Gaps = append(a.Gaps, b.Gaps...)
-		a.Missing += b.Missing
+		a.Missing = clampMissing(a.Missing + b.Missing)
 		if psnDiff(*b.PSNLast, *a.PSNLast) > 0 {
 			last := *b.PSNLast
 			a.PSNLast = &last
@@ -526,7 +529,7 @@ func mergeRequests(a, b *Requests) {
 		base = b.low
 	}
 	off := func(p uint32) int64 { return int64(psnDiff(p, base)) }
-	untracked := a.Missing - gapSum(a.Gaps) + b.Missing - gapSum(b.Gaps)
+	untracked := subSat(a.Missing, gapSum(a.Gaps)) + subSat(b.Missing, gapSum(b.Gaps))
 	seen := append(seenSpans(a, off), seenSpans(b, off)...)
 	end := max(off(a.next), off(b.next))
 	var gaps []Gap
@@ -544,7 +547,7 @@ func mergeRequests(a, b *Requests) {
 	if a.Gaps == nil {
 		a.Gaps = []Gap{}
 	}
-	a.Missing = untracked + gapSum(gaps)
+	a.Missing = clampMissing(untracked + gapSum(gaps))
 	if psnDiff(*b.PSNLast, *a.PSNLast) > 0 {
 		last := *b.PSNLast
 		a.PSNLast = &last

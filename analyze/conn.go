@@ -16,6 +16,10 @@ type connTable struct {
 	req     cm.ConnectRequest // REQ and REP as captured (cut or whole)
 	rep     cm.ConnectReply
 	orphans []cmOrphan
+	stats   cmStats // bounds of the table (cmcap.go)
+	// maxOrphans bounds orphans: min(maxCMOrphans, Options.MaxConnections).
+	maxOrphans int
+	orphaned   uint64 // messages that became orphans, kept or not (for CombineShards)
 }
 
 func newConnTable() connTable {
@@ -107,9 +111,12 @@ func (c *Connection) setSendPSNs() {
 const maxCMOrphans = 1024
 
 func (t *connTable) orphan(o cmOrphan) {
-	if len(t.orphans) < maxCMOrphans {
+	t.orphaned++
+	if len(t.orphans) < t.maxOrphans {
 		t.orphans = append(t.orphans, o)
+		return
 	}
+	t.stats.ignored++
 }
 
 // endpointOf fills an endpoint from the packet address and what the REQ
@@ -190,9 +197,15 @@ func (a *Analyzer) handleMAD(p *Packet) {
 	}
 	p.MADLayer = &t.mad
 	msg, got := t.cmMessage()
+	if msg != nil {
+		a.countCM(p)
+	}
 	switch m := msg.(type) {
 	case *cm.ConnectRequest:
 		idx, ok := t.byComm[m.LocalCommID]
+		if !ok && !a.admitConnection(p) {
+			return
+		}
 		if !ok {
 			idx = len(t.list)
 			c := Connection{
@@ -236,6 +249,12 @@ func (a *Analyzer) handleMAD(p *Packet) {
 			return
 		}
 		c := &t.list[idx]
+		if c.Frames.REP != 0 {
+			// Answered already: a retransmitted REP repeats the first, any
+			// other collides with it. Neither grows the table.
+			t.stats.ignored++
+			return
+		}
 		c.apply(ev)
 		if got&repUsed != repUsed && !c.cut("REP") {
 			c.Truncated, c.CutMessages = true, append(c.CutMessages, "REP")

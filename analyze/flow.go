@@ -98,7 +98,7 @@ type pendingMsg struct {
 }
 
 // maxPending bounds the pending messages of one stream.
-const maxPending = 256
+const maxPending = 64
 
 // msgStream reassembles the messages of one PSN stream.
 type msgStream struct {
@@ -278,7 +278,7 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 			p.VCRC = &r
 		}
 	}
-	if p.MAD != nil {
+	if p.MAD != nil && p.DETH != nil { // only datagrams carry MADs (madcheck.go)
 		a.handleMAD(p)
 	}
 	f := a.flowFor(p)
@@ -376,15 +376,15 @@ func (a *Analyzer) readSpan(f *flowState, p *Packet) (uint32, bool) {
 		return 1, false
 	}
 	pmtu := a.pmtuFor(f)
-	if pmtu == 0 {
+	if pmtu == 0 || !a.checkDMALength(f, p) {
 		return 1, true
 	}
 	return spanOf(p.RETH.DMALength, pmtu), false
 }
 
-// spanOf is ceil(dmaLen / pmtu), at least 1.
+// spanOf is ceil(dmaLen / pmtu), at least 1 and at most maxReadSpan.
 func spanOf(dmaLen uint32, pmtu int) uint32 {
-	return max(1, uint32((uint64(dmaLen)+uint64(pmtu)-1)/uint64(pmtu)))
+	return min(maxReadSpan, max(1, uint32((uint64(dmaLen)+uint64(pmtu)-1)/uint64(pmtu))))
 }
 
 // request accounts a request packet (the requester's PSN space).
@@ -839,7 +839,7 @@ func (a *Analyzer) checkMTU(f *flowState, p *Packet, payload int) {
 // maxSeries bounds the throughput series of a flow: past it, the flow's
 // interval doubles and its samples are merged in pairs, so that memory
 // stays bounded however long (or however crafted) the capture is.
-const maxSeries = 4096
+const maxSeries = 512
 
 // addSample adds a packet to the flow's throughput series.
 func (a *Analyzer) addSample(f *flowState, t time.Time, payload, wire int) {
@@ -853,12 +853,13 @@ func (a *Analyzer) addSample(f *flowState, t time.Time, payload, wire int) {
 	case n > 0 && f.series[n-1].Start.UnixNano() == b:
 		i = n - 1
 	case n == 0 || f.series[n-1].Start.UnixNano() < b:
-		f.series = append(f.series, Sample{Start: time.Unix(0, b).UTC()})
+		f.series = growSeries(f.series)
+		f.series[n] = Sample{Start: time.Unix(0, b).UTC()}
 		i = n
 	default: // the clock went back: find or insert its bucket
 		i = sort.Search(n, func(k int) bool { return f.series[k].Start.UnixNano() >= b })
 		if f.series[i].Start.UnixNano() != b {
-			f.series = append(f.series, Sample{})
+			f.series = growSeries(f.series)
 			copy(f.series[i+1:], f.series[i:])
 			f.series[i] = Sample{Start: time.Unix(0, b).UTC()}
 		}

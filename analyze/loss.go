@@ -83,7 +83,7 @@ type incompleteRef struct {
 }
 
 // maxLossLog bounds each list of a flow's loss log.
-const maxLossLog = 1024
+const maxLossLog = 256
 
 // lossLog is the evidence of one flow, allocated at its first anomaly.
 type lossLog struct {
@@ -275,9 +275,16 @@ type lossEvidence struct {
 	episode uint8
 }
 
+// acknowledged says whether a transport's responder acknowledges every
+// request (ACK, NAK, READ response), so that a response covers the PSNs
+// before it: RC and XRC, and DC, which is RC-like between a DCI and a DCT.
+func acknowledged(t layers.Transport) bool {
+	return t == layers.TransportRC || t == layers.TransportXRC || t == layers.TransportDC
+}
+
 // evidenceOf gathers a request flow's evidence and its peer's.
 func (a *Analyzer) evidenceOf(f *flowState) lossEvidence {
-	ev := lossEvidence{rc: f.hasTransport && f.transport.String() == "RC", episode: f.loss.cause}
+	ev := lossEvidence{rc: f.hasTransport && acknowledged(f.transport), episode: f.loss.cause}
 	if f.loss.log != nil {
 		ev.jumps = append([]gapEvent(nil), f.loss.log.jumps...)
 		ev.backs = append([]psnRange(nil), f.loss.log.backs...)

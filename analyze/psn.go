@@ -22,7 +22,7 @@ func (g psnGap) count() uint32 { return uint32(psnDiff(g.to, g.from)) + 1 }
 
 // maxGaps bounds the gap list of one flow; beyond it gaps are still
 // counted in Missing but no longer listed or filled.
-const maxGaps = 1024
+const maxGaps = 256
 
 // psnTracker follows the request PSNs of one flow.
 type psnTracker struct {
@@ -137,7 +137,7 @@ func (t *psnTracker) missing() uint64 {
 	for _, g := range t.gaps {
 		n += uint64(g.count())
 	}
-	return n
+	return clampMissing(n)
 }
 
 // note records a PSN without judging it: first and highest only, for

@@ -61,6 +61,10 @@ type Capture struct {
 	// IP/UDP, GRH or LRH length): counted like snap-length cuts, with the
 	// wire length their headers give (Bytes includes it).
 	CutFrames uint64 `json:"cut_frames"`
+	// ConnectionsDropped counts the CM REQs with a new CommID beyond
+	// Options.MaxConnections (or the run's ConnectionBudget): counted, not
+	// tracked as connections.
+	ConnectionsDropped uint64 `json:"connections_dropped"`
 }
 
 // Malformed is one frame that could not be decoded.
@@ -334,6 +338,11 @@ const (
 	// MaxOriginalLength (it is counted as its captured length).
 	KindBadOriginalLength = "bad_original_length"
 	KindToolCutFrames     = "tool_cut_frames"
+	// KindConnectionTableFull: REQs with a new CommID were refused by the
+	// connection cap (Options.MaxConnections).
+	KindConnectionTableFull = "connection_table_full"
+	// KindCMFlood: more CM messages than the connections explain.
+	KindCMFlood = "cm_flood"
 )
 
 // Severities of findings, worst first.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
@@ -43,6 +44,78 @@ type shardFeed struct {
 	lastSrc, lastDst Addr
 	lastKey          uint64
 	hasLast          bool
+
+	// Capture-wide decisions a shard makes with only its own frames,
+	// replayed by CombineShards in frame order over all shards.
+	cm       []cmEvent   // every CM message
+	short    []shortRec  // every RDMA frame shorter than its length fields
+	whole    []wholeRec  // each RDMA frame captured whole longer than all before it
+	overflow bool        // more events than maxShardEvents: not replayable
+}
+
+// maxShardEvents bounds each list of events a shard keeps for the replay;
+// past it, CombineShards cannot check the shards and says so.
+const maxShardEvents = 1 << 20
+
+// cmEvent is a CM message: the flood check counts them against the
+// connections (grew: a REQ with a new CommID, tracked or refused).
+type cmEvent struct {
+	frame uint64
+	t     time.Time
+	grew  bool
+}
+
+// shortRec is a frame classifyShort judged.
+type shortRec struct {
+	frame  uint64
+	t      time.Time
+	capLen int
+	n      int
+	kind   shortFrame
+}
+
+// wholeRec is an RDMA frame captured whole, longer than every one before
+// it in the shard.
+type wholeRec struct {
+	frame  uint64
+	capLen int
+}
+
+func (s *shardFeed) room(n int) bool {
+	if n >= maxShardEvents {
+		s.overflow = true
+		return false
+	}
+	return true
+}
+
+// noteCM records a CM message (nil-safe).
+func (s *shardFeed) noteCM(p *Packet) {
+	if s != nil && s.room(len(s.cm)) {
+		s.cm = append(s.cm, cmEvent{frame: p.Frame, t: p.Time})
+	}
+}
+
+// noteConnGrew records that the CM message just noted was a REQ with a
+// new CommID (nil-safe).
+func (s *shardFeed) noteConnGrew() {
+	if s != nil && len(s.cm) > 0 {
+		s.cm[len(s.cm)-1].grew = true
+	}
+}
+
+// noteShort records a frame classifyShort judged (nil-safe).
+func (s *shardFeed) noteShort(p *Packet, capLen, n int, kind shortFrame) {
+	if s != nil && s.room(len(s.short)) {
+		s.short = append(s.short, shortRec{frame: p.Frame, t: p.Time, capLen: capLen, n: n, kind: kind})
+	}
+}
+
+// noteWhole records an RDMA frame captured whole longer than all before.
+func (s *shardFeed) noteWhole(frame uint64, capLen int) {
+	if s.room(len(s.whole)) {
+		s.whole = append(s.whole, wholeRec{frame, capLen})
+	}
 }
 
 // noteFinding records the frame fed when a finding was listed (nil-safe).
@@ -56,10 +129,12 @@ func (s *shardFeed) noteFinding(frame uint64) {
 type shardInfo struct {
 	at        []uint64 // per Report.Findings (listed while fed): the frame fed then
 	flows     []shardFlow
-	cut       cutState
 	sketch    []uint64
 	misplaced uint64
 	firstMis  uint64
+	feed      *shardFeed // its CM, cut and whole-frame events
+	cmStats   cmStats
+	orphaned  uint64
 }
 
 // shardFlow is what a shard keeps of one flow besides its Flow.
@@ -77,10 +152,12 @@ func (a *Analyzer) shardReport(r *Report) *shardInfo {
 	sh := &shardInfo{
 		at:        append([]uint64(nil), a.shard.at...),
 		flows:     make([]shardFlow, len(a.flowList)),
-		cut:       a.cut,
 		sketch:    append([]uint64(nil), a.dropSketch.bits...),
 		misplaced: a.shard.misplaced,
 		firstMis:  a.shard.firstMis,
+		feed:      a.shard,
+		cmStats:   a.conns.stats,
+		orphaned:  a.conns.orphaned,
 	}
 	for i := range sh.flows {
 		sh.flows[i].created = a.shard.created[i]
@@ -123,15 +200,18 @@ func (a *Analyzer) FeedShard(frame, key uint64, ci gopacket.CaptureInfo, linkTyp
 // analysis would have joined: only the sequential analysis is exact.
 var ErrNotDisjoint = errors.New("shards not disjoint")
 
-// FlowCapError says the shards created more flows than Options.MaxFlows:
-// the sequential analysis tracks the flows created up to Frame, which a
-// second run with Options.FlowFrameLimit = Frame reproduces.
+// FlowCapError says the shards created more flows than Options.MaxFlows,
+// or more connections than Options.MaxConnections: the sequential
+// analysis tracks the flows created up to Frame (0: every flow) and the
+// connections whose REQ is up to ConnFrame (0: every one), which a second
+// run with Options.FlowFrameLimit = Frame and ConnFrameLimit = ConnFrame
+// reproduces.
 type FlowCapError struct {
-	Frame uint64
+	Frame, ConnFrame uint64
 }
 
 func (e *FlowCapError) Error() string {
-	return fmt.Sprintf("more flows than the cap: only those created up to frame %d are tracked", e.Frame)
+	return fmt.Sprintf("more flows or connections than the caps: only flows created up to frame %d and connections requested up to frame %d (0: all) are tracked", e.Frame, e.ConnFrame)
 }
 
 // CombineShards builds the report of a capture from the reports of its
@@ -150,6 +230,9 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 	if opts.MaxFindings <= 0 {
 		opts.MaxFindings = defaultMaxFindings
 	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = defaultMaxConnections
+	}
 	var errs []error
 	for s, p := range parts {
 		if p.shard == nil {
@@ -158,8 +241,15 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 		if p.shard.misplaced > 0 {
 			errs = append(errs, fmt.Errorf("%w: %d frames decode to another host pair than they were sharded by (the first: frame %d)", ErrNotDisjoint, p.shard.misplaced, p.shard.firstMis))
 		}
+		if p.shard.feed.overflow {
+			errs = append(errs, fmt.Errorf("%w: more than %d CM messages, cut or whole frames in one shard to replay", ErrNotDisjoint, maxShardEvents))
+		}
 	}
 	if err := commIDsDisjoint(parts); err != nil {
+		errs = append(errs, err)
+	}
+	cut, err := replayCut(parts)
+	if err != nil {
 		errs = append(errs, err)
 	}
 
@@ -176,8 +266,9 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 	}
 	sort.Slice(flows, func(i, j int) bool { return flows[i].created < flows[j].created })
 	var capDropped []flowRef
+	var capErr FlowCapError
 	if len(flows) > opts.MaxFlows {
-		errs = append(errs, &FlowCapError{Frame: flows[opts.MaxFlows-1].created})
+		capErr.Frame = flows[opts.MaxFlows-1].created
 		flows, capDropped = flows[:opts.MaxFlows], flows[opts.MaxFlows:]
 	}
 
@@ -193,6 +284,13 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 		}
 	}
 	sort.SliceStable(conns, func(i, j int) bool { return conns[i].req < conns[j].req })
+	if len(conns) > opts.MaxConnections {
+		capErr.ConnFrame = conns[opts.MaxConnections-1].req
+		conns = conns[:opts.MaxConnections] // the best without a second pass
+	}
+	if capErr.Frame != 0 || capErr.ConnFrame != 0 {
+		errs = append(errs, &capErr)
+	}
 	remap := make([]map[int]int, len(parts))
 	for s := range remap {
 		remap[s] = map[int]int{}
@@ -207,8 +305,11 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 	for _, fr := range flows {
 		f := parts[fr.s].Flows[fr.i]
 		if f.Connection != nil {
-			id := remap[fr.s][*f.Connection]
-			f.Connection = &id
+			if id, ok := remap[fr.s][*f.Connection]; ok {
+				f.Connection = &id
+			} else {
+				f.Connection = nil // beyond the connection cap (not exact: see capErr)
+			}
 		}
 		out.Flows = append(out.Flows, f)
 	}
@@ -247,8 +348,9 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 
 	// The capture.
 	c := &out.Capture
-	var cut cutState
 	var sk sketch
+	var cms cmStats
+	var orphansKept uint64
 	var malformed []Malformed
 	for _, p := range parts {
 		pc := &p.Capture
@@ -262,6 +364,14 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 		c.ICRCPortRewritten += pc.ICRCPortRewritten
 		c.OriginalLengthsClamped += pc.OriginalLengthsClamped
 		c.CutFrames += pc.CutFrames
+		c.ConnectionsDropped += pc.ConnectionsDropped
+		st := p.shard.cmStats
+		cms.messages += st.messages
+		cms.ignored += st.ignored
+		if st.first != 0 && (cms.first == 0 || st.first < cms.first) {
+			cms.first, cms.firstAt = st.first, st.firstAt
+		}
+		orphansKept += uint64(len(p.cmOrphans))
 		malformed = append(malformed, pc.MalformedFrames...)
 		if pc.FirstTime != nil && (c.FirstTime == nil || pc.FirstTime.Before(*c.FirstTime)) {
 			t := *pc.FirstTime
@@ -270,9 +380,6 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 		if pc.LastTime != nil && (c.LastTime == nil || pc.LastTime.After(*c.LastTime)) {
 			t := *pc.LastTime
 			c.LastTime = &t
-		}
-		if sc := p.shard.cut; sc.first != 0 && (cut.first == 0 || sc.first < cut.first) {
-			cut = sc
 		}
 		if p.shard.sketch != nil {
 			if sk.bits == nil {
@@ -293,9 +400,11 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 		c.MalformedFrames = []Malformed{}
 	}
 	sort.SliceStable(out.cmOrphans, func(i, j int) bool { return out.cmOrphans[i].frame < out.cmOrphans[j].frame })
-	if len(out.cmOrphans) > maxCMOrphans {
-		out.cmOrphans = out.cmOrphans[:maxCMOrphans]
+	if maxOrphans := min(maxCMOrphans, opts.MaxConnections); len(out.cmOrphans) > maxOrphans {
+		out.cmOrphans = out.cmOrphans[:maxOrphans]
 	}
+	// Orphans the shards kept but the capture's cap does not: ignored.
+	cms.ignored += orphansKept - uint64(len(out.cmOrphans))
 	c.FlowsDropped = sk.estimate()
 	for _, fr := range capDropped { // only when the cap was exceeded: an estimate
 		f := &parts[fr.s].Flows[fr.i]
@@ -303,11 +412,14 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 		c.PacketsOfDroppedFlows += f.Packets
 		c.NotCaptured -= f.Requests.MissingNotCaptured
 	}
-	if cut.first != 0 {
-		a := Analyzer{opts: opts, capture: Capture{CutFrames: c.CutFrames}, cut: cut}
-		if fd, ok := a.cutFinding(); ok {
-			out.addFinding(fd, opts.MaxFindings)
-		}
+	cms.floodAt, cms.floodT = replayFlood(parts)
+	end := Analyzer{opts: opts, capture: Capture{CutFrames: c.CutFrames, ConnectionsDropped: c.ConnectionsDropped}, cut: cut}
+	end.conns.list, end.conns.stats = out.Connections, cms
+	if fd, ok := end.cutFinding(); ok {
+		out.addFinding(fd, opts.MaxFindings)
+	}
+	for _, fd := range end.cmFindings() {
+		out.addFinding(fd, opts.MaxFindings)
 	}
 	sortFindings(out.Findings)
 	return out, errors.Join(errs...)
@@ -327,8 +439,8 @@ func commIDsDisjoint(parts []*Report) error {
 		owner[id] = s
 	}
 	for s, p := range parts {
-		if len(p.cmOrphans) >= maxCMOrphans {
-			return fmt.Errorf("%w: %d CM messages without their REQ in one shard, more than are kept to check", ErrNotDisjoint, len(p.cmOrphans))
+		if p.shard.orphaned > uint64(len(p.cmOrphans)) {
+			return fmt.Errorf("%w: %d CM messages without their REQ in one shard, more than are kept to check", ErrNotDisjoint, p.shard.orphaned)
 		}
 		for _, c := range p.Connections {
 			claim(c.LocalCommID, s)
@@ -377,4 +489,66 @@ func renumberFinding(fd Finding, remap map[int]int) Finding {
 		}
 	}
 	return fd
+}
+
+// replayCut replays, in frame order over all shards, the decisions
+// classifyShort took in each shard with only its own frames (its
+// decisions hang on the capture's cut length and longest whole frame so
+// far). It returns the capture's cut state, or an error when a shard
+// decided otherwise than the capture-wide rule does.
+func replayCut(parts []*Report) (cutState, error) {
+	type ev struct {
+		frame uint64
+		short *shortRec
+		whole int
+	}
+	var evs []ev
+	for _, p := range parts {
+		f := p.shard.feed
+		for i := range f.short {
+			evs = append(evs, ev{frame: f.short[i].frame, short: &f.short[i]})
+		}
+		for _, w := range f.whole {
+			evs = append(evs, ev{frame: w.frame, whole: w.capLen})
+		}
+	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i].frame < evs[j].frame })
+	var s cutState
+	for _, e := range evs {
+		if e.short == nil {
+			s.noteWhole(e.frame, e.whole)
+			continue
+		}
+		r := e.short
+		kind := classifyShort(r.capLen, r.n, &s)
+		if kind != r.kind {
+			return cutState{}, fmt.Errorf("%w: frame %d is judged cut by the capture tool in one shard and not in the capture, or the other way round", ErrNotDisjoint, r.frame)
+		}
+		if kind == shortToolCut && s.first == 0 {
+			s.first, s.capLen, s.time = r.frame, r.capLen, r.t
+		}
+	}
+	return s, nil
+}
+
+// replayFlood replays the CM messages of all shards in frame order and
+// returns the frame (and time) at which they first outnumber what the
+// connections explain, as cmFlood decides (0: never).
+func replayFlood(parts []*Report) (uint64, time.Time) {
+	var evs []cmEvent
+	for _, p := range parts {
+		evs = append(evs, p.shard.feed.cm...)
+	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i].frame < evs[j].frame })
+	var messages, conns uint64
+	for _, e := range evs {
+		messages++
+		if messages > cmMessagesPerConnection*conns+cmFloodSlack {
+			return e.frame, e.t
+		}
+		if e.grew {
+			conns++
+		}
+	}
+	return 0, time.Time{}
 }

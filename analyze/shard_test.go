@@ -46,7 +46,7 @@ func sharded(t *testing.T, frames [][]byte, cis []gopacket.CaptureInfo, lt gplay
 	rep, err := pass(opts)
 	var capErr *analyze.FlowCapError
 	if errors.As(err, &capErr) {
-		opts.FlowFrameLimit = capErr.Frame
+		opts.FlowFrameLimit, opts.ConnFrameLimit = capErr.Frame, capErr.ConnFrame
 		return pass(opts)
 	}
 	return rep, err

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/cm"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -28,6 +29,16 @@ const (
 	progClockBack              // the clock goes back (by arg µs) every other frame
 	progOpcode                 // opcode = arg (0x1F: reserved; 0x81: CNP)
 	progClockJump              // the clock jumps arg ms per frame (series)
+	progCommID                 // a MAD's first CM word (REQ LocalCommID, REP LocalCommID) = base+i: CM floods
+	progHugeDMA                // the RETH DMALength after the BTH = 0xFFFFFFFF: READ spans past the PSN space
+)
+
+// Where progCommID and progHugeDMA write, from the BTH: a UD MAD's CM
+// message after BTH 12 + DETH 8 + MAD header 24; an RC READ request's
+// DMALength after BTH 12 + VA 8 + R_Key 4.
+const (
+	commIDAt = 12 + 8 + 24
+	dmaLenAt = 12 + 12
 )
 
 // instruction is one step of a program: repeat template tmpl count times
@@ -86,12 +97,16 @@ func cnpSeed(t testing.TB) seedFrame {
 // compact input: a few template frames (cut as FuzzAnalyzerSequence cuts
 // its input) and a program that repeats them up to 32,768 frames in all,
 // changing the destination QP (a flow per frame), the PSN, the original
-// length, the clock or the opcode at each repetition. The existing targets'
+// length, the clock, the opcode, a CM message's CommID (REQ floods past the
+// connection cap, REP floods colliding on one connection) or a READ's
+// DMALength (spans past the PSN space) at each repetition. The existing targets'
 // inputs are a few KiB: they never reach the flow cap, full gap lists or
 // series, or report building over tens of thousands of flows. It checks
 // what FuzzAnalyzerSequence checks (counters reconcile, caps hold, the
 // report encodes, halves merged count the whole), that no frame's
-// original length counts above MaxOriginalLength, and, through the
+// original length counts above MaxOriginalLength, that the connections
+// stay within MaxConnections and no flow misses more PSNs than the 24-bit
+// space holds, and, through the
 // watchdog, that no input takes 10 s.
 func FuzzAnalyzerProgram(f *testing.F) {
 	caps := seedCaptures(f)
@@ -108,6 +123,14 @@ func FuzzAnalyzerProgram(f *testing.F) {
 	f.Add(uint16(100), cnp, encodeProgram(instruction{0, progNewQP | progOpcode, 0x1F, 20000}))     // reserved-opcode flows
 	f.Add(uint16(2), cnp, encodeProgram(instruction{0, progHugeLength, 0, 4}))                      // 4 × 4 GiB
 	f.Add(uint16(3000), cnp, encodeProgram(instruction{0, progClockJump | progClockBack, 7, 9000})) // series
+	req, rep, read := cmSeeds(f)
+	cmPair := encodeSequence([]seedFrame{req, rep})
+	f.Add(uint16(9000), encodeSequence([]seedFrame{req}), encodeProgram(instruction{0, progCommID, 0, 30000}))                   // REQ flood past the connection cap
+	f.Add(uint16(9000), cmPair, encodeProgram(instruction{0, 0, 0, 1}, instruction{1, progCommID, 7, 30000}))                    // REP flood colliding on one connection
+	f.Add(uint16(100), encodeSequence([]seedFrame{req}), encodeProgram(instruction{0, 0, 0, 20000}))                             // one REQ retransmitted
+	f.Add(uint16(5000), encodeSequence([]seedFrame{read}), encodeProgram(instruction{0, progHugeDMA | progPSNJump, 255, 20000})) // READ spans past the PSN space
+	f.Add(uint16(5000), encodeSequence([]seedFrame{req, rep, read}),                                                             // the same with the path MTU of a connection (256)
+		encodeProgram(instruction{0, 0, 0, 1}, instruction{1, 0, 0, 1}, instruction{2, progHugeDMA | progPSNJump, 255, 20000}))
 	for i := range min(len(frames), 8) {
 		seq := encodeSequence(frames[i : i+1])
 		f.Add(uint16(5000), seq, encodeProgram(instruction{0, progPSNJump, 3, 10000}))                                      // gaps
@@ -123,7 +146,7 @@ func FuzzAnalyzerProgram(f *testing.F) {
 		for i, tm := range tmpls {
 			offs[i] = bthOffset(linkTypes[int(tm.linkType)%len(linkTypes)], tm.data)
 		}
-		opts := analyze.Options{NoICRC: true, MaxFindings: 1000, Interval: time.Microsecond}
+		opts := analyze.Options{NoICRC: true, MaxFindings: 1000, Interval: time.Microsecond, MaxConnections: 1000}
 		whole := analyze.New(opts)
 		parts := [2]*analyze.Analyzer{analyze.New(opts), analyze.New(opts)}
 		ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -148,6 +171,13 @@ func FuzzAnalyzerProgram(f *testing.F) {
 					if in.mode&progNewQP != 0 {
 						qp := uint32(i + 1)
 						b[5], b[6], b[7] = byte(qp>>16), byte(qp>>8), byte(qp)
+					}
+					if in.mode&progCommID != 0 && len(b) >= commIDAt+4 {
+						id := uint32(in.arg)<<24 | uint32(i+1)
+						b[commIDAt], b[commIDAt+1], b[commIDAt+2], b[commIDAt+3] = byte(id>>24), byte(id>>16), byte(id>>8), byte(id)
+					}
+					if in.mode&progHugeDMA != 0 && len(b) >= dmaLenAt+4 {
+						copy(b[dmaLenAt:], []byte{0xFF, 0xFF, 0xFF, 0xFF})
 					}
 					if in.mode&progPSNJump != 0 {
 						rng ^= rng << 13
@@ -192,6 +222,10 @@ func FuzzAnalyzerProgram(f *testing.F) {
 		}
 		require.Equal(t, c.RoCEPackets, flowPackets+c.PacketsOfDroppedFlows)
 		require.LessOrEqual(t, len(c.MalformedFrames), opts.MaxFindings)
+		require.LessOrEqual(t, len(r.Connections), opts.MaxConnections)
+		for _, fl := range r.Flows {
+			require.LessOrEqual(t, fl.Requests.Missing, uint64(1<<24-1), "a flow misses at most the 24-bit PSN space")
+		}
 		_, err := json.Marshal(r)
 		require.NoError(t, err)
 
@@ -205,4 +239,31 @@ func FuzzAnalyzerProgram(f *testing.F) {
 		_, err = json.Marshal(merged)
 		require.NoError(t, err)
 	})
+}
+
+// cmSeeds returns a CM REQ and its REP (UD SEND ONLY to QP1, 256-byte
+// MADs) and an RC READ request after a WRITE FIRST of 256 bytes (the path
+// MTU known), the templates of the CM flood and READ span programs.
+func cmSeeds(t testing.TB) (req, rep, read seedFrame) {
+	frame := func(src, dst net.IP, bth *layers.BTH, rest ...gopacket.SerializableLayer) seedFrame {
+		eth := &gplayers.Ethernet{SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 2}, EthernetType: gplayers.EthernetTypeIPv4}
+		ip := &gplayers.IPv4{Version: 4, TTL: 64, Protocol: gplayers.IPProtocolUDP, SrcIP: src, DstIP: dst}
+		udp := &gplayers.UDP{SrcPort: 49152, DstPort: 4791}
+		require.NoError(t, udp.SetNetworkLayerForChecksum(ip))
+		require.NoError(t, bth.SetNetworkLayerForChecksum(ip, udp))
+		buf := gopacket.NewSerializeBuffer()
+		ls := append([]gopacket.SerializableLayer{eth, ip, udp, bth}, rest...)
+		require.NoError(t, gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, append(ls, &layers.ICRC{})...))
+		return seedFrame{linkType: gplayers.LinkTypeEthernet, data: append([]byte(nil), buf.Bytes()...)}
+	}
+	a, b := net.IPv4(10, 0, 0, 1), net.IPv4(10, 0, 0, 2)
+	hdr := cm.Header{BaseVersion: 1, MgmtClass: cm.ClassCM, ClassVersion: 2, Method: 3}
+	deth := &layers.DETH{QKey: 0x80010000, SrcQP: 1}
+	req = frame(a, b, &layers.BTH{Opcode: layers.OpcodeUDSendOnly, PKey: 0xFFFF, DestQP: 1}, deth,
+		&cm.MAD{Header: hdr, Message: &cm.ConnectRequest{LocalCommID: 1, LocalQPN: 0x100, StartingPSN: 7, PathMTU: cm.MTU256, TransportServiceType: cm.TransportRC}})
+	rep = frame(b, a, &layers.BTH{Opcode: layers.OpcodeUDSendOnly, PKey: 0xFFFF, DestQP: 1}, deth,
+		&cm.MAD{Header: hdr, Message: &cm.ConnectReply{LocalCommID: 2, RemoteCommID: 1, LocalQPN: 0x200, StartingPSN: 9}})
+	read = frame(a, b, &layers.BTH{Opcode: layers.OpcodeRCRDMAReadRequest, PKey: 0xFFFF, DestQP: 0x200, AckReq: true, PSN: 7},
+		&layers.RETH{VA: 0x1000, RKey: 7, DMALength: 4096})
+	return req, rep, read
 }

@@ -248,6 +248,9 @@ func (b *BTH) SerializeTo(buf gopacket.SerializeBuffer, opts gopacket.SerializeO
 	if b.PadCnt > 3 || b.TVer > 0xF || b.Resv6 > 0x3F || b.Resv7 > 0x7F {
 		return fmt.Errorf("bth: %w: PadCnt %d, TVer %d", ErrFieldRange, b.PadCnt, b.TVer)
 	}
+	if err := b.addMissingICRC(buf); err != nil {
+		return err
+	}
 	if opts.FixLengths {
 		if err := b.fixPad(buf); err != nil {
 			return err
@@ -287,6 +290,23 @@ func (b *BTH) SerializeTo(buf gopacket.SerializeBuffer, opts gopacket.SerializeO
 	if opts.ComputeChecksums && b.csumNet != nil {
 		return b.fillICRCv2(buf.Bytes(), opts)
 	}
+	return nil
+}
+
+// addMissingICRC appends the 4 ICRC bytes (zero until computed) when
+// gopacket.SerializeLayers serialized the layers after the BTH and none of
+// them was an ICRC: the pad and the ICRC would otherwise take the place
+// of the payload's last bytes. A BTH decoded from a packet cut by the
+// capture (Truncated) had no ICRC and gets none.
+func (b *BTH) addMissingICRC(buf gopacket.SerializeBuffer) error {
+	if b.Truncated || len(buf.Layers()) == 0 || serializedTrailer(buf) > 0 {
+		return nil
+	}
+	t, err := buf.AppendBytes(ICRCLen)
+	if err != nil {
+		return err
+	}
+	clear(t)
 	return nil
 }
 

@@ -46,7 +46,11 @@ func newExtHeader(t gopacket.LayerType, bth *BTH) gopacket.DecodingLayer {
 func decodeBTH(data []byte, p gopacket.PacketBuilder) error {
 	bth := &BTH{}
 	err := bth.DecodeFromBytes(data, p)
-	p.AddLayer(bth)
+	if len(data) >= BTHLen {
+		// A BTH too short to hold its 12 bytes is not added: its
+		// zeroed fields would read as a decoded header.
+		p.AddLayer(bth)
+	}
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,17 @@
 // data. The BTH keeps the ICRC in Trailer; CheckICRC verifies it against
 // the IPv4/IPv6 and UDP, GRH or LRH header the parser decoded.
 //
+// QP0/QP1 packets (the CM, subnet management) carry a MAD after their
+// DETH: add a cm.MAD to the parser's layers too (package cm decodes it;
+// it imports this package, so TransportLayers cannot hold it), or the
+// parser stops on every CM frame with "No decoder for layer type MAD"
+// (see package cm's ExampleMAD_decodingLayerParser, over a capture with CM).
+//
+//	var mad cm.MAD
+//	ib := layers.NewTransportLayers()
+//	parser := gopacket.NewDecodingLayerParser(gplayers.LayerTypeEthernet,
+//		append([]gopacket.DecodingLayer{&eth, &ip4, &ip6, &udp, &mad}, ib.DecodingLayers()...)...)
+//
 // # Truncated and malformed packets
 //
 // Decoders check lengths before reading and report short data with an
@@ -48,9 +59,18 @@
 // # Building packets
 //
 // SerializeTo writes every header; with gopacket.SerializeOptions
-// FixLengths it sets PadCnt and inserts the pad (the ICRC layer must be
-// serialized after the payload), GRH PayLen, LRH PktLen and ERF lengths;
-// with ComputeChecksums it computes the ICRC — for RoCE v2 after
-// BTH.SetNetworkLayerForChecksum, for RoCE v1 and native IB in the GRH and
-// LRH — and the VCRC. See docs/protocol.md for the wire format.
+// FixLengths it sets PadCnt and inserts the pad in front of the ICRC, GRH
+// PayLen, LRH PktLen and ERF lengths; with ComputeChecksums it computes the
+// ICRC — for RoCE v2 after BTH.SetNetworkLayerForChecksum, for RoCE v1 and
+// native IB in the GRH and LRH — and the VCRC. Serialize an &ICRC{} layer
+// after the payload; with gopacket.SerializeLayers a BTH whose layers end
+// without one adds the 4 ICRC bytes itself (never taking the payload's
+// last bytes for them).
+//
+// The UDP checksum: BTH.SetNetworkLayerForChecksum(ip, udp) also gives the
+// UDP layer its network layer (no separate udp.SetNetworkLayerForChecksum
+// is needed). With ComputeChecksums gopacket's UDP then writes a valid
+// checksum; RoCE v2 senders write 0 (receivers accept both; the ICRC does
+// not cover it). For 0, as a NIC sends, serialize the UDP layer wrapped in
+// UDPZeroChecksum. See docs/protocol.md for the wire format.
 package layers

@@ -23,11 +23,9 @@ func rdmaWriteFrame() []byte {
 	bth := &layers.BTH{Opcode: layers.OpcodeRCRDMAWriteOnly, PKey: 0xFFFF, DestQP: 0x12, AckReq: true, PSN: 4242}
 	reth := &layers.RETH{VA: 0x7f0000001000, RKey: 0x1234, DMALength: 5}
 	// The ICRC is computed over the IP and UDP headers the BTH will be
-	// serialized under (like the UDP checksum over its pseudo-header).
+	// serialized under (like the UDP checksum over its pseudo-header);
+	// this also gives the UDP layer its pseudo-header.
 	if err := bth.SetNetworkLayerForChecksum(ip, udp); err != nil {
-		panic(err)
-	}
-	if err := udp.SetNetworkLayerForChecksum(ip); err != nil {
 		panic(err)
 	}
 	buf := gopacket.NewSerializeBuffer()

@@ -220,12 +220,20 @@ func (c *ICRC) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptio
 // SetNetworkLayerForChecksum gives the BTH the IPv4 or IPv6 layer and the
 // UDP layer it will be serialized under, so that SerializeTo can compute
 // the ICRC of a RoCE v2 packet when ComputeChecksums is set, the same way
-// gopacket's UDP computes its checksum.
+// gopacket's UDP computes its checksum. It also calls
+// udp.SetNetworkLayerForChecksum(network), so that the UDP layer can be
+// serialized with ComputeChecksums too (it then writes a valid UDP
+// checksum; wrap it in UDPZeroChecksum to send 0, as RoCE NICs do).
 func (b *BTH) SetNetworkLayerForChecksum(network gopacket.SerializableLayer, udp *gplayers.UDP) error {
 	switch network.(type) {
 	case *gplayers.IPv4, *gplayers.IPv6:
 	default:
 		return fmt.Errorf("bth: %w: ICRC network layer must be IPv4 or IPv6, not %T", ErrBadHeader, network)
+	}
+	if udp != nil {
+		if err := udp.SetNetworkLayerForChecksum(network.(gopacket.NetworkLayer)); err != nil {
+			return fmt.Errorf("bth: %w", err)
+		}
 	}
 	b.csumNet, b.csumUDP = network, udp
 	return nil

@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	gplayers "github.com/gopacket/gopacket/layers"
 
@@ -41,6 +43,10 @@ func RunWithStdin(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		printUsage(stdout)
 		return ExitOK
 	}
+	if errors.Is(err, errVersion) {
+		fmt.Fprintln(stdout, version())
+		return ExitOK
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "roce-dissect: %s (run 'roce-dissect --help' for the flags and examples)\n", strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
 		return ExitUsage
@@ -49,7 +55,7 @@ func RunWithStdin(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	out.perFrame = isTerminal(stdout) || slices.Contains(files, "-") && isLive(stdin)
 	r := &runner{cfg: cfg, stdin: stdin, stdout: out, out: out, stderr: stderr, pal: newPalette(cfg.color, stdout)}
 	var code int
-	if cfg.packets || cfg.verbose {
+	if cfg.packets || cfg.verbose || cfg.hex {
 		code = r.packetMode(ctx, files)
 	} else {
 		code = r.reportMode(ctx, files)
@@ -81,17 +87,21 @@ type runner struct {
 	// flowBudget caps the flows of all the files of the run together
 	// (--max-flows is for the run, not for each file).
 	flowBudget *analyze.FlowBudget
+	// connBudget caps the CM connections of the run (--max-connections).
+	connBudget *analyze.FlowBudget
 }
 
 func (r *runner) options(file string, multi bool) analyze.Options {
 	o := analyze.Options{
-		Interval:  r.cfg.interval,
+		Interval:  r.plotInterval(),
 		NoICRC:    r.cfg.noICRC,
 		RoCEPorts: r.cfg.rocePorts,
 		MaxFlows:  r.cfg.maxFlows,
 	}
 	o.DecodeRDAs = r.cfg.rdAs
 	o.FlowBudget = r.flowBudget
+	o.MaxConnections, o.ConnectionBudget = r.cfg.maxConns, r.connBudget
+	o.OnRelease = runtime.GC // Finish hands the flow table's memory to the report
 	if multi {
 		o.File = file
 	}
@@ -106,6 +116,9 @@ func (r *runner) open(name string) (*capture.Reader, int64, error) {
 	}
 	var size int64
 	if st, err := os.Stat(name); err == nil {
+		if st.IsDir() {
+			return nil, 0, fmt.Errorf("is a directory, not a capture file")
+		}
 		size = st.Size()
 	}
 	cr, err := capture.Open(name)
@@ -124,7 +137,7 @@ type fileResult struct {
 func (r *runner) each(ctx context.Context, name string, fn func(*frame)) error {
 	cr, size, err := r.open(name)
 	if err != nil {
-		return err
+		return &openError{err}
 	}
 	defer cr.Close()
 	var tracker *progressFile
@@ -174,6 +187,7 @@ func (r *runner) each(ctx context.Context, name string, fn func(*frame)) error {
 func (r *runner) reportMode(ctx context.Context, files []string) int {
 	r.progress = startProgress(r.cfg.progress, r.stderr)
 	r.flowBudget = analyze.NewFlowBudget(r.cfg.maxFlows)
+	r.connBudget = analyze.NewFlowBudget(r.cfg.maxConns)
 	results := make([]fileResult, len(files))
 	multi := len(files) > 1
 	samplers := r.pointSamplers(files)
@@ -210,6 +224,20 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 			fmt.Fprintf(r.stderr, "roce-dissect: %s: %v\n", displayName(res.name), res.err)
 			status = ExitDamaged
 		}
+	}
+	// A file that could not be opened (missing, a directory, not a
+	// capture) has no report, not an empty one.
+	results = slices.DeleteFunc(results, func(res fileResult) bool { return isOpenError(res.err) })
+	if len(results) == 0 {
+		return ExitDamaged
+	}
+	if len(results) < len(files) {
+		files = files[:0]
+		for _, res := range results {
+			files = append(files, res.name)
+		}
+		samplers = nil
+		multi = len(results) > 1
 	}
 	merged := results[0].report
 	if multi {
@@ -265,7 +293,11 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 		return ExitDamaged
 	}
 	if r.cfg.plot != "" {
-		if err := writePlot(r.cfg.plot, merged); err != nil {
+		var iv time.Duration
+		if r.cfg.intervalSet {
+			iv = r.cfg.interval
+		}
+		if err := writePlot(r.cfg.plot, merged, iv); err != nil {
 			fmt.Fprintf(r.stderr, "roce-dissect: --plot %s: %v\n", r.cfg.plot, err)
 			return ExitDamaged
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
@@ -81,10 +82,27 @@ var packetCSVHeader = []string{
 	"immdt", "ieth", "payload_len", "icrc_status", "mad_attribute", "error", "findings",
 }
 
+// packetCSVExtraHeader are the columns added after packetCSVHeader's:
+// the time since the file's first frame, the file (several files), the
+// ECN field and the kinds of the frame's findings (space-separated).
+var packetCSVExtraHeader = []string{"time_relative_seconds", "file", "ecn", "finding_kinds"}
+
+func packetCSVExtra(p *analyze.Packet, rel time.Duration, file string, findings []analyze.Finding) []string {
+	ecn := ""
+	if p.Encap == analyze.EncapRoCEv2 || p.GRH != nil {
+		ecn = ecnShort(p.ECN)
+	}
+	kinds := make([]string, 0, len(findings))
+	for _, fd := range findings {
+		kinds = append(kinds, fd.Kind)
+	}
+	return []string{strconv.FormatFloat(rel.Seconds(), 'f', 9, 64), file, ecn, strings.Join(kinds, " ")}
+}
+
 func packetCSVRow(p *analyze.Packet, rel time.Duration) []string {
 	row := make([]string, len(packetCSVHeader))
 	row[0] = u(p.Frame)
-	row[1] = strconv.FormatFloat(rel.Seconds(), 'f', 9, 64)
+	row[1] = p.Time.UTC().Format(time.RFC3339Nano) // as -o json; time_relative_seconds is relative
 	row[2], row[3] = p.Src.String(), p.Dst.String()
 	if b := p.BTH; b != nil {
 		row[4], row[5] = strconv.Itoa(int(b.Opcode)), b.OpcodeName()

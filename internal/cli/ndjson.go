@@ -32,6 +32,19 @@ type packetJSON struct {
 	ICRC         *icrcJSON   `json:"icrc,omitempty"`
 	MAD          *madJSON    `json:"mad,omitempty"`
 	Findings     int         `json:"findings"`
+
+	// Added keys (docs/json.md, "Per-packet NDJSON").
+	File                string      `json:"file,omitempty"`
+	TimeRelativeSeconds float64     `json:"time_relative_seconds"`
+	ECN                 *ecnJSON    `json:"ecn,omitempty"`
+	LRH                 *lrhJSON    `json:"lrh,omitempty"`
+	GRH                 *grhJSON    `json:"grh,omitempty"`
+	RDETH               *rdethJSON  `json:"rdeth,omitempty"`
+	XRCETH              *xrcethJSON `json:"xrceth,omitempty"`
+	FETH                *fethJSON   `json:"feth,omitempty"`
+	CNP                 *cnpJSON    `json:"cnp,omitempty"`
+	VCRC                *icrcJSON   `json:"vcrc,omitempty"`
+	FindingKinds        []string    `json:"finding_kinds,omitempty"`
 }
 
 type bthJSON struct {
@@ -111,6 +124,8 @@ type cmJSON struct {
 	PrimaryLocalLID  *uint16 `json:"primary_local_lid,omitempty"`
 	PrimaryRemoteLID *uint16 `json:"primary_remote_lid,omitempty"`
 	Reason           string  `json:"reason,omitempty"`
+	// RDMACM is the RDMA CM IP header of a REQ's private data.
+	RDMACM *rdmaCMJSON `json:"rdma_cm,omitempty"`
 }
 
 func hex64(v uint64) string { return fmt.Sprintf("0x%016x", v) }
@@ -183,6 +198,7 @@ func cmObject(msg cm.Message) *cmJSON {
 		c.PathMTU = ptr(m.PathMTU.Bytes())
 		c.PrimaryLocalGID, c.PrimaryRemoteGID = m.PrimaryLocalGID.String(), m.PrimaryRemoteGID.String()
 		c.PrimaryLocalLID, c.PrimaryRemoteLID = ptr(uint16(m.PrimaryLocalLID)), ptr(uint16(m.PrimaryRemoteLID))
+		c.RDMACM = rdmaCMObject(m)
 	case *cm.ConnectReply:
 		c.Type = "REP"
 		c.LocalCommID, c.RemoteCommID, c.LocalQPN, c.StartingPSN = ptr(m.LocalCommID), ptr(m.RemoteCommID), ptr(m.LocalQPN), ptr(m.StartingPSN)

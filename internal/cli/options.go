@@ -18,6 +18,7 @@ import (
 type config struct {
 	packets   bool
 	verbose   bool
+	hex       bool   // -x: a hex dump of each frame
 	output    string // text, json, csv
 	color     string // auto, always, never
 	count     uint64
@@ -27,10 +28,14 @@ type config struct {
 	rdAs      layers.RDDecoding
 	noICRC    bool
 	interval  time.Duration
-	plot      string
-	html      string // --html FILE: the report as one self-contained page
-	maxFlows  int
-	progress  string // auto, never
+	// intervalSet: --interval was given (the plot chooses its own
+	// otherwise).
+	intervalSet bool
+	plot        string
+	html        string // --html FILE: the report as one self-contained page
+	maxFlows    int
+	maxConns    int
+	progress    string // auto, never
 	// clockOffsets are --clock-offset FILE=DURATION (capture points).
 	clockOffsets map[string]time.Duration
 	jobs         int    // -j: cores per run (0: all)
@@ -45,6 +50,19 @@ type flowFilter struct {
 
 // errUsage marks a bad command line (exit status 2).
 var errUsage = errors.New("usage")
+
+// errVersion asks for the version (--version).
+var errVersion = errors.New("version")
+
+// fileFlag is -r FILE: a file to read, in order with the others.
+type fileFlag struct{ files *[]string }
+
+func (f fileFlag) String() string { return "" }
+
+func (f fileFlag) Set(v string) error {
+	*f.files = append(*f.files, v)
+	return nil
+}
 
 type portList struct {
 	ports *[]uint16
@@ -103,6 +121,7 @@ func parseArgs(args []string) (*config, []string, error) {
 	fs.BoolVar(&cfg.packets, "packets", false, "print one line per RDMA packet")
 	fs.BoolVar(&cfg.verbose, "V", false, "print every header of every RDMA packet as a tree")
 	fs.BoolVar(&cfg.verbose, "verbose", false, "print every header of every RDMA packet as a tree")
+	fs.BoolVar(&cfg.hex, "x", false, "add a hex dump of each RDMA frame (like tshark -x)")
 	fs.StringVar(&cfg.output, "o", "text", "output format: text, json or csv")
 	fs.StringVar(&cfg.output, "output", "text", "output format: text, json or csv")
 	fs.StringVar(&cfg.color, "color", "auto", "colour: auto (on for a terminal unless NO_COLOR is set), always or never")
@@ -115,19 +134,31 @@ func parseArgs(args []string) (*config, []string, error) {
 	fs.StringVar(&cfg.plot, "plot", "", "write per-flow throughput over time to FILE.svg or FILE.png")
 	fs.StringVar(&cfg.html, "html", "", "write the report as one self-contained HTML page to FILE")
 	fs.IntVar(&cfg.maxFlows, "max-flows", 1_000_000, "track at most N flows (more are counted, not tracked)")
+	fs.IntVar(&cfg.maxConns, "max-connections", 100_000, "track at most N CM connections (more REQs are counted, not tracked)")
 	fs.StringVar(&cfg.progress, "progress", "auto", "progress bar on stderr: auto (terminal, reads over 1 s) or never")
+	var files []string
+	fs.Var(fileFlag{&files}, "r", "read FILE (as tshark -r; the same as naming it)")
+	fs.BoolVar(new(bool), "n", false, "no name resolution (roce-dissect never resolves names; accepted for tcpdump/tshark habits)")
+	var showVersion bool
+	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	fs.Var(clockOffsetFlag{&cfg.clockOffsets}, "clock-offset", "FILE=DURATION: FILE's clock runs DURATION ahead of the first file's (capture points; repeatable)")
 	fs.IntVar(&cfg.jobs, "j", 0, "analyze on N cores (0: all): one file is sharded by host pair, the report unchanged")
 	fs.StringVar(&cfg.export, "export", "", "write the analysis as Parquet tables to DIR (docs/parquet.md)")
 	fs.IntVar(&cfg.jobs, "jobs", 0, "analyze on N cores (0: all): one file is sharded by host pair, the report unchanged")
 
-	var files []string
+	args, err := expandArgs(args, func(w string) bool { return fs.Lookup(w) != nil })
+	if err != nil {
+		return nil, nil, err
+	}
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, nil, err
 			}
-			return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
+			return nil, nil, fmt.Errorf("%w: %v", errUsage, explainFlagError(err))
+		}
+		if showVersion {
+			return nil, nil, errVersion
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -161,6 +192,7 @@ func parseArgs(args []string) (*config, []string, error) {
 	default:
 		return nil, nil, fmt.Errorf("%w: --progress %q: want auto or never", errUsage, cfg.progress)
 	}
+	fs.Visit(func(f *flag.Flag) { cfg.intervalSet = cfg.intervalSet || f.Name == "interval" })
 	if cfg.interval <= 0 {
 		return nil, nil, fmt.Errorf("%w: --interval must be positive", errUsage)
 	}
@@ -170,6 +202,9 @@ func parseArgs(args []string) (*config, []string, error) {
 	if cfg.maxFlows <= 0 {
 		return nil, nil, fmt.Errorf("%w: --max-flows must be positive", errUsage)
 	}
+	if cfg.maxConns <= 0 {
+		return nil, nil, fmt.Errorf("%w: --max-connections must be positive", errUsage)
+	}
 	if qp != "" {
 		n, err := parseQP(qp)
 		if err != nil {
@@ -178,15 +213,11 @@ func parseArgs(args []string) (*config, []string, error) {
 		cfg.qp = int64(n)
 	}
 	if flowSpec != "" {
-		parts := strings.Split(flowSpec, ",")
-		if len(parts) != 3 {
-			return nil, nil, fmt.Errorf("%w: --flow wants SRC,DST,QP", errUsage)
-		}
-		n, err := parseQP(parts[2])
+		f, err := parseFlowSpec(flowSpec)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: --flow: %v", errUsage, err)
+			return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
 		}
-		cfg.flow = &flowFilter{src: normAddr(parts[0]), dst: normAddr(parts[1]), qp: n}
+		cfg.flow = f
 	}
 	if cfg.plot != "" && !strings.HasSuffix(cfg.plot, ".svg") && !strings.HasSuffix(cfg.plot, ".png") {
 		return nil, nil, fmt.Errorf("%w: --plot wants a .svg or .png file", errUsage)
@@ -216,8 +247,10 @@ func printUsage(w io.Writer) {
 	fmt.Fprint(w, flagHelp)
 }
 
-const flagHelp = `  -P, --packets              one line per RDMA packet (like tshark's summary)
+const flagHelp = `  -r FILE                    read FILE (as tshark -r; naming it is the same)
+  -P, --packets              one line per RDMA packet (like tshark's summary)
   -V, --verbose              every header of every RDMA packet as a tree (like tshark -V)
+  -x                         each RDMA frame's bytes in hex (like tshark -x)
   -o, --output FORMAT        text (default), json or csv
                              json: the report (docs/json.md); with -P one object per packet
                              csv: the flow table; with -P the packet lines
@@ -230,12 +263,14 @@ const flagHelp = `  -P, --packets              one line per RDMA packet (like ts
       --decode-as rd|dc     decode the RD opcodes 0x40–0x54 as Reliable Datagram or as
                             NVIDIA DC (default auto: DC unless the length proves RD)
       --no-icrc              skip ICRC/VCRC verification
-      --interval DURATION    throughput series interval (default 1ms)
-      --plot FILE            per-flow throughput over time, PSN gaps and CNPs marked
-                             (.svg or .png)
+      --interval DURATION    throughput series interval (default 1ms; --plot: chosen
+                             from the capture's duration)
+      --plot FILE            per-flow throughput over time, PSN gaps, NAKs and CNPs
+                             marked on their flow (.svg or .png)
       --html FILE            the report as one self-contained HTML page: tables,
                              findings, per-flow PSN sequence and throughput charts
       --max-flows N          track at most N flows (default 1000000)
+      --max-connections N    track at most N CM connections (default 100000)
       --progress WHEN        auto (default) or never
       --clock-offset FILE=DURATION
                              several files of the same traffic (capture points): FILE's
@@ -247,6 +282,10 @@ const flagHelp = `  -P, --packets              one line per RDMA packet (like ts
                              one file sharded by host pair over N cores, the report the same
                              byte for byte as on one core (docs/parallel.md)
   -h, --help                 this help
+      --version              the version
+Short flags combine as in tshark: -PV, -c5, -PVx -c 10, -ojson. -n is
+accepted (names are never resolved). tshark's -Y, -R, -T, -e and tcpdump's
+-i, -w are explained when given.
 
 Exit status: 0 ok, 1 a capture was damaged or unreadable (the report of what
 was read is still printed), 2 bad usage.

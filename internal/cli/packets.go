@@ -5,8 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"io"
-	"reflect"
 	"strings"
 	"time"
 
@@ -32,11 +30,15 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 	var cw *csv.Writer
 	if r.cfg.output == "csv" {
 		cw = csv.NewWriter(r.stdout)
-		_ = cw.Write(packetCSVHeader)
+		_ = cw.Write(append(packetCSVHeader, packetCSVExtraHeader...))
 	}
 	enc := json.NewEncoder(r.stdout)
 	for _, name := range files {
 		a := analyze.New(r.options(name, len(files) > 1))
+		fileLabel := ""
+		if len(files) > 1 {
+			fileLabel = displayName(name)
+		}
 		var start time.Time
 		var n uint64
 		err := r.each(ctx, name, func(f *frame) {
@@ -58,13 +60,23 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 			defer r.out.frameDone()
 			switch {
 			case r.cfg.output == "json":
-				_ = enc.Encode(packetObject(p))
+				o := packetObject(p)
+				addHeaders(o, p, rel, fileLabel, a.FrameFindings())
+				_ = enc.Encode(o)
 			case cw != nil:
-				_ = cw.Write(packetCSVRow(p, rel))
+				_ = cw.Write(append(packetCSVRow(p, rel), packetCSVExtra(p, rel, fileLabel, a.FrameFindings())...))
 			case r.cfg.verbose:
-				r.writeTree(p, f, rel)
+				r.writeTree(p, f, rel, fileLabel, a.FrameFindings())
+				if r.cfg.hex {
+					writeHexDump(r.stdout, f.data)
+				}
+				fmt.Fprintln(r.stdout)
 			default:
 				r.writeLine(p, rel)
+				if r.cfg.hex {
+					writeHexDump(r.stdout, f.data)
+					fmt.Fprintln(r.stdout)
+				}
 			}
 		})
 		if err != nil {
@@ -166,149 +178,4 @@ func icrcWord(pal palette, p *analyze.Packet) string {
 		return pal.red.Sprintf("ICRC=bad(%s, expected %s)", layers.ICRCWire(p.ICRC.Value), layers.ICRCWire(p.ICRC.Expected))
 	}
 	return "ICRC=unverifiable"
-}
-
-// writeTree prints every header of a packet with all its fields, decoding
-// the frame again through gopacket (the analyzer's fast path keeps only
-// the IB headers).
-func (r *runner) writeTree(p *analyze.Packet, f *frame, rel time.Duration) {
-	w := r.stdout
-	r.pal.bold.Fprintf(w, "Frame %d: %d bytes on wire, %d captured, %.9f s", p.Frame, p.Length, p.CapLength, rel.Seconds())
-	if p.Findings > 0 {
-		r.pal.yellow.Fprintf(w, " (%s)", plural(p.Findings, "finding"))
-	}
-	fmt.Fprintln(w)
-	pkt := gopacket.NewPacket(f.data, f.linkType, gopacket.DecodeOptions{NoCopy: true})
-	for _, l := range pkt.Layers() {
-		name := l.LayerType().String()
-		if raw, ok := l.(*gopacket.Payload); ok {
-			fmt.Fprintf(w, "  %s: %d bytes\n", name, len(*raw))
-			continue
-		}
-		if writeCRC(w, l) {
-			if p.SrcPortRewritten && l.LayerType() == layers.LayerTypeICRC {
-				fmt.Fprintf(w, "    Verified with UDP source port %d (the capture tool wrote 4791)\n", p.OriginalSrcPort)
-			}
-			continue
-		}
-		fmt.Fprintf(w, "  %s\n", name)
-		writeFields(w, "    ", reflect.ValueOf(l), 0)
-	}
-	if b, ok := pkt.Layer(layers.LayerTypeBTH).(*layers.BTH); ok && p.BTH != nil && b.DC != p.BTH.DC {
-		// gopacket.NewPacket decodes the RD opcodes automatically only.
-		r.pal.yellow.Fprintf(w, "  (--decode-as %s: analyzed as %s; the tree above is the automatic decoding)\n", r.cfg.rdAs, p.BTH.OpcodeName())
-	}
-	if p.Err != nil {
-		r.pal.red.Fprintf(w, "  malformed: %v\n", p.Err)
-	}
-	fmt.Fprintln(w)
-}
-
-// writeCRC prints an ICRC or VCRC layer with its values as the bytes on
-// the wire, as -P, -o json and Wireshark show them (the layers hold the
-// CRC value, which the wire carries least significant byte first); false
-// for other layers.
-func writeCRC(w io.Writer, l gopacket.Layer) bool {
-	var value, expected string
-	var status layers.ICRCStatus
-	switch c := l.(type) {
-	case *layers.ICRC:
-		value, expected, status = layers.ICRCWire(c.Value), layers.ICRCWire(c.Expected), c.Status
-	case *layers.VCRC:
-		value, expected, status = layers.VCRCWire(c.Value), layers.VCRCWire(c.Expected), c.Status
-	default:
-		return false
-	}
-	fmt.Fprintf(w, "  %s\n    Value: %s\n    Status: %s\n", l.LayerType(), value, status)
-	if status == layers.ICRCBad || status == layers.ICRCOK {
-		fmt.Fprintf(w, "    Expected: %s\n", expected)
-	}
-	return true
-}
-
-// writeFields prints the exported fields of a layer struct.
-func writeFields(w io.Writer, indent string, v reflect.Value, depth int) {
-	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
-		if v.IsNil() {
-			return
-		}
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct || depth > 3 {
-		return
-	}
-	t := v.Type()
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		if !sf.IsExported() || sf.Name == "BaseLayer" || sf.Name == "Contents" || sf.Name == "Payload" {
-			continue
-		}
-		fv := v.Field(i)
-		if sf.Anonymous {
-			writeFields(w, indent, fv, depth)
-			continue
-		}
-		if s, ok := fieldString(fv); ok {
-			fmt.Fprintf(w, "%s%s: %s\n", indent, sf.Name, s)
-			continue
-		}
-		inner := fv
-		for inner.Kind() == reflect.Pointer || inner.Kind() == reflect.Interface {
-			if inner.IsNil() {
-				break
-			}
-			inner = inner.Elem()
-		}
-		if inner.Kind() == reflect.Struct && !inner.IsZero() {
-			fmt.Fprintf(w, "%s%s:\n", indent, sf.Name)
-			writeFields(w, indent+"  ", inner, depth+1)
-		}
-	}
-}
-
-// fieldString renders a scalar field; false for structs.
-func fieldString(v reflect.Value) (string, bool) {
-	if e := v; e.Kind() == reflect.Pointer || e.Kind() == reflect.Interface {
-		for (e.Kind() == reflect.Pointer || e.Kind() == reflect.Interface) && !e.IsNil() {
-			e = e.Elem()
-		}
-		if e.Kind() == reflect.Struct {
-			return "", false // a nested header or message: printed as a subtree
-		}
-	}
-	if v.CanInterface() {
-		if s, ok := v.Interface().(fmt.Stringer); ok && v.Kind() != reflect.Struct && !(v.Kind() == reflect.Pointer && v.IsNil()) {
-			return s.String(), true
-		}
-	}
-	switch v.Kind() {
-	case reflect.Bool:
-		return fmt.Sprint(v.Bool()), true
-	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uint:
-		return fmt.Sprintf("%d (0x%x)", v.Uint(), v.Uint()), true
-	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int:
-		return fmt.Sprint(v.Int()), true
-	case reflect.String:
-		return v.String(), true
-	case reflect.Slice, reflect.Array:
-		if v.Type().Elem().Kind() == reflect.Uint8 {
-			if v.Len() == 0 {
-				return "none", true
-			}
-			b := make([]byte, v.Len())
-			for i := range b {
-				b[i] = byte(v.Index(i).Uint())
-			}
-			if len(b) > 32 {
-				return fmt.Sprintf("%x… (%d bytes)", b[:32], len(b)), true
-			}
-			return fmt.Sprintf("%x", b), true
-		}
-		return fmt.Sprintf("%d items", v.Len()), true
-	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			return "none", true
-		}
-	}
-	return "", false
 }

@@ -19,6 +19,8 @@ type progress struct {
 	done    atomic.Int64
 	quit    chan struct{}
 	wg      sync.WaitGroup
+	// showAfter is how long a read runs before the bar shows (1 s).
+	showAfter time.Duration
 }
 
 // progressFile tracks one file's share.
@@ -32,7 +34,7 @@ func startProgress(mode string, w io.Writer) *progress {
 	if mode == "never" || !ok || !isatty.IsTerminal(f.Fd()) {
 		return nil
 	}
-	p := &progress{quit: make(chan struct{})}
+	p := &progress{quit: make(chan struct{}), showAfter: time.Second}
 	p.wg.Add(1)
 	go p.run(f)
 	return p
@@ -40,33 +42,48 @@ func startProgress(mode string, w io.Writer) *progress {
 
 func (p *progress) run(w io.Writer) {
 	defer p.wg.Done()
-	start := time.Now()
+	// The bar counts from the start, so that its first rate and time left
+	// are over the whole read (created after a second, it saw a second's
+	// bytes arrive at once: a rate five times too high, a time left too
+	// short); it writes nothing until showAfter has passed.
+	gate := &delayedWriter{w: w, from: time.Now().Add(p.showAfter)}
+	bar := progressbar.NewOptions64(p.max(),
+		progressbar.OptionSetWriter(gate),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetDescription("reading"),
+		progressbar.OptionThrottle(200*time.Millisecond),
+		progressbar.OptionSetPredictTime(true))
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
-	var bar *progressbar.ProgressBar
 	for {
 		select {
 		case <-p.quit:
-			if bar != nil {
+			if gate.shown {
 				_ = bar.Finish()
 				_, _ = io.WriteString(w, "\n")
 			}
 			return
 		case <-tick.C:
-			if bar == nil && time.Since(start) > time.Second {
-				bar = progressbar.NewOptions64(p.max(),
-					progressbar.OptionSetWriter(w),
-					progressbar.OptionShowBytes(true),
-					progressbar.OptionSetDescription("reading"),
-					progressbar.OptionThrottle(200*time.Millisecond),
-					progressbar.OptionSetPredictTime(true))
-			}
-			if bar != nil {
-				bar.ChangeMax64(p.max())
-				_ = bar.Set64(p.done.Load())
-			}
+			bar.ChangeMax64(p.max())
+			_ = bar.Set64(p.done.Load())
 		}
 	}
+}
+
+// delayedWriter drops what is written before from: a bar that shows only
+// for reads longer than that.
+type delayedWriter struct {
+	w     io.Writer
+	from  time.Time
+	shown bool
+}
+
+func (d *delayedWriter) Write(b []byte) (int, error) {
+	if time.Now().Before(d.from) {
+		return len(b), nil
+	}
+	d.shown = true
+	return d.w.Write(b)
 }
 
 // max is the bar's total: the files' sizes, or -1 (a spinner with bytes

@@ -53,7 +53,9 @@ func (r *runner) analyzeSequential(ctx context.Context, index int, name string, 
 // best, with a note on stderr.
 func (r *runner) analyzeSharded(ctx context.Context, name string, n int) fileResult {
 	opts := r.options(name, false)
-	opts.FlowBudget = nil // one file: the budget is MaxFlows, which the combiner applies
+	// One file: the budgets are MaxFlows and MaxConnections, which the
+	// combiner applies.
+	opts.FlowBudget, opts.ConnectionBudget = nil, nil
 	opts.Shard = true
 	res := r.shardPass(ctx, name, n, opts)
 	if res.err != nil && ctx.Err() != nil {
@@ -65,7 +67,7 @@ func (r *runner) analyzeSharded(ctx context.Context, name string, n int) fileRes
 	case name == "-":
 		fmt.Fprintf(r.stderr, "roce-dissect: %s: note: -j %d: the report may differ from -j 1's (%v)\n", displayName(name), n, res.combineErr)
 	case errors.As(res.combineErr, &capErr) && !errors.Is(res.combineErr, analyze.ErrNotDisjoint):
-		opts.FlowFrameLimit = capErr.Frame
+		opts.FlowFrameLimit, opts.ConnFrameLimit = capErr.Frame, capErr.ConnFrame
 		res = r.shardPass(ctx, name, n, opts)
 		if res.combineErr != nil {
 			return r.analyzeSequential(ctx, 0, name, false, nil)

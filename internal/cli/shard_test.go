@@ -105,6 +105,13 @@ type frameAt struct {
 // so that only the impairments the generator wrote show.
 func interleave(t *testing.T, out string, shift int64, inputs ...string) {
 	t.Helper()
+	interleaveDup(t, out, shift, 0, 0, inputs...)
+}
+
+// interleaveDup is interleave, with the third frame of every input (the
+// RTU of roce-synth's CM handshake) repeated dup more times.
+func interleaveDup(t *testing.T, out string, shift int64, third, dup int, inputs ...string) {
+	t.Helper()
 	var all []frameAt
 	for i, in := range inputs {
 		cr, err := capture.Open(in)
@@ -130,7 +137,13 @@ func interleave(t *testing.T, out string, shift int64, inputs ...string) {
 			}
 			ci.Timestamp = ci.Timestamp.Add(time.Duration(int64(i) * shift))
 			all = append(all, frameAt{ci: ci, data: d, src: i})
+			if third++; third == 3 {
+				for range dup {
+					all = append(all, frameAt{ci: ci, data: d, src: i})
+				}
+			}
 		}
+		third = 0
 		cr.Close()
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].ci.Timestamp.Before(all[j].ci.Timestamp) })
@@ -302,4 +315,58 @@ func TestShardLarge(t *testing.T) {
 	require.Equal(t, 7, busy)
 	require.Len(t, rep.Connections, 1024)
 	sameAsSequential(t, file)
+}
+
+// TestShardConnectionCap: --max-connections hit across host pairs tracks
+// the first connections by REQ frame, as one core does.
+func TestShardConnectionCap(t *testing.T) {
+	file := generate(t, t.TempDir(), "mix.pcap", synth.Config{Scenario: synth.ScenarioMix, Packets: 8000, QPs: 64})
+	_, _, err := shardExact(t, 3, "-j", "3", "--max-connections", "10", file)
+	var capErr *analyze.FlowCapError
+	require.True(t, errors.As(err, &capErr), "%v", err)
+	require.NotZero(t, capErr.ConnFrame)
+	for _, n := range []string{"1", "10", "63"} {
+		t.Run(n, func(t *testing.T) { sameAsSequential(t, file, "--max-connections", n) })
+	}
+	sameAsSequential(t, file, "--max-connections", "7", "--max-flows", "20")
+}
+
+// TestShardCapturewide: the decisions a shard takes on capture-wide
+// counts are replayed over all shards: a CM flood only the whole capture
+// shows (each host pair's RTU repeated), and frames cut by a capture tool
+// next to whole frames of other host pairs longer than the cut.
+func TestShardCapturewide(t *testing.T) {
+	dir := t.TempDir()
+	var parts []string
+	for i := range 4 {
+		parts = append(parts, generate(t, dir, fmt.Sprintf("p%d.pcap", i), synth.Config{Scenario: synth.ScenarioWriteBW, Messages: 8, Seed: uint64(10 + i)}))
+	}
+	flood := filepath.Join(dir, "flood.pcap")
+	interleaveDup(t, flood, 100, 0, 400, parts...)
+	rep, _, err := shardExact(t, 2, "-j", "2", flood)
+	require.NoError(t, err)
+	kinds := map[string]int{}
+	for _, fd := range rep.Findings {
+		kinds[fd.Kind]++
+	}
+	require.Equal(t, 1, kinds[analyze.KindCMFlood], "the flood the whole capture shows")
+	sameAsSequential(t, flood)
+
+	// Tool-cut host pairs (243 bytes) and whole ones (longer): which
+	// short frames are malformed depends on frames of other host pairs.
+	cut := generate(t, dir, "cut.pcap", synth.Config{Scenario: synth.ScenarioWriteBW, Messages: 8, Seed: 21, Artefacts: synth.Artefacts{CutFrames: 243}})
+	cut2 := generate(t, dir, "cut2.pcap", synth.Config{Scenario: synth.ScenarioSendBW, Messages: 8, Seed: 22, Artefacts: synth.Artefacts{CutFrames: 243}})
+	mixed := filepath.Join(dir, "mixed.pcap")
+	interleave(t, mixed, 2000, cut, cut2, parts[0])
+	_, _, err = shardExact(t, 2, "-j", "2", mixed)
+	require.ErrorIs(t, err, analyze.ErrNotDisjoint, "a shard judged a frame cut that the capture judges malformed: sequential")
+	sameAsSequential(t, mixed)
+	mixed2 := filepath.Join(dir, "mixed2.pcap")
+	interleave(t, mixed2, 50, cut, parts[1], cut2)
+	sameAsSequential(t, mixed2)
+	cutOnly := filepath.Join(dir, "cutonly.pcap")
+	interleave(t, cutOnly, 500, cut, cut2)
+	_, _, err = shardExact(t, 2, "-j", "2", cutOnly)
+	require.NoError(t, err, "cut frames of one length in every host pair replay as they were decided")
+	sameAsSequential(t, cutOnly)
 }

@@ -250,6 +250,9 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 	if c.FlowsDropped > 0 {
 		p.yellow.Fprintf(w, "  flow table full: about %d more flows (%d packets) counted but not tracked (--max-flows)\n", c.FlowsDropped, c.PacketsOfDroppedFlows)
 	}
+	if c.ConnectionsDropped > 0 {
+		p.yellow.Fprintf(w, "  connection table full: %d more CM connections (REQs) counted but not tracked (--max-connections)\n", c.ConnectionsDropped)
+	}
 	if c.CutFrames > 0 {
 		fmt.Fprintf(w, "  %d frames cut by the capture tool without recording their length: sizes from their headers\n", c.CutFrames)
 	}
@@ -289,7 +292,7 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 	if len(rep.Flows) == 0 {
 		fmt.Fprintln(w, "  no RDMA flows")
 	} else {
-		header := []cell{{text: "SRC → DST", left: true}, {text: "QP"}, {text: "TRANSPORT", left: true}, {text: "PACKETS"}, {text: "PAYLOAD"}, {text: "DURATION"}, {text: "THROUGHPUT"}, {text: "MTU INF/NEG"}, {text: "MISSING"}, {text: "RETX"}, {text: "NAKS"}, {text: "CNPS"}, {text: "ECN-CE"}, {text: "ICRC-ERR"}}
+		header := []cell{{text: "SRC → DST", left: true}, {text: "QP"}, {text: "TRANSPORT", left: true}, {text: "PACKETS"}, {text: "PAYLOAD"}, {text: "DURATION"}, {text: "THROUGHPUT"}, {text: "RTT"}, {text: "MTU INF/NEG"}, {text: "MISSING"}, {text: "RETX"}, {text: "NAKS"}, {text: "CNPS"}, {text: "ECN-CE"}, {text: "ICRC-ERR"}}
 		sniffed := c.ICRCPortRewritten > 0
 		if sniffed {
 			header = append(header, cell{text: "SRC PORT", left: true})
@@ -299,7 +302,7 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 			row = append(row,
 				cell{text: f.Src + " → " + f.Dst, left: true}, cell{text: qpString(f.DestQP)}, cell{text: f.Transport, left: true},
 				cell{text: fmt.Sprint(f.Packets)}, cell{text: humanBytes(f.PayloadBytes)}, cell{text: humanDuration(f.LastTime.Sub(f.FirstTime))},
-				cell{text: humanRate(f.ThroughputBps)},
+				cell{text: humanRate(f.ThroughputBps)}, rttCell(f),
 				mtuCell(p, f),
 				countCell(p, f.Requests.Missing, p.red), countCell(p, f.Requests.Retransmitted+f.Requests.Duplicates, p.yellow),
 				countCell(p, f.Responses.NAKs+f.Responses.RNRNAKs, p.red), countCell(p, f.Congestion.CNPs, p.yellow),
@@ -341,6 +344,15 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 	if rep.FindingsDropped > 0 {
 		p.yellow.Fprintf(w, "  … and %d more findings not listed\n", rep.FindingsDropped)
 	}
+}
+
+// rttCell is the median request → response time of the flow's requests
+// (analysis.md, "RTT"), "-" without samples.
+func rttCell(f *analyze.Flow) cell {
+	if f.Responses.RTT == nil || f.Responses.RTT.Samples == 0 {
+		return cell{text: "-"}
+	}
+	return cell{text: humanDuration(time.Duration(f.Responses.RTT.MedianNs))}
 }
 
 func countCell(p palette, n uint64, bad *color.Color) cell {

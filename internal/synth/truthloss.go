@@ -150,7 +150,7 @@ func (t *tracker) message(fs *flowState, p *pkt, u int64, frame int) {
 func (t *tracker) attribute(fs *flowState) {
 	l := &fs.loss
 	r := &fs.f.Requests
-	rc := fs.f.Transport == "RC"
+	rc := fs.f.Transport == "RC" || fs.f.Transport == "DC" // acknowledged transports
 	lost := func(x int64) bool { return rc && l.lost.contains(x) }
 	covered := func(x int64) bool { return rc && l.hasAck && x <= l.ackHi }
 	missing := func(x int64) bool { return l.missing.contains(x) }

@@ -1,0 +1,99 @@
+package analyze
+
+import (
+	"fmt"
+	"time"
+)
+
+// The CM connection table is bounded like the flow table: a REQ with a new
+// CommID is a connection only while Options.MaxConnections (and the run's
+// ConnectionBudget) allow; further ones are counted in
+// Capture.ConnectionsDropped and a connection_table_full finding. Every
+// structure of the table is bounded by the cap:
+//
+//   - list and reqAt: one entry per connection;
+//   - byComm: at most two CommIDs per connection (its REQ's and its first
+//     REP's);
+//   - byFlow: at most two data flows per connection, bound by its first REP;
+//   - orphans: at most min(maxCMOrphans, MaxConnections).
+//
+// A REP for a connection that already has one changes nothing (a
+// retransmitted REP repeats it; one with another CommID or QPN collides
+// with it), so a REP flood grows no state. CM messages beyond what the
+// connections explain are a cm_flood finding.
+
+const (
+	// defaultMaxConnections is the default Options.MaxConnections.
+	defaultMaxConnections = 100_000
+	// cmMessagesPerConnection is the most CM messages one connection
+	// explains: REQ, MRA, REP, RTU, DREQ and DREP, each sent up to 16 times
+	// (Linux's max_cm_retries is 15), rounded up.
+	cmMessagesPerConnection = 100
+	// cmFloodSlack is how many CM messages a capture may hold beyond
+	// cmMessagesPerConnection × connections before they are a flood
+	// (messages whose REQ was before the capture).
+	cmFloodSlack = 1024
+)
+
+// cmStats counts what the CM table saw and what it did not keep.
+type cmStats struct {
+	messages uint64 // CM messages decoded
+	ignored  uint64 // messages that changed nothing: REPs to an answered connection, orphans beyond the cap
+	first    uint64 // frame of the first REQ refused by the cap
+	firstAt  time.Time
+	floodAt  uint64 // frame of the first CM message past the flood threshold
+	floodT   time.Time
+}
+
+// admit reports whether a REQ with a new CommID may become a connection,
+// and counts it when it may not.
+func (a *Analyzer) admitConnection(p *Packet) bool {
+	t := &a.conns
+	a.shard.noteConnGrew()
+	if len(t.list) < a.opts.MaxConnections && (a.opts.ConnFrameLimit == 0 || p.Frame <= a.opts.ConnFrameLimit) && a.opts.ConnectionBudget.take() {
+		return true
+	}
+	a.capture.ConnectionsDropped++
+	if t.stats.first == 0 {
+		t.stats.first, t.stats.firstAt = p.Frame, p.Time
+	}
+	return false
+}
+
+// countCM counts a CM message and notes where the messages first outnumber
+// what the connections explain.
+func (a *Analyzer) countCM(p *Packet) {
+	s := &a.conns.stats
+	s.messages++
+	a.shard.noteCM(p)
+	if s.floodAt == 0 && a.cmFlood() {
+		s.floodAt, s.floodT = p.Frame, p.Time
+	}
+}
+
+// cmFlood reports whether the CM messages outnumber what the connections
+// (tracked and refused) explain.
+func (a *Analyzer) cmFlood() bool {
+	conns := uint64(len(a.conns.list)) + a.capture.ConnectionsDropped
+	return a.conns.stats.messages > cmMessagesPerConnection*conns+cmFloodSlack
+}
+
+// maxOrphans is how many CM messages without their REQ are kept.
+func (a *Analyzer) maxOrphans() int { return min(maxCMOrphans, a.opts.MaxConnections) }
+
+// cmFindings returns the findings of the CM table's bounds: REQs refused
+// by the connection cap, and a flood of CM messages.
+func (a *Analyzer) cmFindings() []Finding {
+	var out []Finding
+	s := &a.conns.stats
+	if n := a.capture.ConnectionsDropped; n > 0 {
+		out = append(out, Finding{Frame: s.first, Time: s.firstAt, Kind: KindConnectionTableFull, Severity: SeverityWarning, File: a.opts.File,
+			Detail: fmt.Sprintf("connection table full: %d REQs with a new CommID counted but not tracked (--max-connections %d)", n, a.opts.MaxConnections)})
+	}
+	if s.floodAt != 0 {
+		conns := uint64(len(a.conns.list)) + a.capture.ConnectionsDropped
+		out = append(out, Finding{Frame: s.floodAt, Time: s.floodT, Kind: KindCMFlood, Severity: SeverityWarning, File: a.opts.File,
+			Detail: fmt.Sprintf("CM flood: %d CM messages for %d connections (retries explain at most %d per connection); %d of them changed nothing", s.messages, conns, cmMessagesPerConnection, s.ignored)})
+	}
+	return out
+}

@@ -1,0 +1,45 @@
+package analyze
+
+// The state of one flow is bounded, whatever its packets, so that the
+// flow cap (Options.MaxFlows) bounds the analyzer's memory. Each list is
+// capped, and the caps are chosen so that their sum stays about 100 KiB (TestWorstFlowMemory builds the worst flow the analyzer knows
+// and checks it stays under maxFlowBytes; docs/robustness.md gives the
+// measured figure):
+//
+//	list                                  cap   bytes each   at most
+//	throughput series (maxSeries)          512          48    24 KiB
+//	PSN gaps (maxGaps)                     256          16     4 KiB
+//	loss log: jumps (maxLossLog)           256          40    10 KiB
+//	loss log: go-back episodes             256           8     2 KiB
+//	loss log: incomplete messages          256          16     4 KiB
+//	loss log: NAK PSNs                     256           4     1 KiB
+//	pending messages (maxPending/stream)    64          40   2.5 KiB
+//	head log (headLen) requests + messages  64     40 + 16   3.5 KiB
+//	requests awaiting an ACK (pendingLen)   64          16     1 KiB
+//	RTT histogram                            1        4 KiB    4 KiB
+//	source ports recovered (maxOriginalPorts) 8          2     16 B
+//	NAK codes, RNR timers (maps)          ≤ 32 each             ~2 KiB
+//	NIC timing (nic.go): ring of 8, 8 figures, each a 4 KiB
+//	  histogram past 15 samples                                 ~34 KiB
+//
+// With every NIC figure full the worst flow holds about 100 KiB
+// (TestWorstFlowMemory fills them; maxFlowBytes is 112 KiB).
+// Before these caps a flow could hold about 0.5 MB (gaps 1,024, pending
+// messages 256 per stream, series 4,096, loss log 1,024 per list): 1,000
+// hostile flows took 495 MiB.
+//
+// State added per flow by other parts of the analyzer must keep to this:
+// a bounded list, a few KiB at most, allocated when first needed.
+
+// growSeries returns s one sample longer (the new sample's contents are
+// left to the caller), growing its capacity by doubling but never past
+// maxSeries+1: append would double a full series of 512 samples to 1,024
+// before addSample coarsens it back.
+func growSeries(s []Sample) []Sample {
+	if len(s) < cap(s) {
+		return s[:len(s)+1]
+	}
+	ns := make([]Sample, len(s)+1, min(max(2*cap(s), 4), maxSeries+1))
+	copy(ns, s)
+	return ns
+}

@@ -1,0 +1,48 @@
+package report_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/capture"
+	"github.com/roce-dissect/roce-dissect/internal/cli"
+	"github.com/roce-dissect/roce-dissect/report"
+)
+
+// TestWriteTextIsTheCommandsReport: the library's text and JSON reports
+// are byte for byte what roce-dissect prints for the same file.
+func TestWriteTextIsTheCommandsReport(t *testing.T) {
+	for _, file := range []string{"../testdata/loss_nak_gobackn.pcap", "../testdata/erf.pcap", "../testdata/send_bw_ipv6.pcapng"} {
+		t.Run(file, func(t *testing.T) {
+			r, err := capture.Open(file)
+			require.NoError(t, err)
+			defer r.Close()
+			a := analyze.New(analyze.Options{})
+			for {
+				ci, data, lt, err := r.Next()
+				if err == io.EOF {
+					break
+				}
+				require.NoError(t, err)
+				a.Feed(ci, lt, data)
+			}
+			rep := a.Finish()
+			var lib, libJSON, cmd, cmdJSON, errb bytes.Buffer
+			require.NoError(t, report.WriteText(&lib, rep, report.TextOptions{Title: file}))
+			require.NoError(t, report.WriteJSON(&libJSON, rep))
+			require.Equal(t, 0, cli.RunWithStdin(context.Background(), []string{"--color=never", file}, nil, &cmd, &errb), errb.String())
+			require.Equal(t, 0, cli.RunWithStdin(context.Background(), []string{"-o", "json", file}, nil, &cmdJSON, &errb), errb.String())
+			assert.Equal(t, cmd.String(), lib.String())
+			assert.Equal(t, cmdJSON.String(), libJSON.String())
+			var col bytes.Buffer
+			require.NoError(t, report.WriteText(&col, rep, report.TextOptions{Title: file, Colour: true}))
+			assert.Contains(t, col.String(), "\x1b[")
+		})
+	}
+}
