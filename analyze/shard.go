@@ -47,10 +47,10 @@ type shardFeed struct {
 
 	// Capture-wide decisions a shard makes with only its own frames,
 	// replayed by CombineShards in frame order over all shards.
-	cm       []cmEvent   // every CM message
-	short    []shortRec  // every RDMA frame shorter than its length fields
-	whole    []wholeRec  // each RDMA frame captured whole longer than all before it
-	overflow bool        // more events than maxShardEvents: not replayable
+	cm       []cmEvent  // every CM message
+	short    []shortRec // every RDMA frame shorter than its length fields
+	whole    []wholeRec // each RDMA frame captured whole longer than all before it
+	overflow bool       // more events than maxShardEvents: not replayable
 }
 
 // maxShardEvents bounds each list of events a shard keeps for the replay;
