@@ -97,17 +97,54 @@ const (
 type batch struct {
 	frames []batchFrame
 	buf    []byte
+	times  []time.Time // timestamps not in UTC (none from capture.Reader)
 }
 
 // batchFrame is one frame of a batch: what the Analyzer reads of its
 // gopacket.CaptureInfo (not the pcapng interface index), its bytes at
-// buf[from:to].
+// buf[from:to]. It holds no pointer (a time.Time holds one), so that
+// batches are not scanned by the garbage collector nor written through
+// its write barrier.
 type batchFrame struct {
 	n, key   uint64
-	t        time.Time
+	ns       int64 // the timestamp: UnixNano, or an index in times
 	length   int
 	lt       gplayers.LinkType
+	tk       timeKind
 	from, to int32
+}
+
+// timeKind says how batchFrame.ns holds the timestamp.
+type timeKind uint8
+
+const (
+	timeUTC   timeKind = iota // time.Unix(0, ns).UTC()
+	timeZero                  // time.Time{} (a pcapng simple packet block)
+	timeIndex                 // times[ns]
+)
+
+// putTime stores t in f.
+func (b *batch) putTime(f *batchFrame, t time.Time) {
+	switch {
+	case t.IsZero():
+		f.tk = timeZero
+	case t.Location() == time.UTC && t.Year() >= 1678 && t.Year() <= 2261:
+		f.ns = t.UnixNano()
+	default:
+		f.tk, f.ns = timeIndex, int64(len(b.times))
+		b.times = append(b.times, t)
+	}
+}
+
+// time returns the timestamp f holds.
+func (b *batch) time(f *batchFrame) time.Time {
+	switch f.tk {
+	case timeZero:
+		return time.Time{}
+	case timeIndex:
+		return b.times[f.ns]
+	}
+	return time.Unix(0, f.ns).UTC()
 }
 
 // shardPass reads the file once, sending each frame to the shard of its
@@ -130,10 +167,10 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 			for b := range work[s] {
 				for i := range b.frames {
 					f := &b.frames[i]
-					ci := gopacket.CaptureInfo{Timestamp: f.t, CaptureLength: int(f.to - f.from), Length: f.length}
+					ci := gopacket.CaptureInfo{Timestamp: b.time(f), CaptureLength: int(f.to - f.from), Length: f.length}
 					a.FeedShard(f.n, f.key, ci, f.lt, b.buf[f.from:f.to:f.to])
 				}
-				b.frames, b.buf = b.frames[:0], b.buf[:0]
+				b.frames, b.buf, b.times = b.frames[:0], b.buf[:0], b.times[:0]
 				free[s] <- b
 			}
 			reports[s] = a.Finish()
@@ -160,7 +197,8 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 		}
 		from := len(b.buf)
 		b.buf = append(b.buf, f.data...)
-		b.frames = append(b.frames, batchFrame{n: num, key: key, t: f.ci.Timestamp, length: f.ci.Length, lt: f.linkType, from: int32(from), to: int32(len(b.buf))})
+		b.frames = append(b.frames, batchFrame{n: num, key: key, length: f.ci.Length, lt: f.linkType, from: int32(from), to: int32(len(b.buf))})
+		b.putTime(&b.frames[len(b.frames)-1], f.ci.Timestamp)
 	})
 	for s := range n {
 		if len(cur[s].frames) > 0 {
