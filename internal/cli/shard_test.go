@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -369,4 +370,23 @@ func TestShardCapturewide(t *testing.T) {
 	_, _, err = shardExact(t, 2, "-j", "2", cutOnly)
 	require.NoError(t, err, "cut frames of one length in every host pair replay as they were decided")
 	sameAsSequential(t, cutOnly)
+}
+
+// TestBatchTime: a batch gives back each timestamp as the reader gave it,
+// field for field (a different location or monotonic reading would show
+// in the report's times).
+func TestBatchTime(t *testing.T) {
+	var b batch
+	for _, want := range []time.Time{
+		time.Unix(1767225600, 123456789).UTC(), // pcap
+		time.Unix(0, 0).UTC(),
+		time.Unix(0, math.MaxInt64).UTC(), // the reader's last timestamp
+		{},                                // pcapng simple packet block
+		time.Unix(1767225600, 5).In(time.FixedZone("X", 3600)),
+	} {
+		var f batchFrame
+		b.putTime(&f, want)
+		got := b.time(&f)
+		assert.True(t, got == want, "%v came back as %v", want, got)
+	}
 }
