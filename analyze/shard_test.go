@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -302,4 +303,131 @@ func TestCombineShardsMisplaced(t *testing.T) {
 	require.ErrorIs(t, err, analyze.ErrNotDisjoint)
 	assert.Contains(t, err.Error(), "1 frames decode to another host pair than they were sharded by (the first: frame 21)")
 	require.NotNil(t, rep)
+}
+
+// TestCombineShardsSeverityCap: the findings cap is severity-aware —
+// when it is full, an error takes the place of the latest info finding —
+// and the shards' findings meet under it only in CombineShards. ECN CE
+// marks (info) of every host pair fill the cap early in the capture, bad
+// ICRCs (errors) and dropped frames (warnings) of every host pair come
+// later: the sequential Analyzer keeps every error by evicting infos
+// listed in other shards, and CombineShards must list the same findings.
+func TestCombineShardsSeverityCap(t *testing.T) {
+	frames, cis, lt := mixFrames(t, synth.Config{Scenario: synth.ScenarioMix, Packets: 6000, QPs: 64, Seed: 7})
+	half := len(frames) / 2
+	marked := 0
+	for i := range half { // CE on every IPv4 RoCE v2 frame of the first half
+		fr := frames[i]
+		if len(fr) > 14+20+8 && binary.BigEndian.Uint16(fr[12:14]) == uint16(gplayers.EthernetTypeIPv4) && binary.BigEndian.Uint16(fr[14+20+2:]) == 4791 {
+			fr[15] |= 3
+			marked++
+		}
+	}
+	require.Greater(t, marked, 500)
+	corrupt := 0
+	for i := half; i < len(frames); i += 37 { // bad ICRCs in the second half
+		frames[i][len(frames[i])-1] ^= 0x5A
+		corrupt++
+	}
+	for i := len(frames) - 1; i > half; i -= 53 { // lost frames: warnings, incomplete messages
+		frames, cis = append(frames[:i], frames[i+1:]...), append(cis[:i], cis[i+1:]...)
+	}
+	for _, max := range []int{40, 150, 400} {
+		t.Run(fmt.Sprint(max), func(t *testing.T) {
+			o := analyze.Options{MaxFindings: max}
+			seq := sequential(frames, cis, lt, o)
+			bySev := map[analyze.Severity]int{}
+			hosts := map[string]bool{}
+			for _, fd := range seq.Findings {
+				bySev[fd.Severity]++
+				if fd.Kind == analyze.KindBadICRC {
+					hosts[fd.Flow.Src+fd.Flow.Dst] = true
+				}
+			}
+			// The oracle shows the eviction: the cap is full, errors were
+			// listed although infos filled it first, from many host pairs.
+			all := sequential(frames, cis, lt, analyze.Options{MaxFindings: 1 << 20})
+			allSev := map[analyze.Severity]int{}
+			for _, fd := range all.Findings {
+				allSev[fd.Severity]++
+			}
+			t.Logf("listed %v of %v", bySev, allSev)
+			require.Len(t, seq.Findings, max)
+			require.Greater(t, allSev[analyze.SeverityInfo], max, "infos alone fill the cap")
+			require.Equal(t, min(allSev[analyze.SeverityError], max), bySev[analyze.SeverityError], "every error the cap holds is kept")
+			require.Greater(t, len(hosts), 4, "errors of many host pairs")
+			require.Equal(t, uint64(len(all.Findings)-max), seq.FindingsDropped)
+
+			want, err := json.Marshal(seq)
+			require.NoError(t, err)
+			for _, n := range []int{2, 3, 5} {
+				rep, err := sharded(t, frames, cis, lt, o, n)
+				require.NoError(t, err)
+				got, err := json.Marshal(rep)
+				require.NoError(t, err)
+				require.Equal(t, string(want), string(got), "%d shards", n)
+			}
+		})
+	}
+}
+
+// TestCombineShardsSeverityCapTestdata: the testdata captures of loss,
+// congestion and corruption one after another (each shifted after the
+// one before), under small findings caps: errors of the later files evict
+// the infos of the earlier ones, and incomplete messages the capture only
+// missed become info at the end (then evictable) — CombineShards lists
+// what the sequential Analyzer lists.
+func TestCombineShardsSeverityCapTestdata(t *testing.T) {
+	var frames [][]byte
+	var cis []gopacket.CaptureInfo
+	var last time.Time
+	for i, name := range []string{"ecn_cnp.pcap", "loss_behind_tap.pcap", "loss_nak_gobackn.pcap", "rnr_corrupt_icrc.pcap", "dup_reorder.pcap", "tap_drop.pcap"} {
+		check := analyze.New(analyze.Options{})
+		f, err := os.Open(filepath.Join("..", "testdata", name))
+		require.NoError(t, err)
+		r, err := pcapgo.NewReader(f)
+		require.NoError(t, err)
+		require.Equal(t, gplayers.LinkTypeEthernet, r.LinkType(), name)
+		var shift time.Duration
+		for first := true; ; first = false {
+			data, ci, err := r.ReadPacketData()
+			if err != nil {
+				break
+			}
+			if first {
+				shift = last.Sub(ci.Timestamp) + time.Millisecond
+			}
+			ci.Timestamp = ci.Timestamp.Add(shift)
+			last = ci.Timestamp
+			// Each file its own host pair (10.1xx.0.x): the addresses
+			// renamed, a good ICRC made good again.
+			pkt := check.Feed(ci, gplayers.LinkTypeEthernet, data)
+			if i > 0 && pkt.BTH != nil && pkt.BTH.DestQP == 1 {
+				continue // the files' CM CommIDs are the same: one file's connections only
+			}
+			ok := pkt.ICRC.Status == layers.ICRCOK
+			require.Equal(t, uint16(gplayers.EthernetTypeIPv4), binary.BigEndian.Uint16(data[12:14]), name)
+			data[14+12+1], data[14+16+1] = byte(100+i), byte(100+i)
+			if p := analyze.New(analyze.Options{}).Feed(ci, gplayers.LinkTypeEthernet, data); ok && p.ICRC.Status == layers.ICRCBad {
+				end := 14 + int(binary.BigEndian.Uint16(data[16:18]))
+				binary.LittleEndian.PutUint32(data[end-4:end], p.ICRC.Expected)
+			}
+			frames, cis = append(frames, data), append(cis, ci)
+		}
+		require.NoError(t, f.Close())
+	}
+	all := sequential(frames, cis, gplayers.LinkTypeEthernet, analyze.Options{})
+	require.Contains(t, fmt.Sprint(all.Findings), "only PSNs the capture missed", "an incomplete message made info at the end")
+	for max := 1; max <= len(all.Findings)+1; max += 3 {
+		o := analyze.Options{MaxFindings: max}
+		want, err := json.Marshal(sequential(frames, cis, gplayers.LinkTypeEthernet, o))
+		require.NoError(t, err)
+		for _, n := range []int{2, 3} {
+			rep, err := sharded(t, frames, cis, gplayers.LinkTypeEthernet, o, n)
+			require.NoError(t, err)
+			got, err := json.Marshal(rep)
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(got), "MaxFindings %d, %d shards", max, n)
+		}
+	}
 }
