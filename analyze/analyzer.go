@@ -49,6 +49,16 @@ type Options struct {
 	// Analyzer given one range of a capture numbers its frames as the
 	// whole file does.
 	FirstFrame uint64
+	// Shard says the Analyzer sees one shard of a capture (the frames of
+	// some host pairs, fed with FeedShard): its report keeps what
+	// CombineShards needs to rebuild the report of the whole capture.
+	Shard bool
+	// FlowFrameLimit, when not 0, tracks only flows whose first packet
+	// is at a frame up to it (CombineShards' FlowCapError says which).
+	FlowFrameLimit uint64
+	// ConnFrameLimit, when not 0, tracks only connections whose REQ is
+	// at a frame up to it (CombineShards' FlowCapError says which).
+	ConnFrameLimit uint64
 	// OnRelease, when set, is called by Finish once the flow table is
 	// released and again after every 32,768 flows it has turned into
 	// reports: a caller with millions of flows can collect garbage there
@@ -105,6 +115,8 @@ type Analyzer struct {
 
 	lens frameLens // what the length fields of the frame being fed declare
 	cut  cutState  // the first frame the capture tool cut
+
+	shard *shardFeed // Options.Shard: what the combiner needs
 }
 
 // New returns an Analyzer.
@@ -134,6 +146,9 @@ func New(opts Options) *Analyzer {
 	a.ext = newExtTable(ib, &a.pkt)
 	a.conns.maxOrphans = a.maxOrphans()
 	a.findings.max = opts.MaxFindings
+	if opts.Shard {
+		a.shard = &shardFeed{}
+	}
 	return a
 }
 
@@ -146,12 +161,17 @@ func (f *feedback) IsTruncated() bool { return f.truncated }
 
 // Feed analyzes one frame and returns its decoded view.
 func (a *Analyzer) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) *Packet {
+	return a.feed(a.capture.Frames+max(a.opts.FirstFrame, 1), ci, linkType, data)
+}
+
+// feed analyzes one frame, numbered frame.
+func (a *Analyzer) feed(frame uint64, ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) *Packet {
 	a.capture.Frames++
 	orig := ci.Length
 	ci.Length = clampOriginalLength(ci.Length, len(data))
 	a.capture.Bytes += uint64(ci.Length)
 	p := &a.pkt
-	*p = Packet{Frame: a.capture.Frames + max(a.opts.FirstFrame, 1) - 1, Time: ci.Timestamp, Length: ci.Length, CapLength: len(data), VLAN: -1, PayloadLen: -1}
+	*p = Packet{Frame: frame, Time: ci.Timestamp, Length: ci.Length, CapLength: len(data), VLAN: -1, PayloadLen: -1}
 	a.fb = feedback{}
 	a.lens = frameLens{}
 	a.frameFindings = len(a.findings.list)

@@ -51,10 +51,15 @@ func (a *Analyzer) report(release bool) *Report {
 	evidence := make([]lossEvidence, len(a.flowList)) // reads the peer flows: before any is released
 	nics := make([]*NIC, len(a.flowList))
 	var nicFindings []Finding
+	sh := a.shardReport(r)
 	for i, f := range a.flowList {
 		evidence[i] = a.evidenceOf(f)
 		var fs []Finding
 		nics[i], fs = a.nicReport(f)
+		if sh != nil {
+			sh.flows[i].nic = fs // the combiner interleaves the shards' flows
+			continue
+		}
 		nicFindings = append(nicFindings, fs...)
 	}
 	for _, fd := range nicFindings {
@@ -65,7 +70,8 @@ func (a *Analyzer) report(release bool) *Report {
 		if !f.hasTransport {
 			fr.Transport = cnpTransport[f.index]
 		}
-		cls := a.attribute(r, &fl, f, &fr, evidence[i])
+		sf := sh.flow(i)
+		cls := a.attribute(r, &fl, f, &fr, evidence[i], sf)
 		fr.NIC = nics[i]
 		r.Flows = append(r.Flows, fr)
 		if release {
@@ -79,6 +85,11 @@ func (a *Analyzer) report(release bool) *Report {
 			if !pm.noStart && cls.onlyNotCaptured(pm.from, pm.to) {
 				sev, note = SeverityInfo, notCapturedNote
 			}
+			if sf != nil { // the combiner lists it, within the capture's cap
+				sf.end = append(sf.end, Finding{Frame: pm.frame, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
+					Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes) + note})
+				continue
+			}
 			if fd := fl.add(sev); fd != nil {
 				*fd = Finding{Frame: pm.frame, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
 					Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes) + note}
@@ -86,6 +97,10 @@ func (a *Analyzer) report(release bool) *Report {
 		}
 	}
 	r.Capture.FlowsDropped = a.dropSketch.estimate()
+	if sh != nil {
+		sh.listFindings(r, &fl) // the combiner lists the rest, adds the cut finding and sorts
+		return r
+	}
 	if f, ok := a.cutFinding(); ok {
 		fl.push(f)
 	}

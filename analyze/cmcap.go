@@ -49,7 +49,8 @@ type cmStats struct {
 // and counts it when it may not.
 func (a *Analyzer) admitConnection(p *Packet) bool {
 	t := &a.conns
-	if len(t.list) < a.opts.MaxConnections && a.opts.ConnectionBudget.take() {
+	a.shard.noteConnGrew()
+	if len(t.list) < a.opts.MaxConnections && (a.opts.ConnFrameLimit == 0 || p.Frame <= a.opts.ConnFrameLimit) && a.opts.ConnectionBudget.take() {
 		return true
 	}
 	a.capture.ConnectionsDropped++
@@ -64,6 +65,7 @@ func (a *Analyzer) admitConnection(p *Packet) bool {
 func (a *Analyzer) countCM(p *Packet) {
 	s := &a.conns.stats
 	s.messages++
+	a.shard.noteCM(p)
 	if s.floodAt == 0 && a.cmFlood() {
 		s.floodAt, s.floodT = p.Frame, p.Time
 	}

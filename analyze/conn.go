@@ -17,6 +17,7 @@ type connTable struct {
 	stats   cmStats // bounds of the table (cmcap.go)
 	// maxOrphans bounds orphans: min(maxCMOrphans, Options.MaxConnections).
 	maxOrphans int
+	orphaned   uint64 // messages that became orphans, kept or not (for CombineShards)
 }
 
 func newConnTable() connTable {
@@ -108,6 +109,7 @@ func (c *Connection) setSendPSNs() {
 const maxCMOrphans = 1024
 
 func (t *connTable) orphan(o cmOrphan) {
+	t.orphaned++
 	if len(t.orphans) < t.maxOrphans {
 		t.orphans = append(t.orphans, o)
 		return

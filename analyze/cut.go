@@ -156,10 +156,15 @@ func (a *Analyzer) checkCut(p *Packet, capLen int) {
 	}
 	end := l.declared()
 	if p.Length != capLen || end <= capLen {
+		if a.shard != nil && capLen > a.cut.maxWhole {
+			a.shard.noteWhole(p.Frame, capLen)
+		}
 		a.cut.noteWhole(p.Frame, capLen)
 		return
 	}
-	switch classifyShort(capLen, l.n, &a.cut) {
+	kind := classifyShort(capLen, l.n, &a.cut)
+	a.shard.noteShort(p, capLen, l.n, kind)
+	switch kind {
 	case shortToolCut:
 		a.capture.CutFrames++
 		if a.cut.first == 0 {

@@ -269,6 +269,7 @@ func (a *Analyzer) findingAt(frame uint64, t time.Time, kind Kind, sev Severity,
 	if fd == nil {
 		return nil
 	}
+	a.shard.noteFinding(a.pkt.Frame)
 	*fd = Finding{Frame: frame, Time: t, Kind: kind, Severity: sev, File: a.opts.File}
 	if f != nil {
 		fd.Flow = f.flowID()

@@ -136,7 +136,7 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 		*slot = cachedFlow{key: mk, idx: i, ok: true}
 		return a.flowList[i]
 	}
-	if len(a.flowList) >= a.opts.MaxFlows || !a.opts.FlowBudget.take() {
+	if len(a.flowList) >= a.opts.MaxFlows || a.opts.FlowFrameLimit > 0 && p.Frame > a.opts.FlowFrameLimit || !a.opts.FlowBudget.take() {
 		a.dropSketch.add(k)
 		return nil
 	}
@@ -145,6 +145,9 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 	hk := hostsOf(k.src, k.dst)
 	a.byHosts[hk] = append(a.byHosts[hk], f.index)
 	a.flowList = append(a.flowList, f)
+	if a.shard != nil {
+		a.shard.created = append(a.shard.created, p.Frame)
+	}
 	a.linkConnection(f)
 	return f
 }

@@ -233,11 +233,18 @@ const notCapturedNote = "; only PSNs the capture missed are missing (the respond
 // attribute classifies a flow's missing PSNs for its report: the counts,
 // capture.not_captured, the findings of its jumps, and the severity of its
 // incomplete messages. It returns the classification.
-func (a *Analyzer) attribute(r *Report, fl *findingList, f *flowState, fr *Flow, ev lossEvidence) *lossClass {
+//
+// sf, when not nil (a shard's report), receives the loss findings and the
+// incomplete messages to make information, for CombineShards to apply.
+func (a *Analyzer) attribute(r *Report, fl *findingList, f *flowState, fr *Flow, ev lossEvidence, sf *shardFlow) *lossClass {
 	fr.Requests.ev = ev
 	cls := classify(&ev, fr.Requests.Gaps, fr.Requests.low)
 	fr.Requests.MissingNotCaptured, fr.Requests.MissingLost = cls.notCaptured, cls.lost
 	r.Capture.NotCaptured += cls.notCaptured
+	if sf != nil {
+		sf.noteLoss(&cls, f, a.opts.File, fl)
+		return &cls
+	}
 	for _, fd := range lossFindings(&cls, f.flowID(), a.opts.File) {
 		fl.push(fd)
 	}

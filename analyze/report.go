@@ -17,6 +17,8 @@ type Report struct {
 
 	cmOrphans []cmOrphan // CM messages without their REQ, for Merge
 	merge     bool       // made by an Analyzer: the unexported state Merge needs is here
+
+	shard *shardInfo // Options.Shard: what CombineShards needs
 }
 
 // Capture holds the totals of the frames read.

@@ -144,9 +144,9 @@ func parseArgs(args []string) (*config, []string, error) {
 	var showVersion bool
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	fs.Var(clockOffsetFlag{&cfg.clockOffsets}, "clock-offset", "FILE=DURATION: FILE's clock runs DURATION ahead of the first file's (capture points; repeatable)")
-	fs.IntVar(&cfg.jobs, "j", 0, "analyze on N cores (0: all): a pcap/pcapng file is cut into N ranges of frames")
+	fs.IntVar(&cfg.jobs, "j", 0, "analyze on N cores (0: all): one file is sharded by host pair, the report unchanged")
 	fs.StringVar(&cfg.export, "export", "", "write the analysis as Parquet tables to DIR (docs/parquet.md)")
-	fs.IntVar(&cfg.jobs, "jobs", 0, "analyze on N cores (0: all): a pcap/pcapng file is cut into N ranges of frames")
+	fs.IntVar(&cfg.jobs, "jobs", 0, "analyze on N cores (0: all): one file is sharded by host pair, the report unchanged")
 
 	args, err := expandArgs(args, func(w string) bool { return fs.Lookup(w) != nil })
 	if err != nil {
@@ -283,9 +283,9 @@ const flagHelp = `  -r FILE                    read FILE (as tshark -r; naming i
                              file's; overrides the estimate (repeatable)
       --export DIR           also write the analysis as Parquet tables (packets, flows,
                              connections, findings) to DIR; -o parquet: only them
-  -j, --jobs N               analyze on N cores (default 0: all, one file each); with N ≥ 2
-                             a seekable pcap or pcapng file is cut into N ranges of frames
-                             (docs/parallel.md: what may differ from one core)
+  -j, --jobs N               analyze on N cores (default 0: all): several files one per core,
+                             one file sharded by host pair over N cores, the report the same
+                             byte for byte as on one core (docs/parallel.md)
   -h, --help                 this help
       --version              the version
 Short flags combine as in tshark: -PV, -c5, -PVx -c 10, -ojson. -n is

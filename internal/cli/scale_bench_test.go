@@ -17,8 +17,8 @@ import (
 )
 
 // bigCapture writes a roce-synth mix capture of about 1.1 GB (1.9 M
-// frames) into the benchmark's temporary folder, or skips the benchmark
-// when the disk has less than 4 GB free.
+// frames, 256 QPs between 64 host pairs) into the benchmark's temporary
+// folder, or skips the benchmark when the disk has less than 4 GB free.
 func bigCapture(b *testing.B) string {
 	b.Helper()
 	dir := b.TempDir()
@@ -29,24 +29,41 @@ func bigCapture(b *testing.B) string {
 	path := filepath.Join(dir, "mix1g.pcap")
 	f, err := os.Create(path)
 	require.NoError(b, err)
-	_, err = synth.Generate(synth.Config{Scenario: synth.ScenarioMix, Packets: 1_900_000}, f, nil)
+	_, err = synth.Generate(synth.Config{Scenario: synth.ScenarioMix, Packets: 1_900_000, QPs: 256}, f, nil)
 	require.NoError(b, err)
 	require.NoError(b, f.Close())
 	return path
 }
 
+// runBench runs the command on args; besides the wall time it reports
+// the CPU time of the process (user + system) per run, cpu-ns/op, which
+// says what a run costs when other work shares the cores.
 func runBench(b *testing.B, args ...string) {
 	b.Helper()
 	b.ReportAllocs()
+	cpu0 := cpuTime()
+	runs := 0
 	for b.Loop() {
 		if code := cli.Run(context.Background(), args, io.Discard, io.Discard); code != 0 {
 			b.Fatalf("exit status %d", code)
 		}
+		runs++
 	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(runs), "cpu-ns/op")
+}
+
+// cpuTime is the user + system time of the process so far, in ns.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // BenchmarkJobs analyzes a 1.1 GB capture with -j 1, 2, … up to the
-// cores available (docs/parallel.md has the curve).
+// cores available, sharded by host pair from -j 2 on (docs/parallel.md
+// has the curve).
 func BenchmarkJobs(b *testing.B) {
 	path := bigCapture(b)
 	st, err := os.Stat(path)

@@ -1,0 +1,633 @@
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+)
+
+// Sharding a capture by host pair.
+//
+// Every piece of Analyzer state that links two frames is keyed by the
+// hosts at both ends of them: a flow and its reverse flow (ACKs, RTT,
+// loss evidence, NIC timing), a CM connection and its data flows (the
+// MADs go to QP1 between the same two hosts), the path MTU inferred per
+// host pair, the flows of a direction searched for an ACK's requests or a
+// CNP's sender, the datagram sources of a CNP flow. Frames of different
+// (unordered) host pairs never meet, so an Analyzer fed only the frames of
+// some host pairs, in capture order and numbered as in the capture,
+// builds exactly their part of the sequential analysis. CombineShards
+// then rebuilds what is capture-wide: the order of flows and connections
+// (creation order), the findings list and its cap, the totals, the cut
+// finding, the dropped-flow estimate.
+//
+// Three things can still tie host pairs together, and CombineShards
+// checks each: a CM message whose CommID matches a connection of another
+// host pair (CommIDs are random 32-bit numbers; a crafted capture can
+// reuse them), a frame the shard's own decoding puts in another host
+// pair than HostPairKey did, and the --max-flows cap (the flows tracked
+// are the first MaxFlows by creation frame, capture-wide).
+
+// shardFeed is what a shard's Analyzer records while it is fed.
+type shardFeed struct {
+	created   []uint64 // the frame that created each flow, by flow index
+	at        []uint64 // the frame being fed when each finding was listed
+	misplaced uint64   // frames of a host pair other than their key's
+	firstMis  uint64
+
+	// The hosts of the last frame checked, and their key.
+	lastSrc, lastDst Addr
+	lastKey          uint64
+	hasLast          bool
+
+	// Capture-wide decisions a shard makes with only its own frames,
+	// replayed by CombineShards in frame order over all shards.
+	cm       []cmEvent  // every CM message
+	short    []shortRec // every RDMA frame shorter than its length fields
+	whole    []wholeRec // each RDMA frame captured whole longer than all before it
+	overflow bool       // more events than maxShardEvents: not replayable
+}
+
+// maxShardEvents bounds each list of events a shard keeps for the replay;
+// past it, CombineShards cannot check the shards and says so.
+const maxShardEvents = 1 << 20
+
+// cmEvent is a CM message: the flood check counts them against the
+// connections (grew: a REQ with a new CommID, tracked or refused).
+type cmEvent struct {
+	frame uint64
+	t     time.Time
+	grew  bool
+}
+
+// shortRec is a frame classifyShort judged.
+type shortRec struct {
+	frame  uint64
+	t      time.Time
+	capLen int
+	n      int
+	kind   shortFrame
+}
+
+// wholeRec is an RDMA frame captured whole, longer than every one before
+// it in the shard.
+type wholeRec struct {
+	frame  uint64
+	capLen int
+}
+
+func (s *shardFeed) room(n int) bool {
+	if n >= maxShardEvents {
+		s.overflow = true
+		return false
+	}
+	return true
+}
+
+// noteCM records a CM message (nil-safe).
+func (s *shardFeed) noteCM(p *Packet) {
+	if s != nil && s.room(len(s.cm)) {
+		s.cm = append(s.cm, cmEvent{frame: p.Frame, t: p.Time})
+	}
+}
+
+// noteConnGrew records that the CM message just noted was a REQ with a
+// new CommID (nil-safe).
+func (s *shardFeed) noteConnGrew() {
+	if s != nil && len(s.cm) > 0 {
+		s.cm[len(s.cm)-1].grew = true
+	}
+}
+
+// noteShort records a frame classifyShort judged (nil-safe).
+func (s *shardFeed) noteShort(p *Packet, capLen, n int, kind shortFrame) {
+	if s != nil && s.room(len(s.short)) {
+		s.short = append(s.short, shortRec{frame: p.Frame, t: p.Time, capLen: capLen, n: n, kind: kind})
+	}
+}
+
+// noteWhole records an RDMA frame captured whole longer than all before.
+func (s *shardFeed) noteWhole(frame uint64, capLen int) {
+	if s.room(len(s.whole)) {
+		s.whole = append(s.whole, wholeRec{frame, capLen})
+	}
+}
+
+// noteFinding records the frame fed when a finding was listed (nil-safe).
+func (s *shardFeed) noteFinding(frame uint64) {
+	if s != nil {
+		s.at = append(s.at, frame)
+	}
+}
+
+// shardInfo is what a shard's report keeps for CombineShards.
+type shardInfo struct {
+	at         []uint64 // per Report.Findings (listed while fed, in the order listed): the frame fed then
+	fedDropped uint64   // findings found while fed but not listed
+	flows      []shardFlow
+	sketch     []uint64
+	misplaced  uint64
+	firstMis   uint64
+	feed       *shardFeed // its CM, cut and whole-frame events
+	cmStats    cmStats
+	orphaned   uint64
+}
+
+// shardFlow is what a shard keeps of one flow besides its Flow: the
+// findings Analyzer.report lists at the end, for the combiner to list in
+// the same order within the capture's cap.
+type shardFlow struct {
+	created uint64
+	nic     []Finding // its NIC findings
+	loss    []Finding // its loss findings (attribute)
+	// marks are its incomplete_message findings listed while fed that
+	// attribute makes information: indices into the findings list, then
+	// (listFindings) into Report.Findings.
+	marks []int
+	end   []Finding // its incomplete messages still pending at the end
+	// refsFull says its loss log kept no more incomplete messages: which
+	// the sequential analysis kept depends on the findings it listed.
+	refsFull bool
+}
+
+// shardReport attaches the shard information to r (nil when not a shard).
+func (a *Analyzer) shardReport(r *Report) *shardInfo {
+	if a.shard == nil {
+		return nil
+	}
+	sh := &shardInfo{
+		flows:     make([]shardFlow, len(a.flowList)),
+		sketch:    append([]uint64(nil), a.dropSketch.bits...),
+		misplaced: a.shard.misplaced,
+		firstMis:  a.shard.firstMis,
+		feed:      a.shard,
+		cmStats:   a.conns.stats,
+		orphaned:  a.conns.orphaned,
+	}
+	for i := range sh.flows {
+		sh.flows[i].created = a.shard.created[i]
+	}
+	r.shard = sh
+	return sh
+}
+
+// flow returns where flow i's end findings go (nil when not a shard).
+func (sh *shardInfo) flow(i int) *shardFlow {
+	if sh == nil {
+		return nil
+	}
+	return &sh.flows[i]
+}
+
+// noteLoss keeps what attribute lists for the flow (its loss findings)
+// and the incomplete messages it makes information.
+func (sf *shardFlow) noteLoss(cls *lossClass, f *flowState, file string, fl *findingList) {
+	sf.loss = lossFindings(cls, f.flowID(), file)
+	if f.loss.log == nil {
+		return
+	}
+	sf.refsFull = len(f.loss.log.incomplete) >= maxLossLog
+	for _, ref := range f.loss.log.incomplete {
+		if fl.list[ref.idx].Kind == KindIncomplete && cls.onlyNotCaptured(ref.from, ref.to) {
+			sf.marks = append(sf.marks, ref.idx)
+		}
+	}
+}
+
+// listFindings sets r's findings to those listed while the shard was fed,
+// in the order listed (unsorted), with the frame fed when each was listed,
+// and turns the flows' marks into indices of r.Findings.
+func (sh *shardInfo) listFindings(r *Report, fl *findingList) {
+	pos := make([]int, len(fl.list))
+	r.Findings = make([]Finding, 0, fl.n)
+	for i, fd := range fl.list {
+		pos[i] = -1
+		if fd.Severity == 0 { // replaced
+			continue
+		}
+		pos[i] = len(r.Findings)
+		r.Findings = append(r.Findings, fd)
+		sh.at = append(sh.at, sh.feed.at[i])
+	}
+	r.FindingsDropped, sh.fedDropped = fl.dropped, fl.dropped
+	for i := range sh.flows {
+		for k, idx := range sh.flows[i].marks {
+			sh.flows[i].marks[k] = pos[idx]
+		}
+	}
+}
+
+// FeedShard analyzes one frame of a shard (Options.Shard): frame is its
+// number in the capture, key the HostPairKey the frame was sharded by. A
+// frame whose decoded hosts have another key is counted, and makes
+// CombineShards report the shards as not disjoint.
+func (a *Analyzer) FeedShard(frame, key uint64, ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) *Packet {
+	p := a.feed(frame, ci, linkType, data)
+	s := a.shard
+	if s == nil || !p.IsRDMA || p.Err != nil || p.BTH == nil {
+		return p
+	}
+	if !s.hasLast || p.Src != s.lastSrc || p.Dst != s.lastDst {
+		s.lastSrc, s.lastDst, s.lastKey, s.hasLast = p.Src, p.Dst, pairKey(hostOf(p.Src), hostOf(p.Dst)), true
+	}
+	if s.lastKey != key {
+		if s.misplaced == 0 {
+			s.firstMis = frame
+		}
+		s.misplaced++
+	}
+	return p
+}
+
+// ErrNotDisjoint says shard reports share state that the sequential
+// analysis would have joined: only the sequential analysis is exact.
+var ErrNotDisjoint = errors.New("shards not disjoint")
+
+// FlowCapError says the shards created more flows than Options.MaxFlows,
+// or more connections than Options.MaxConnections: the sequential
+// analysis tracks the flows created up to Frame (0: every flow) and the
+// connections whose REQ is up to ConnFrame (0: every one), which a second
+// run with Options.FlowFrameLimit = Frame and ConnFrameLimit = ConnFrame
+// reproduces.
+type FlowCapError struct {
+	Frame, ConnFrame uint64
+}
+
+func (e *FlowCapError) Error() string {
+	return fmt.Sprintf("more flows or connections than the caps: only flows created up to frame %d and connections requested up to frame %d (0: all) are tracked", e.Frame, e.ConnFrame)
+}
+
+// CombineShards builds the report of a capture from the reports of its
+// shards (Analyzers with Options.Shard, fed disjoint sets of host pairs
+// with FeedShard, their reports from Finish), given the Options the
+// shards had. The result is the report one Analyzer fed every frame
+// would have made, byte for byte, unless an error says otherwise: a
+// FlowCapError (run the shards again with Options.FlowFrameLimit), or
+// ErrNotDisjoint (analyze the capture sequentially). With an error the
+// report returned is the best the shards give (flows beyond the cap
+// counted as dropped).
+func CombineShards(parts []*Report, opts Options) (*Report, error) {
+	if opts.MaxFlows <= 0 {
+		opts.MaxFlows = defaultMaxFlows
+	}
+	if opts.MaxFindings <= 0 {
+		opts.MaxFindings = defaultMaxFindings
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = defaultMaxConnections
+	}
+	var errs []error
+	for s, p := range parts {
+		if p.shard == nil {
+			return nil, fmt.Errorf("analyze: part %d is not a shard's report", s)
+		}
+		if p.shard.misplaced > 0 {
+			errs = append(errs, fmt.Errorf("%w: %d frames decode to another host pair than they were sharded by (the first: frame %d)", ErrNotDisjoint, p.shard.misplaced, p.shard.firstMis))
+		}
+		if p.shard.feed.overflow {
+			errs = append(errs, fmt.Errorf("%w: more than %d CM messages, cut or whole frames in one shard to replay", ErrNotDisjoint, maxShardEvents))
+		}
+	}
+	if err := commIDsDisjoint(parts); err != nil {
+		errs = append(errs, err)
+	}
+	cut, err := replayCut(parts)
+	if err != nil {
+		errs = append(errs, err)
+	}
+
+	// Flows in creation order; the first MaxFlows are those tracked.
+	type flowRef struct {
+		created uint64
+		s, i    int
+	}
+	var flows []flowRef
+	for s, p := range parts {
+		for i, f := range p.shard.flows {
+			flows = append(flows, flowRef{f.created, s, i})
+		}
+	}
+	sort.Slice(flows, func(i, j int) bool { return flows[i].created < flows[j].created })
+	var capDropped []flowRef
+	var capErr FlowCapError
+	if len(flows) > opts.MaxFlows {
+		capErr.Frame = flows[opts.MaxFlows-1].created
+		flows, capDropped = flows[:opts.MaxFlows], flows[opts.MaxFlows:]
+	}
+
+	// Connections in creation (REQ) order, renumbered.
+	type connRef struct {
+		req  uint64
+		s, i int
+	}
+	var conns []connRef
+	for s, p := range parts {
+		for i, c := range p.Connections {
+			conns = append(conns, connRef{c.Frames.REQ, s, i})
+		}
+	}
+	sort.SliceStable(conns, func(i, j int) bool { return conns[i].req < conns[j].req })
+	if len(conns) > opts.MaxConnections {
+		capErr.ConnFrame = conns[opts.MaxConnections-1].req
+		conns = conns[:opts.MaxConnections] // the best without a second pass
+	}
+	if capErr.Frame != 0 || capErr.ConnFrame != 0 {
+		errs = append(errs, &capErr)
+	}
+	remap := make([]map[int]int, len(parts))
+	for s := range remap {
+		remap[s] = map[int]int{}
+	}
+	out := &Report{Connections: make([]Connection, 0, len(conns)), Flows: make([]Flow, 0, len(flows)), merge: true}
+	for k, cr := range conns {
+		c := parts[cr.s].Connections[cr.i]
+		remap[cr.s][c.ID] = k + 1
+		c.ID = k + 1
+		out.Connections = append(out.Connections, c)
+	}
+	for _, fr := range flows {
+		f := parts[fr.s].Flows[fr.i]
+		if f.Connection != nil {
+			if id, ok := remap[fr.s][*f.Connection]; ok {
+				f.Connection = &id
+			} else {
+				f.Connection = nil // beyond the connection cap (not exact: see capErr)
+			}
+		}
+		out.Flows = append(out.Flows, f)
+	}
+
+	// Findings: those listed while frames were fed, replayed in the order
+	// they were listed (by the frame fed then) through the capture's cap;
+	// then those made at the end, as Analyzer.report lists them; then the
+	// sort. A shard lists every finding of its own that the capture lists
+	// (the cap keeps, of each severity, the first ones found, and a shard
+	// has fewer of each to compete), so the replay lists what one Analyzer
+	// would have listed.
+	type findRef struct {
+		at   uint64
+		s, i int
+	}
+	var feed []findRef
+	var added uint64 // findings found, listed or not
+	pos := make([][]int, len(parts))
+	refsFull := false
+	for s, p := range parts {
+		for i := range p.Findings {
+			feed = append(feed, findRef{p.shard.at[i], s, i})
+		}
+		added += uint64(len(p.Findings)) + p.shard.fedDropped
+		pos[s] = make([]int, len(p.Findings))
+		for _, f := range p.shard.flows {
+			refsFull = refsFull || f.refsFull
+		}
+	}
+	if refsFull && added > uint64(opts.MaxFindings) {
+		errs = append(errs, fmt.Errorf("%w: a flow has more incomplete messages than its loss log keeps, and the findings cap decides which it keeps", ErrNotDisjoint))
+	}
+	sort.SliceStable(feed, func(i, j int) bool { return feed[i].at < feed[j].at })
+	fl := findingList{max: opts.MaxFindings}
+	for _, fr := range feed {
+		pos[fr.s][fr.i] = -1
+		if fd := fl.add(parts[fr.s].Findings[fr.i].Severity); fd != nil {
+			pos[fr.s][fr.i] = len(fl.list) - 1
+			*fd = renumberFinding(parts[fr.s].Findings[fr.i], remap[fr.s])
+		}
+	}
+	push := func(s int, fds []Finding) {
+		for _, fd := range fds {
+			added++
+			fl.push(renumberFinding(fd, remap[s]))
+		}
+	}
+	for _, fr := range flows {
+		push(fr.s, parts[fr.s].shard.flows[fr.i].nic)
+	}
+	for _, fr := range flows {
+		sf := &parts[fr.s].shard.flows[fr.i]
+		push(fr.s, sf.loss)
+		for _, k := range sf.marks {
+			if k < 0 {
+				continue
+			}
+			if idx := pos[fr.s][k]; idx >= 0 && fl.list[idx].Kind == KindIncomplete {
+				fl.list[idx].Detail += notCapturedNote
+				fl.setSeverity(idx, SeverityInfo)
+			}
+		}
+		push(fr.s, sf.end)
+	}
+
+	// The capture.
+	c := &out.Capture
+	var sk sketch
+	var cms cmStats
+	var orphansKept uint64
+	var malformed []Malformed
+	for _, p := range parts {
+		pc := &p.Capture
+		c.Frames += pc.Frames
+		c.RoCEPackets += pc.RoCEPackets
+		c.OtherPackets += pc.OtherPackets
+		c.Malformed += pc.Malformed
+		c.Bytes += pc.Bytes
+		c.PacketsOfDroppedFlows += pc.PacketsOfDroppedFlows
+		c.NotCaptured += pc.NotCaptured
+		c.ICRCPortRewritten += pc.ICRCPortRewritten
+		c.OriginalLengthsClamped += pc.OriginalLengthsClamped
+		c.CutFrames += pc.CutFrames
+		c.ConnectionsDropped += pc.ConnectionsDropped
+		st := p.shard.cmStats
+		cms.messages += st.messages
+		cms.ignored += st.ignored
+		if st.first != 0 && (cms.first == 0 || st.first < cms.first) {
+			cms.first, cms.firstAt = st.first, st.firstAt
+		}
+		orphansKept += uint64(len(p.cmOrphans))
+		malformed = append(malformed, pc.MalformedFrames...)
+		if pc.FirstTime != nil && (c.FirstTime == nil || pc.FirstTime.Before(*c.FirstTime)) {
+			t := *pc.FirstTime
+			c.FirstTime = &t
+		}
+		if pc.LastTime != nil && (c.LastTime == nil || pc.LastTime.After(*c.LastTime)) {
+			t := *pc.LastTime
+			c.LastTime = &t
+		}
+		if p.shard.sketch != nil {
+			if sk.bits == nil {
+				sk.bits = make([]uint64, sketchBits/64)
+			}
+			for i, w := range p.shard.sketch {
+				sk.bits[i] |= w
+			}
+		}
+		out.cmOrphans = append(out.cmOrphans, p.cmOrphans...)
+	}
+	if c.FirstTime != nil {
+		c.DurationSeconds = c.LastTime.Sub(*c.FirstTime).Seconds()
+	}
+	sort.SliceStable(malformed, func(i, j int) bool { return malformed[i].Frame < malformed[j].Frame })
+	c.MalformedFrames = malformed[:min(len(malformed), opts.MaxFindings):min(len(malformed), opts.MaxFindings)]
+	if c.MalformedFrames == nil {
+		c.MalformedFrames = []Malformed{}
+	}
+	sort.SliceStable(out.cmOrphans, func(i, j int) bool { return out.cmOrphans[i].frame < out.cmOrphans[j].frame })
+	if maxOrphans := min(maxCMOrphans, opts.MaxConnections); len(out.cmOrphans) > maxOrphans {
+		out.cmOrphans = out.cmOrphans[:maxOrphans]
+	}
+	// Orphans the shards kept but the capture's cap does not: ignored.
+	cms.ignored += orphansKept - uint64(len(out.cmOrphans))
+	c.FlowsDropped = sk.estimate()
+	for _, fr := range capDropped { // only when the cap was exceeded: an estimate
+		f := &parts[fr.s].Flows[fr.i]
+		c.FlowsDropped++
+		c.PacketsOfDroppedFlows += f.Packets
+		c.NotCaptured -= f.Requests.MissingNotCaptured
+	}
+	cms.floodAt, cms.floodT = replayFlood(parts)
+	end := Analyzer{opts: opts, capture: Capture{CutFrames: c.CutFrames, ConnectionsDropped: c.ConnectionsDropped}, cut: cut}
+	end.conns.list, end.conns.stats = out.Connections, cms
+	if fd, ok := end.cutFinding(); ok {
+		added++
+		fl.push(fd)
+	}
+	for _, fd := range end.cmFindings() {
+		added++
+		fl.push(fd)
+	}
+	out.Findings = fl.listed()
+	out.FindingsDropped = added - uint64(len(out.Findings))
+	sortFindings(out.Findings)
+	return out, errors.Join(errs...)
+}
+
+// commIDsDisjoint checks that no CommID a shard's CM messages used is
+// also one of another shard's: the sequential analysis pairs CM messages
+// by CommID across every host pair.
+func commIDsDisjoint(parts []*Report) error {
+	owner := map[uint32]int{}
+	var clash []uint32
+	claim := func(id uint32, s int) {
+		if o, ok := owner[id]; ok && o != s {
+			clash = append(clash, id)
+			return
+		}
+		owner[id] = s
+	}
+	for s, p := range parts {
+		if p.shard.orphaned > uint64(len(p.cmOrphans)) {
+			return fmt.Errorf("%w: %d CM messages without their REQ in one shard, more than are kept to check", ErrNotDisjoint, p.shard.orphaned)
+		}
+		for _, c := range p.Connections {
+			claim(c.LocalCommID, s)
+			if c.Frames.REP != 0 {
+				claim(c.RemoteCommID, s)
+			}
+		}
+		for _, o := range p.cmOrphans {
+			switch o.kind {
+			case cmREP:
+				claim(o.remoteComm, s)
+			case cmREJ:
+				claim(o.remoteComm, s)
+				claim(o.localComm, s)
+			default:
+				claim(o.localComm, s)
+			}
+		}
+	}
+	if len(clash) > 0 {
+		return fmt.Errorf("%w: CM CommID 0x%08x is used between two different host pairs", ErrNotDisjoint, clash[0])
+	}
+	return nil
+}
+
+// renumberFinding rewrites the connection ID a finding names (a shard's)
+// to the combined report's: a cm_reject finding's Connection, and the
+// connection a psn_before_start finding's detail names.
+func renumberFinding(fd Finding, remap map[int]int) Finding {
+	if fd.Connection != 0 {
+		fd.Connection = remap[fd.Connection]
+	}
+	if fd.Kind == KindPSNBeforeStart {
+		const marker = "where connection "
+		if i := strings.Index(fd.Detail, marker); i >= 0 {
+			rest := fd.Detail[i+len(marker):]
+			var id int
+			if _, err := fmt.Sscanf(rest, "%d", &id); err == nil {
+				old := fmt.Sprintf("%s%d ", marker, id)
+				if strings.HasPrefix(fd.Detail[i:], old) {
+					fd.Detail = fd.Detail[:i] + fmt.Sprintf("%s%d ", marker, remap[id]) + fd.Detail[i+len(old):]
+				}
+			}
+		}
+	}
+	return fd
+}
+
+// replayCut replays, in frame order over all shards, the decisions
+// classifyShort took in each shard with only its own frames (its
+// decisions hang on the capture's cut length and longest whole frame so
+// far). It returns the capture's cut state, or an error when a shard
+// decided otherwise than the capture-wide rule does.
+func replayCut(parts []*Report) (cutState, error) {
+	type ev struct {
+		frame uint64
+		short *shortRec
+		whole int
+	}
+	var evs []ev
+	for _, p := range parts {
+		f := p.shard.feed
+		for i := range f.short {
+			evs = append(evs, ev{frame: f.short[i].frame, short: &f.short[i]})
+		}
+		for _, w := range f.whole {
+			evs = append(evs, ev{frame: w.frame, whole: w.capLen})
+		}
+	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i].frame < evs[j].frame })
+	var s cutState
+	for _, e := range evs {
+		if e.short == nil {
+			s.noteWhole(e.frame, e.whole)
+			continue
+		}
+		r := e.short
+		kind := classifyShort(r.capLen, r.n, &s)
+		if kind != r.kind {
+			return cutState{}, fmt.Errorf("%w: frame %d is judged cut by the capture tool in one shard and not in the capture, or the other way round", ErrNotDisjoint, r.frame)
+		}
+		if kind == shortToolCut && s.first == 0 {
+			s.first, s.capLen, s.time = r.frame, r.capLen, r.t
+		}
+	}
+	return s, nil
+}
+
+// replayFlood replays the CM messages of all shards in frame order and
+// returns the frame (and time) at which they first outnumber what the
+// connections explain, as cmFlood decides (0: never).
+func replayFlood(parts []*Report) (uint64, time.Time) {
+	var evs []cmEvent
+	for _, p := range parts {
+		evs = append(evs, p.shard.feed.cm...)
+	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i].frame < evs[j].frame })
+	var messages, conns uint64
+	for _, e := range evs {
+		messages++
+		if messages > cmMessagesPerConnection*conns+cmFloodSlack {
+			return e.frame, e.t
+		}
+		if e.grew {
+			conns++
+		}
+	}
+	return 0, time.Time{}
+}

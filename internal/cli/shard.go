@@ -1,0 +1,265 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+)
+
+// jobs is the number of cores -j allows (default: all).
+func (r *runner) jobs() int {
+	if r.cfg.jobs > 0 {
+		return r.cfg.jobs
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// analyzeFile analyzes one file. A file analyzed alone on jobs ≥ 2 cores
+// is sharded by host pair (docs/parallel.md): one reader, one Analyzer
+// per core, the shards' reports combined into the sequential report. A
+// file of several, or one whose packets something must see in file order
+// (tap: capture points, the HTML report; --export's packets table), is
+// read sequentially.
+func (r *runner) analyzeFile(ctx context.Context, index int, name string, multi bool, cpu chan struct{}, tap func(*analyze.Packet)) fileResult {
+	if n := r.jobs(); !multi && n >= 2 && tap == nil && r.cfg.export == "" {
+		return r.analyzeSharded(ctx, name, n)
+	}
+	cpu <- struct{}{}
+	defer func() { <-cpu }()
+	return r.analyzeSequential(ctx, index, name, multi, tap)
+}
+
+// analyzeSequential analyzes a file with one Analyzer.
+func (r *runner) analyzeSequential(ctx context.Context, index int, name string, multi bool, tap func(*analyze.Packet)) fileResult {
+	a := analyze.New(r.options(name, multi))
+	feed, done := r.exporter(index, 0, name, a, tap)
+	err := r.each(ctx, name, feed)
+	return fileResult{name: name, report: a.Finish(), err: errors.Join(err, done())}
+}
+
+// analyzeSharded analyzes a file on n shards and combines them. When the
+// shards created more flows than --max-flows, it runs them again tracking
+// only the flows the sequential analysis tracks; when they are not
+// disjoint (docs/parallel.md), the file is analyzed sequentially. Standard
+// input cannot be read again: its combined report is then the shards'
+// best, with a note on stderr.
+func (r *runner) analyzeSharded(ctx context.Context, name string, n int) fileResult {
+	opts := r.options(name, false)
+	// One file: the budgets are MaxFlows and MaxConnections, which the
+	// combiner applies.
+	opts.FlowBudget, opts.ConnectionBudget = nil, nil
+	opts.Shard = true
+	res := r.shardPass(ctx, name, n, opts)
+	if res.err != nil && ctx.Err() != nil {
+		return res.fileResult
+	}
+	var capErr *analyze.FlowCapError
+	switch {
+	case res.combineErr == nil:
+	case name == "-":
+		fmt.Fprintf(r.stderr, "roce-dissect: %s: note: -j %d: the report may differ from -j 1's (%v)\n", displayName(name), n, res.combineErr)
+	case errors.As(res.combineErr, &capErr) && !errors.Is(res.combineErr, analyze.ErrNotDisjoint):
+		opts.FlowFrameLimit, opts.ConnFrameLimit = capErr.Frame, capErr.ConnFrame
+		res = r.shardPass(ctx, name, n, opts)
+		if res.combineErr != nil {
+			return r.analyzeSequential(ctx, 0, name, false, nil)
+		}
+	default:
+		return r.analyzeSequential(ctx, 0, name, false, nil)
+	}
+	return res.fileResult
+}
+
+// shardResult is a combined report and why it may not be exact.
+type shardResult struct {
+	fileResult
+	combineErr error
+	frames     []uint64 // per shard
+}
+
+// batchFrames and batchBytes bound a batch of frames sent to a shard;
+// batchesPerShard batches circulate between the reader and each shard.
+const (
+	batchFrames     = 256
+	batchBytes      = 1 << 18
+	batchesPerShard = 4
+)
+
+// batch is frames for one shard, their bytes copied into buf.
+type batch struct {
+	frames []batchFrame
+	buf    []byte
+	times  []time.Time // timestamps not in UTC (none from capture.Reader)
+}
+
+// batchFrame is one frame of a batch: what the Analyzer reads of its
+// gopacket.CaptureInfo (not the pcapng interface index), its bytes at
+// buf[from:to]. It holds no pointer (a time.Time holds one), so that
+// batches are not scanned by the garbage collector nor written through
+// its write barrier.
+type batchFrame struct {
+	n, key   uint64
+	ns       int64 // the timestamp: UnixNano, or an index in times
+	length   int
+	lt       gplayers.LinkType
+	tk       timeKind
+	from, to int32
+}
+
+// timeKind says how batchFrame.ns holds the timestamp.
+type timeKind uint8
+
+const (
+	timeUTC   timeKind = iota // time.Unix(0, ns).UTC()
+	timeZero                  // time.Time{} (a pcapng simple packet block)
+	timeIndex                 // times[ns]
+)
+
+// putTime stores t in f.
+func (b *batch) putTime(f *batchFrame, t time.Time) {
+	switch {
+	case t.IsZero():
+		f.tk = timeZero
+	case t.Location() == time.UTC && t.Year() >= 1678 && t.Year() <= 2261:
+		f.ns = t.UnixNano()
+	default:
+		f.tk, f.ns = timeIndex, int64(len(b.times))
+		b.times = append(b.times, t)
+	}
+}
+
+// time returns the timestamp f holds.
+func (b *batch) time(f *batchFrame) time.Time {
+	switch f.tk {
+	case timeZero:
+		return time.Time{}
+	case timeIndex:
+		return b.times[f.ns]
+	}
+	return time.Unix(0, f.ns).UTC()
+}
+
+// shardPass reads the file once, sending each frame to the shard of its
+// host pair, and combines the shards' reports.
+func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze.Options) shardResult {
+	work := make([]chan *batch, n)
+	free := make([]chan *batch, n)
+	reports := make([]*analyze.Report, n)
+	var wg sync.WaitGroup
+	for s := range n {
+		work[s] = make(chan *batch, batchesPerShard)
+		free[s] = make(chan *batch, batchesPerShard)
+		for range batchesPerShard {
+			free[s] <- &batch{frames: make([]batchFrame, 0, batchFrames), buf: make([]byte, 0, batchBytes)}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := analyze.New(opts)
+			for b := range work[s] {
+				for i := range b.frames {
+					f := &b.frames[i]
+					ci := gopacket.CaptureInfo{Timestamp: b.time(f), CaptureLength: int(f.to - f.from), Length: f.length}
+					a.FeedShard(f.n, f.key, ci, f.lt, b.buf[f.from:f.to:f.to])
+				}
+				b.frames, b.buf, b.times = b.frames[:0], b.buf[:0], b.times[:0]
+				free[s] <- b
+			}
+			reports[s] = a.Finish()
+		}()
+	}
+	cur := make([]*batch, n)
+	for s := range cur {
+		cur[s] = <-free[s]
+	}
+	send := func(s int) {
+		work[s] <- cur[s]
+		cur[s] = <-free[s]
+	}
+	var num uint64 // each gives every frame in order: this is its number
+	place := newPlacer(n)
+	err := r.each(ctx, name, func(f *frame) {
+		num++
+		key := analyze.HostPairKey(f.linkType, f.data)
+		s := place.shard(key)
+		b := cur[s]
+		if len(b.frames) == batchFrames || len(b.buf)+len(f.data) > cap(b.buf) && len(b.frames) > 0 {
+			send(s)
+			b = cur[s]
+		}
+		from := len(b.buf)
+		b.buf = append(b.buf, f.data...)
+		b.frames = append(b.frames, batchFrame{n: num, key: key, length: f.ci.Length, lt: f.linkType, from: int32(from), to: int32(len(b.buf))})
+		b.putTime(&b.frames[len(b.frames)-1], f.ci.Timestamp)
+	})
+	for s := range n {
+		if len(cur[s].frames) > 0 {
+			work[s] <- cur[s]
+		}
+		close(work[s])
+	}
+	wg.Wait()
+	rep, cerr := analyze.CombineShards(reports, opts)
+	if rep == nil { // not shard reports: cannot happen
+		panic(cerr)
+	}
+	frames := make([]uint64, n)
+	for s, p := range reports {
+		frames[s] = p.Capture.Frames
+	}
+	return shardResult{fileResult{name: name, report: rep, err: err}, cerr, frames}
+}
+
+// placer assigns host pairs to shards: a host pair seen for the first
+// time goes to the shard that has had the fewest frames so far (the
+// fewest host pairs on a tie), and stays there. Any assignment of whole
+// host pairs gives the same report; this one balances the shards better
+// than a hash modulo N when there are few host pairs. It depends only on
+// the frames, so a second pass assigns them alike.
+type placer struct {
+	of     map[uint64]int32
+	cache  [256]placed
+	frames []uint64
+	pairs  []int
+}
+
+type placed struct {
+	key   uint64
+	shard int32
+}
+
+// newPlacer returns a placer for n shards. Frames of no host pair (key
+// 0: no state of theirs links them to others) go to shard 0, which the
+// zero cache entry already says.
+func newPlacer(n int) *placer {
+	return &placer{of: map[uint64]int32{0: 0}, frames: make([]uint64, n), pairs: make([]int, n)}
+}
+
+// shard returns the shard of a frame of host pair key.
+func (p *placer) shard(key uint64) int {
+	c := &p.cache[key%uint64(len(p.cache))]
+	if c.key != key {
+		s, ok := p.of[key]
+		if !ok {
+			s = 0
+			for i := range p.frames {
+				if p.frames[i] < p.frames[s] || p.frames[i] == p.frames[s] && p.pairs[i] < p.pairs[s] {
+					s = int32(i)
+				}
+			}
+			p.of[key] = s
+			p.pairs[s]++
+		}
+		*c = placed{key, s}
+	}
+	p.frames[c.shard]++
+	return int(c.shard)
+}
