@@ -118,8 +118,8 @@ type flowState struct {
 	// hasNIC says the flow is an RC/UC request flow with NIC state (nic,
 	// or only nicFirst while hasNICFirst).
 	hasNIC, hasNICFirst bool
-	index     int32
-	rtt       *rttHist
+	index               int32
+	rtt                 *rttHist
 
 	conn int // connection index, -1 if none
 
