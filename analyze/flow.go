@@ -107,15 +107,19 @@ type flowState struct {
 	icrc       ICRCCounts
 	loss       lossState     // loss attribution (loss.go)
 	srcPorts   *portRecovery // source ports recovered from ICRCs, allocated by the first
-	nic        *nicState     // NIC behaviour (nic.go), allocated by the first request
+	nic        *nicState     // NIC behaviour (nic.go), allocated by the second request or the first NIC event
+	nicFirst   txRec         // the first request, until nic is allocated
 
 	// pending holds the last requests awaiting an ACK (pendingring.go).
 	pending pendingRing
 
 	peer      int32 // reverse flow, -1 if unknown
 	pairTries uint8 // searches for the request flow of this flow's ACKs
-	index     int32
-	rtt       *rttHist
+	// hasNIC says the flow is an RC/UC request flow with NIC state (nic,
+	// or only nicFirst while hasNICFirst).
+	hasNIC, hasNICFirst bool
+	index               int32
+	rtt                 *rttHist
 
 	conn int // connection index, -1 if none
 

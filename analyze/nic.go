@@ -253,10 +253,18 @@ func (n *nicState) add(fig int, v int64) {
 	n.stats[fig].add(v)
 }
 
-// nicOf returns the NIC state of a request flow, allocating it.
+// nicOf returns the NIC state of a request flow, allocating it: the
+// first request of the flow, kept in the flow until then (nicFirst), goes
+// into its ring.
 func nicOf(f *flowState) *nicState {
 	if f.nic == nil {
 		f.nic = &nicState{}
+		f.hasNIC = true
+		if f.hasNICFirst {
+			f.nic.ring[0] = f.nicFirst
+			f.nic.ringH, f.nic.ringN = 1, 1
+			f.hasNICFirst = false
+		}
 	}
 	return f.nic
 }

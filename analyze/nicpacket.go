@@ -21,9 +21,17 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 	if f.transport != layers.TransportRC && f.transport != layers.TransportUC {
 		return
 	}
-	n := nicOf(f)
 	t := p.Time.UnixNano()
 	psn := p.BTH.PSN
+	if f.nic == nil && !f.hasNIC && obs == obsInOrder && p.ECN != 3 {
+		// The first request, in order and not CE-marked, only enters the
+		// ring: kept in the flow, the NIC state is allocated by the next
+		// event (an idle flow never needs it).
+		f.hasNIC, f.hasNICFirst = true, true
+		f.nicFirst = txRec{psn: psn, bytes: uint32(p.Length), t: t}
+		return
+	}
+	n := nicOf(f)
 	// A byte-identical repeat of the last request is a capture duplicate,
 	// unless a NAK asked for it.
 	back := (obs == obsOld || obs == obsFill) && (!isDup || n.nakPending)
@@ -163,10 +171,10 @@ func (a *Analyzer) nicResponse(r *flowState, p *Packet) {
 		return
 	}
 	f := a.nicReqFlow(r, p.BTH.PSN)
-	if f == nil || f.nic == nil {
+	if f == nil || !f.hasNIC {
 		return
 	}
-	n := f.nic
+	n := nicOf(f)
 	psn := p.BTH.PSN
 	n.nakPending, n.nakRNR, n.nakPSN, n.nakT, n.nakFrame = true, rnr, psn, p.Time.UnixNano(), p.Frame
 	n.epActive = false
@@ -190,10 +198,10 @@ func (a *Analyzer) nicCNP(c *flowState, p *Packet) {
 	if f == nil {
 		f = a.onlyRequester(c)
 	}
-	if f == nil || f.nic == nil {
+	if f == nil || !f.hasNIC {
 		return
 	}
-	n := f.nic
+	n := nicOf(f)
 	t := p.Time.UnixNano()
 	if n.cnps > 0 {
 		d := t - n.lastCNP
@@ -231,7 +239,7 @@ func (a *Analyzer) onlyRequester(c *flowState) *flowState {
 	var found *flowState
 	cands := a.byHosts[hostsOf(c.key.dst, c.key.src)]
 	for _, gi := range cands[:min(len(cands), maxPairCandidates)] {
-		if g := a.flowList[gi]; g.nic != nil {
+		if g := a.flowList[gi]; g.hasNIC {
 			if found != nil {
 				return nil
 			}

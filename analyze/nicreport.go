@@ -35,9 +35,13 @@ func nicFloor(s *nicStat) int64 {
 // none) and the findings only the end can tell: CNPs closer than half the
 // NIC's minimum interval, and the rate after the last CNP.
 func (a *Analyzer) nicReport(f *flowState) (*NIC, []Finding) {
-	n := f.nic
-	if n == nil {
+	if !f.hasNIC {
 		return nil, nil
+	}
+	n := f.nic
+	var idle nicState // a flow of one request has no NIC state yet: its figures are zero
+	if n == nil {
+		n = &idle
 	}
 	out := &NIC{GoBackNViolations: n.gbn, TimeoutResends: n.timeouts, RNREarly: n.rnrEarly, CNPs: n.cnps, CNPNoSlowdown: n.noSlow,
 		up: n.up, down: n.down, reqPackets: f.reqPackets, hadCNPs: n.cnps > 0, hadECNCE: n.ceSeen}

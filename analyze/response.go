@@ -73,8 +73,8 @@ func (a *Analyzer) ackRTT(f *flowState, p *Packet) {
 		req.rtt = &rttHist{}
 	}
 	req.rtt.add(p.Time.UnixNano() - e.t)
-	if req.nic != nil {
-		req.nic.add(figResponse, p.Time.UnixNano()-e.t)
+	if req.hasNIC {
+		nicOf(req).add(figResponse, p.Time.UnixNano()-e.t)
 	}
 	req.pending.keepNewest(i) // older entries are acknowledged too
 }
