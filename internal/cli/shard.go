@@ -29,7 +29,10 @@ func (r *runner) jobs() int {
 // (tap: capture points, the HTML report; --export's packets table), is
 // read sequentially.
 func (r *runner) analyzeFile(ctx context.Context, index int, name string, multi bool, cpu chan struct{}, tap func(*analyze.Packet)) fileResult {
-	if n := r.jobs(); !multi && n >= 2 && tap == nil && r.cfg.export == "" {
+	// Standard input is read once: when the shards cannot be exact (a cap
+	// reached, flows that are not disjoint) there is no second reading to
+	// fall back to, so it stays sequential, as issue 14 asks.
+	if n := r.jobs(); !multi && n >= 2 && tap == nil && r.cfg.export == "" && name != "-" {
 		return r.analyzeSharded(ctx, name, n)
 	}
 	cpu <- struct{}{}
