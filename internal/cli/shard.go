@@ -42,6 +42,9 @@ func (r *runner) analyzeSequential(ctx context.Context, index int, name string, 
 	a := analyze.New(r.options(name, multi))
 	feed, done := r.exporter(index, 0, name, a, tap)
 	err := r.each(ctx, name, feed)
+	if !multi && tap == nil && r.streams() {
+		return fileResult{name: name, stream: a.FinishStream(), err: errors.Join(err, done())}
+	}
 	return fileResult{name: name, report: a.Finish(), err: errors.Join(err, done())}
 }
 
