@@ -48,6 +48,7 @@ type reportBuild struct {
 	evidence     []lossEvidence
 	nics         []*NIC
 	sh           *shardInfo
+	fedPos       []int // a shard's stream: where listFed listed its findings
 }
 
 // startReport builds the head of the report (the capture, the
@@ -96,6 +97,10 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 		b.fl.push(fd)
 	}
 	if stream {
+		if b.sh != nil { // what the combiner needs before the flows
+			b.fedPos = b.sh.listFed(r, &b.fl)
+			a.refsFullOf(b.sh)
+		}
 		r.Capture.NotCaptured += a.notCapturedOf(b.evidence)
 		r.Capture.FlowsDropped = a.dropSketch.estimate()
 		b.acc = &Report{}
@@ -145,6 +150,10 @@ func (b *reportBuild) flow(i int) Flow {
 func (b *reportBuild) end() *Report {
 	a, r, fl := b.a, b.r, &b.fl
 	r.Capture.FlowsDropped = a.dropSketch.estimate()
+	if b.fedPos != nil {
+		b.sh.mapMarks(b.fedPos)
+		return r
+	}
 	if b.sh != nil {
 		b.sh.listFindings(r, fl) // the combiner lists the rest, adds the cut finding and sorts
 		return r
