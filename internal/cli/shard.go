@@ -156,6 +156,8 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 	work := make([]chan *batch, n)
 	free := make([]chan *batch, n)
 	reports := make([]*analyze.Report, n)
+	streams := make([]*analyze.ReportStream, n) // r.streams(): the shards' reports written while built
+	stream := r.streams()
 	var wg sync.WaitGroup
 	for s := range n {
 		work[s] = make(chan *batch, batchesPerShard)
@@ -175,6 +177,10 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 				}
 				b.frames, b.buf, b.times = b.frames[:0], b.buf[:0], b.times[:0]
 				free[s] <- b
+			}
+			if stream {
+				streams[s] = a.FinishStream()
+				return
 			}
 			reports[s] = a.Finish()
 		}()
@@ -210,6 +216,19 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 		close(work[s])
 	}
 	wg.Wait()
+	if stream {
+		cs, cerr := analyze.CombineShardStreams(streams, opts)
+		if cerr == nil {
+			frames := make([]uint64, n)
+			for s, p := range streams {
+				frames[s] = p.Head().Capture.Frames
+			}
+			return shardResult{fileResult{name: name, stream: cs, err: err}, nil, frames}
+		}
+		for s, p := range streams { // an error: the reports, as without streams
+			reports[s] = p.Report()
+		}
+	}
 	rep, cerr := analyze.CombineShards(reports, opts)
 	if rep == nil { // not shard reports: cannot happen
 		panic(cerr)
