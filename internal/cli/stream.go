@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -75,10 +76,22 @@ func (r *runner) streamCSV(w io.Writer, s *analyze.ReportStream) error {
 // streamJSON is writeJSON of a stream: the same bytes.
 func (r *runner) streamJSON(w io.Writer, s *analyze.ReportStream) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
+	// One encoder per prefix, their buffers reused: json.MarshalIndent's
+	// bytes, without the newline Encode ends with, and no garbage per
+	// flow but the flow's own.
+	var buf bytes.Buffer
+	encs := map[string]*json.Encoder{}
 	put := func(prefix string, v any) error {
-		b, err := json.MarshalIndent(v, prefix, "  ")
+		enc := encs[prefix]
+		if enc == nil {
+			enc = json.NewEncoder(&buf)
+			enc.SetIndent(prefix, "  ")
+			encs[prefix] = enc
+		}
+		buf.Reset()
+		err := enc.Encode(v)
 		if err == nil {
-			_, err = bw.Write(b)
+			_, err = bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 		}
 		return err
 	}
