@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime/metrics"
@@ -12,41 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket"
-	gplayers "github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/internal/cli"
-	"github.com/roce-dissect/roce-dissect/layers"
 )
-
-// writeOnePacketFlows writes a capture of n one-packet flows: UD SEND
-// ONLY frames (ICRC correct) from 10.0.0.1 to 10.0.0.2, each to its own
-// destination QP.
-func writeOnePacketFlows(tb testing.TB, path string, n int) {
-	tb.Helper()
-	f, err := os.Create(path)
-	require.NoError(tb, err)
-	w := pcapgo.NewWriter(f)
-	require.NoError(tb, w.WriteFileHeader(65535, gplayers.LinkTypeEthernet))
-	src, dst := net.IPv4(10, 0, 0, 1).To4(), net.IPv4(10, 0, 0, 2).To4()
-	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	buf := gopacket.NewSerializeBuffer()
-	for i := range n {
-		eth := &gplayers.Ethernet{SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 2}, EthernetType: gplayers.EthernetTypeIPv4}
-		ip := &gplayers.IPv4{Version: 4, TTL: 64, Protocol: gplayers.IPProtocolUDP, SrcIP: src, DstIP: dst}
-		udp := &gplayers.UDP{SrcPort: 49152, DstPort: 4791}
-		bth := &layers.BTH{Opcode: layers.OpcodeUDSendOnly, PKey: 0xFFFF, DestQP: uint32(i + 1), PSN: 1}
-		require.NoError(tb, udp.SetNetworkLayerForChecksum(ip))
-		require.NoError(tb, bth.SetNetworkLayerForChecksum(ip, udp))
-		require.NoError(tb, gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true},
-			eth, ip, udp, bth, &layers.DETH{QKey: 0x11111111, SrcQP: 0x22}, gopacket.Payload(make([]byte, 64)), &layers.ICRC{}))
-		ci := gopacket.CaptureInfo{Timestamp: start.Add(time.Duration(i) * time.Microsecond), CaptureLength: len(buf.Bytes()), Length: len(buf.Bytes())}
-		require.NoError(tb, w.WritePacket(ci, buf.Bytes()))
-	}
-	require.NoError(tb, f.Close())
-}
 
 // peakHeap runs fn and returns the most heap its objects held meanwhile
 // (sampled every millisecond, plus at the end).
@@ -86,7 +54,10 @@ func peakHeap(fn func()) uint64 {
 func BenchmarkManyFlowsReport(b *testing.B) {
 	const flows = 200_000
 	path := filepath.Join(b.TempDir(), "flows.pcap")
-	writeOnePacketFlows(b, path, flows)
+	f, err := os.Create(path)
+	require.NoError(b, err)
+	require.NoError(b, writeManyQPs(f, flows))
+	require.NoError(b, f.Close())
 	for _, out := range []string{"text", "json", "csv"} {
 		for _, j := range []string{"1", "2"} {
 			b.Run(fmt.Sprintf("%s/j%s", out, j), func(b *testing.B) {
