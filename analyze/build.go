@@ -49,6 +49,11 @@ type reportBuild struct {
 	nics         []*NIC
 	sh           *shardInfo
 	fedPos       []int // a shard's stream: where listFed listed its findings
+	// lazyNIC: a stream builds each flow's NIC object with the flow (its
+	// findings first, with the others'), and keeps a flow whose peer is
+	// not built yet, which the NIC object reads.
+	lazyNIC   bool
+	releaseAt []int32 // lazyNIC: the last flow that reads each flow (itself, or a flow whose peer it is)
 }
 
 // startReport builds the head of the report (the capture, the
@@ -83,10 +88,23 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	b.nics = make([]*NIC, len(a.flowList))
 	var nicFindings []Finding
 	b.sh = a.shardReport(r)
+	b.lazyNIC = stream
+	if stream {
+		b.releaseAt = make([]int32, len(a.flowList))
+		for i, f := range a.flowList {
+			b.releaseAt[i] = max(b.releaseAt[i], int32(i))
+			if f.peer >= 0 {
+				b.releaseAt[f.peer] = max(b.releaseAt[f.peer], int32(i))
+			}
+		}
+	}
 	for i, f := range a.flowList {
 		b.evidence[i] = a.evidenceOf(f)
 		var fs []Finding
 		b.nics[i], fs = a.nicReport(f)
+		if b.lazyNIC {
+			b.nics[i] = nil
+		}
 		if b.sh != nil {
 			b.sh.flows[i].nic = fs // the combiner interleaves the shards' flows
 			continue
@@ -120,7 +138,21 @@ func (b *reportBuild) flow(i int) Flow {
 	sf := b.sh.flow(i)
 	cls := a.attribute(b.acc, fl, f, &fr, b.evidence[i], sf)
 	fr.NIC = b.nics[i]
-	if b.release {
+	if b.lazyNIC {
+		fr.NIC, _ = a.nicReport(f)
+	}
+	if b.lazyNIC && b.release {
+		if int(b.releaseAt[i]) <= i { // no flow left reads it
+			a.flowList[i] = nil
+		}
+		if p := f.peer; p >= 0 && p < int32(i) && int(b.releaseAt[p]) <= i {
+			a.flowList[p] = nil
+		}
+		b.evidence[i] = lossEvidence{}
+		if (i+1)%releaseEvery == 0 && a.opts.OnRelease != nil {
+			a.opts.OnRelease()
+		}
+	} else if b.release {
 		a.flowList[i] = nil
 		b.nics[i] = nil
 		b.evidence[i] = lossEvidence{}
