@@ -122,6 +122,9 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 		r.Capture.NotCaptured += a.notCapturedOf(b.evidence)
 		r.Capture.FlowsDropped = a.dropSketch.estimate()
 		b.acc = &Report{}
+		if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil {
+			a.opts.OnRelease() // the NIC objects built for their findings
+		}
 	}
 	return b
 }
