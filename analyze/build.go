@@ -28,16 +28,52 @@ func (a *Analyzer) Finish() *Report {
 const releaseEvery = 1 << 15
 
 func (a *Analyzer) report(release bool) *Report {
+	b := a.startReport(release, false)
+	for i := range a.flowList {
+		b.r.Flows = append(b.r.Flows, b.flow(i))
+	}
+	return b.end()
+}
+
+// reportBuild is a report being built, flow by flow: what report keeps
+// between its flows (a Report's head, its findings, what the flows read of
+// each other before any is released).
+type reportBuild struct {
+	a            *Analyzer
+	r            *Report
+	acc          *Report // where the flows add to the capture's totals
+	fl           findingList
+	release      bool
+	cnpTransport map[int32]string
+	evidence     []lossEvidence
+	nics         []*NIC
+	sh           *shardInfo
+	fedPos       []int // a shard's stream: where listFed listed its findings
+	// lazyNIC: a stream builds each flow's NIC object with the flow (its
+	// findings first, with the others'), and keeps a flow whose peer is
+	// not built yet, which the NIC object reads.
+	lazyNIC   bool
+	releaseAt []int32 // lazyNIC: the last flow that reads each flow (itself, or a flow whose peer it is)
+}
+
+// startReport builds the head of the report (the capture, the
+// connections) and what its flows need of each other. With stream, the
+// capture's totals the flows add to are computed first and the flows are
+// not listed in the report (FinishStream).
+func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	r := &Report{
 		Capture:     a.capture,
 		Connections: append([]Connection{}, a.conns.list...),
-		Flows:       make([]Flow, 0, len(a.flowList)),
 		cmOrphans:   append([]cmOrphan(nil), a.conns.orphans...),
-		merge:       true,
+		merge:       !stream,
 	}
-	fl := a.findings // the findings of the report: those listed, and those only the end can tell
+	if !stream {
+		r.Flows = make([]Flow, 0, len(a.flowList))
+	}
+	b := &reportBuild{a: a, r: r, acc: r, release: release}
+	b.fl = a.findings // the findings of the report: those listed, and those only the end can tell
 	if !release {
-		fl = a.findings.clone()
+		b.fl = a.findings.clone()
 	}
 	r.Capture.MalformedFrames = append([]Malformed{}, a.capture.MalformedFrames...)
 	if a.capture.Frames > 0 {
@@ -47,58 +83,114 @@ func (a *Analyzer) report(release bool) *Report {
 	}
 	// Flows of only CNPs take their transport from other flows: name them
 	// all before Finish starts releasing flows.
-	cnpTransport := a.untypedTransports()
-	evidence := make([]lossEvidence, len(a.flowList)) // reads the peer flows: before any is released
-	nics := make([]*NIC, len(a.flowList))
+	b.cnpTransport = a.untypedTransports()
+	b.evidence = make([]lossEvidence, len(a.flowList)) // reads the peer flows: before any is released
+	b.nics = make([]*NIC, len(a.flowList))
 	var nicFindings []Finding
-	sh := a.shardReport(r)
+	b.sh = a.shardReport(r)
+	b.lazyNIC = stream
+	if stream {
+		b.releaseAt = make([]int32, len(a.flowList))
+		for i, f := range a.flowList {
+			b.releaseAt[i] = max(b.releaseAt[i], int32(i))
+			if f.peer >= 0 {
+				b.releaseAt[f.peer] = max(b.releaseAt[f.peer], int32(i))
+			}
+		}
+	}
 	for i, f := range a.flowList {
-		evidence[i] = a.evidenceOf(f)
+		b.evidence[i] = a.evidenceOf(f)
 		var fs []Finding
-		nics[i], fs = a.nicReport(f)
-		if sh != nil {
-			sh.flows[i].nic = fs // the combiner interleaves the shards' flows
+		b.nics[i], fs = a.nicReport(f)
+		if b.lazyNIC {
+			b.nics[i] = nil
+		}
+		if b.sh != nil {
+			b.sh.flows[i].nic = fs // the combiner interleaves the shards' flows
 			continue
 		}
 		nicFindings = append(nicFindings, fs...)
 	}
 	for _, fd := range nicFindings {
-		fl.push(fd)
+		b.fl.push(fd)
 	}
-	for i, f := range a.flowList {
-		fr := a.flowReport(f, release)
-		if !f.hasTransport {
-			fr.Transport = cnpTransport[f.index]
+	if stream {
+		if b.sh != nil { // what the combiner needs before the flows
+			b.fedPos = b.sh.listFed(r, &b.fl)
+			a.refsFullOf(b.sh)
 		}
-		sf := sh.flow(i)
-		cls := a.attribute(r, &fl, f, &fr, evidence[i], sf)
-		fr.NIC = nics[i]
-		r.Flows = append(r.Flows, fr)
-		if release {
+		r.Capture.NotCaptured += a.notCapturedOf(b.evidence)
+		r.Capture.FlowsDropped = a.dropSketch.estimate()
+		b.acc = &Report{}
+		if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil {
+			a.opts.OnRelease() // the NIC objects built for their findings
+		}
+	}
+	return b
+}
+
+// flow builds the report of the i-th flow (in order), releasing the flow
+// when the report does.
+func (b *reportBuild) flow(i int) Flow {
+	a, fl := b.a, &b.fl
+	f := a.flowList[i]
+	fr := a.flowReport(f, b.release)
+	if !f.hasTransport {
+		fr.Transport = b.cnpTransport[f.index]
+	}
+	sf := b.sh.flow(i)
+	cls := a.attribute(b.acc, fl, f, &fr, b.evidence[i], sf)
+	fr.NIC = b.nics[i]
+	if b.lazyNIC {
+		fr.NIC, _ = a.nicReport(f)
+	}
+	if b.lazyNIC && b.release {
+		if int(b.releaseAt[i]) <= i { // no flow left reads it
 			a.flowList[i] = nil
-			if (i+1)%releaseEvery == 0 && a.opts.OnRelease != nil {
-				a.opts.OnRelease()
-			}
 		}
-		for _, pm := range f.reqMsg.pending {
-			sev, note := SeverityWarning, ""
-			if !pm.noStart && cls.onlyNotCaptured(pm.from, pm.to) {
-				sev, note = SeverityInfo, notCapturedNote
-			}
-			if sf != nil { // the combiner lists it, within the capture's cap
-				sf.end = append(sf.end, Finding{Frame: pm.frame, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
-					Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes) + note})
-				continue
-			}
-			if fd := fl.add(sev); fd != nil {
-				*fd = Finding{Frame: pm.frame, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
-					Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes) + note}
-			}
+		if p := f.peer; p >= 0 && p < int32(i) && int(b.releaseAt[p]) <= i {
+			a.flowList[p] = nil
+		}
+		b.evidence[i] = lossEvidence{}
+		if (i+1)%releaseEvery == 0 && a.opts.OnRelease != nil {
+			a.opts.OnRelease()
+		}
+	} else if b.release {
+		a.flowList[i] = nil
+		b.nics[i] = nil
+		b.evidence[i] = lossEvidence{}
+		if (i+1)%releaseEvery == 0 && a.opts.OnRelease != nil {
+			a.opts.OnRelease()
 		}
 	}
+	for _, pm := range f.reqMsg.pending {
+		sev, note := SeverityWarning, ""
+		if !pm.noStart && cls.onlyNotCaptured(pm.from, pm.to) {
+			sev, note = SeverityInfo, notCapturedNote
+		}
+		if sf != nil { // the combiner lists it, within the capture's cap
+			sf.end = append(sf.end, Finding{Frame: pm.frame, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
+				Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes) + note})
+			continue
+		}
+		if fd := fl.add(sev); fd != nil {
+			*fd = Finding{Frame: pm.frame, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
+				Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes) + note}
+		}
+	}
+	return fr
+}
+
+// end lists the findings of the report, once every flow is built.
+func (b *reportBuild) end() *Report {
+	a, r, fl := b.a, b.r, &b.fl
 	r.Capture.FlowsDropped = a.dropSketch.estimate()
-	if sh != nil {
-		sh.listFindings(r, &fl) // the combiner lists the rest, adds the cut finding and sorts
+	if b.fedPos != nil {
+		b.sh.mapMarks(b.fedPos)
+		return r
+	}
+	if b.sh != nil {
+		b.sh.listFindings(r, fl) // the combiner lists the rest, adds the cut finding and sorts
 		return r
 	}
 	if f, ok := a.cutFinding(); ok {

@@ -203,6 +203,13 @@ func (sf *shardFlow) noteLoss(cls *lossClass, f *flowState, file string, fl *fin
 // in the order listed (unsorted), with the frame fed when each was listed,
 // and turns the flows' marks into indices of r.Findings.
 func (sh *shardInfo) listFindings(r *Report, fl *findingList) {
+	sh.mapMarks(sh.listFed(r, fl))
+}
+
+// listFed is the first half of listFindings, which a stream does before
+// its flows: it lists the findings listed while fed and returns where
+// each of fl's went in r.Findings (-1: not listed).
+func (sh *shardInfo) listFed(r *Report, fl *findingList) []int {
 	pos := make([]int, len(fl.list))
 	r.Findings = make([]Finding, 0, fl.n)
 	for i, fd := range fl.list {
@@ -215,6 +222,11 @@ func (sh *shardInfo) listFindings(r *Report, fl *findingList) {
 		sh.at = append(sh.at, sh.feed.at[i])
 	}
 	r.FindingsDropped, sh.fedDropped = fl.dropped, fl.dropped
+	return pos
+}
+
+// mapMarks turns the flows' marks into indices of the report's findings.
+func (sh *shardInfo) mapMarks(pos []int) {
 	for i := range sh.flows {
 		for k, idx := range sh.flows[i].marks {
 			sh.flows[i].marks[k] = pos[idx]
@@ -272,6 +284,43 @@ func (e *FlowCapError) Error() string {
 // report returned is the best the shards give (flows beyond the cap
 // counted as dropped).
 func CombineShards(parts []*Report, opts Options) (*Report, error) {
+	c, err := newCombiner(parts, opts)
+	if c == nil {
+		return nil, err
+	}
+	c.dropCapped()
+	c.out.Flows = make([]Flow, 0, len(c.flows))
+	for _, fr := range c.flows {
+		c.out.Flows = append(c.out.Flows, c.flow(fr, parts[fr.s].Flows[fr.i]))
+	}
+	c.listFindings()
+	return c.out, errors.Join(c.errs...)
+}
+
+// flowRef is a shard's flow: its creation frame, shard and index.
+type flowRef struct {
+	created uint64
+	s, i    int
+}
+
+// combiner combines the reports of shards (CombineShards) in three
+// steps, so that a stream of the combined report (CombineShardStreams)
+// can write the capture and connections, then each flow, then the
+// findings: newCombiner (the capture, the connections and the flows'
+// order), flow (one flow), listFindings.
+type combiner struct {
+	parts      []*Report
+	opts       Options
+	errs       []error
+	flows      []flowRef // in creation order: those tracked
+	capDropped []flowRef // beyond the flow cap
+	remap      []map[int]int
+	out        *Report
+	end        Analyzer // the capture's end findings
+	added      uint64   // findings found, listed or not
+}
+
+func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	if opts.MaxFlows <= 0 {
 		opts.MaxFlows = defaultMaxFlows
 	}
@@ -302,10 +351,6 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 	}
 
 	// Flows in creation order; the first MaxFlows are those tracked.
-	type flowRef struct {
-		created uint64
-		s, i    int
-	}
 	var flows []flowRef
 	for s, p := range parts {
 		for i, f := range p.shard.flows {
@@ -343,25 +388,48 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 	for s := range remap {
 		remap[s] = map[int]int{}
 	}
-	out := &Report{Connections: make([]Connection, 0, len(conns)), Flows: make([]Flow, 0, len(flows)), merge: true}
+	out := &Report{Connections: make([]Connection, 0, len(conns)), merge: true}
 	for k, cr := range conns {
 		c := parts[cr.s].Connections[cr.i]
 		remap[cr.s][c.ID] = k + 1
 		c.ID = k + 1
 		out.Connections = append(out.Connections, c)
 	}
-	for _, fr := range flows {
-		f := parts[fr.s].Flows[fr.i]
-		if f.Connection != nil {
-			if id, ok := remap[fr.s][*f.Connection]; ok {
-				f.Connection = &id
-			} else {
-				f.Connection = nil // beyond the connection cap (not exact: see capErr)
-			}
+
+	// Which incomplete messages a flow's loss log kept depends on the
+	// findings listed when it is full.
+	var added uint64 // findings found, listed or not
+	refsFull := false
+	for _, p := range parts {
+		added += uint64(len(p.Findings)) + p.shard.fedDropped
+		for _, f := range p.shard.flows {
+			refsFull = refsFull || f.refsFull
 		}
-		out.Flows = append(out.Flows, f)
+	}
+	if refsFull && added > uint64(opts.MaxFindings) {
+		errs = append(errs, fmt.Errorf("%w: a flow has more incomplete messages than its loss log keeps, and the findings cap decides which it keeps", ErrNotDisjoint))
 	}
 
+	cb := &combiner{parts: parts, opts: opts, errs: errs, flows: flows, capDropped: capDropped, remap: remap, out: out, added: added}
+	cb.capture(cut)
+	return cb, errors.Join(errs...)
+}
+
+// flow is the combined report's flow of fr, f its shard's.
+func (cb *combiner) flow(fr flowRef, f Flow) Flow {
+	if f.Connection != nil {
+		if id, ok := cb.remap[fr.s][*f.Connection]; ok {
+			f.Connection = &id
+		} else {
+			f.Connection = nil // beyond the connection cap (not exact: see capErr)
+		}
+	}
+	return f
+}
+
+// listFindings lists the combined report's findings.
+func (cb *combiner) listFindings() {
+	parts, opts, remap, out, flows := cb.parts, cb.opts, cb.remap, cb.out, cb.flows
 	// Findings: those listed while frames were fed, replayed in the order
 	// they were listed (by the frame fed then) through the capture's cap;
 	// then those made at the end, as Analyzer.report lists them; then the
@@ -374,21 +442,13 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 		s, i int
 	}
 	var feed []findRef
-	var added uint64 // findings found, listed or not
+	added := cb.added
 	pos := make([][]int, len(parts))
-	refsFull := false
 	for s, p := range parts {
 		for i := range p.Findings {
 			feed = append(feed, findRef{p.shard.at[i], s, i})
 		}
-		added += uint64(len(p.Findings)) + p.shard.fedDropped
 		pos[s] = make([]int, len(p.Findings))
-		for _, f := range p.shard.flows {
-			refsFull = refsFull || f.refsFull
-		}
-	}
-	if refsFull && added > uint64(opts.MaxFindings) {
-		errs = append(errs, fmt.Errorf("%w: a flow has more incomplete messages than its loss log keeps, and the findings cap decides which it keeps", ErrNotDisjoint))
 	}
 	sort.SliceStable(feed, func(i, j int) bool { return feed[i].at < feed[j].at })
 	fl := findingList{max: opts.MaxFindings}
@@ -422,8 +482,22 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 		}
 		push(fr.s, sf.end)
 	}
+	if fd, ok := cb.end.cutFinding(); ok {
+		added++
+		fl.push(fd)
+	}
+	for _, fd := range cb.end.cmFindings() {
+		added++
+		fl.push(fd)
+	}
+	out.Findings = fl.listed()
+	out.FindingsDropped = added - uint64(len(out.Findings))
+	sortFindings(out.Findings)
+}
 
-	// The capture.
+// capture adds up the combined report's capture.
+func (cb *combiner) capture(cut cutState) {
+	parts, opts, out := cb.parts, cb.opts, cb.out
 	c := &out.Capture
 	var sk sketch
 	var cms cmStats
@@ -483,27 +557,21 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 	// Orphans the shards kept but the capture's cap does not: ignored.
 	cms.ignored += orphansKept - uint64(len(out.cmOrphans))
 	c.FlowsDropped = sk.estimate()
-	for _, fr := range capDropped { // only when the cap was exceeded: an estimate
-		f := &parts[fr.s].Flows[fr.i]
+	cms.floodAt, cms.floodT = replayFlood(parts)
+	cb.end = Analyzer{opts: opts, capture: Capture{CutFrames: c.CutFrames, ConnectionsDropped: c.ConnectionsDropped}, cut: cut}
+	cb.end.conns.list, cb.end.conns.stats = out.Connections, cms
+}
+
+// dropCapped counts the flows beyond the flow cap as dropped (only when
+// the cap was exceeded: an estimate; reads their Flows).
+func (cb *combiner) dropCapped() {
+	c := &cb.out.Capture
+	for _, fr := range cb.capDropped {
+		f := &cb.parts[fr.s].Flows[fr.i]
 		c.FlowsDropped++
 		c.PacketsOfDroppedFlows += f.Packets
 		c.NotCaptured -= f.Requests.MissingNotCaptured
 	}
-	cms.floodAt, cms.floodT = replayFlood(parts)
-	end := Analyzer{opts: opts, capture: Capture{CutFrames: c.CutFrames, ConnectionsDropped: c.ConnectionsDropped}, cut: cut}
-	end.conns.list, end.conns.stats = out.Connections, cms
-	if fd, ok := end.cutFinding(); ok {
-		added++
-		fl.push(fd)
-	}
-	for _, fd := range end.cmFindings() {
-		added++
-		fl.push(fd)
-	}
-	out.Findings = fl.listed()
-	out.FindingsDropped = added - uint64(len(out.Findings))
-	sortFindings(out.Findings)
-	return out, errors.Join(errs...)
 }
 
 // commIDsDisjoint checks that no CommID a shard's CM messages used is

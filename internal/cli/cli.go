@@ -89,6 +89,9 @@ type runner struct {
 	flowBudget *analyze.FlowBudget
 	// connBudget caps the CM connections of the run (--max-connections).
 	connBudget *analyze.FlowBudget
+	// listed, when set, is the text report's flow table as streamReport
+	// chose it (listedFlows).
+	listed *listedRows
 }
 
 func (r *runner) options(file string, multi bool) analyze.Options {
@@ -131,6 +134,9 @@ type fileResult struct {
 	name   string
 	report *analyze.Report
 	err    error
+	// stream, instead of report: the report written while it is built
+	// (streamReport).
+	stream *analyze.ReportStream
 }
 
 // each reads the frames of one file, calling fn for each, and returns the
@@ -239,6 +245,9 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 		}
 		samplers = nil
 		multi = len(results) > 1
+	}
+	if results[0].stream != nil { // one file, default views: written while built
+		return r.streamReport(results[0], status)
 	}
 	merged := results[0].report
 	if multi {

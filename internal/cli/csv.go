@@ -50,30 +50,35 @@ func writeFlowsCSV(w io.Writer, rep *analyze.Report) error {
 	if err := cw.Write(flowCSVHeader); err != nil {
 		return err
 	}
-	for _, f := range rep.Flows {
-		conn := ""
-		if f.Connection != nil {
-			conn = strconv.Itoa(*f.Connection)
-		}
-		rtt := ""
-		if f.Responses.RTT != nil {
-			rtt = strconv.FormatInt(f.Responses.RTT.MedianNs, 10)
-		}
-		_ = cw.Write([]string{
-			f.Src, f.Dst, u(uint64(f.DestQP)), f.Transport, conn, u(f.Packets), u(f.WireBytes), u(f.PayloadBytes),
-			f.FirstTime.UTC().Format(time.RFC3339Nano), f.LastTime.UTC().Format(time.RFC3339Nano),
-			strconv.FormatFloat(f.LastTime.Sub(f.FirstTime).Seconds(), 'f', 9, 64), optF(f.ThroughputBps), optF(f.WireBps),
-			optIntCSV(f.MTU.Inferred), optIntCSV(f.MTU.Negotiated), strconv.Itoa(f.MTU.MaxPayload),
-			u(f.Requests.Packets), optU32(f.Requests.PSNFirst), optU32(f.Requests.PSNLast), u(f.Requests.Missing),
-			u(f.Requests.Retransmitted), u(f.Requests.Duplicates), u(f.Requests.OutOfOrder),
-			u(f.Responses.ACKs), u(f.Responses.NAKs), u(f.Responses.RNRNAKs), u(f.Responses.ReadResponses), u(f.Responses.AtomicACKs), rtt,
-			u(f.Messages.Count), u(f.Messages.Bytes), u(f.Messages.Incomplete),
-			u(f.Congestion.ECNCE), u(f.Congestion.FECN), u(f.Congestion.BECN), u(f.Congestion.CNPs),
-			u(f.ICRC.OK), u(f.ICRC.Bad), u(f.ICRC.Unverifiable),
-		})
+	for i := range rep.Flows {
+		_ = cw.Write(flowCSVRow(&rep.Flows[i]))
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// flowCSVRow is the row of a flow in the flow table.
+func flowCSVRow(f *analyze.Flow) []string {
+	conn := ""
+	if f.Connection != nil {
+		conn = strconv.Itoa(*f.Connection)
+	}
+	rtt := ""
+	if f.Responses.RTT != nil {
+		rtt = strconv.FormatInt(f.Responses.RTT.MedianNs, 10)
+	}
+	return []string{
+		f.Src, f.Dst, u(uint64(f.DestQP)), f.Transport, conn, u(f.Packets), u(f.WireBytes), u(f.PayloadBytes),
+		f.FirstTime.UTC().Format(time.RFC3339Nano), f.LastTime.UTC().Format(time.RFC3339Nano),
+		strconv.FormatFloat(f.LastTime.Sub(f.FirstTime).Seconds(), 'f', 9, 64), optF(f.ThroughputBps), optF(f.WireBps),
+		optIntCSV(f.MTU.Inferred), optIntCSV(f.MTU.Negotiated), strconv.Itoa(f.MTU.MaxPayload),
+		u(f.Requests.Packets), optU32(f.Requests.PSNFirst), optU32(f.Requests.PSNLast), u(f.Requests.Missing),
+		u(f.Requests.Retransmitted), u(f.Requests.Duplicates), u(f.Requests.OutOfOrder),
+		u(f.Responses.ACKs), u(f.Responses.NAKs), u(f.Responses.RNRNAKs), u(f.Responses.ReadResponses), u(f.Responses.AtomicACKs), rtt,
+		u(f.Messages.Count), u(f.Messages.Bytes), u(f.Messages.Incomplete),
+		u(f.Congestion.ECNCE), u(f.Congestion.FECN), u(f.Congestion.BECN), u(f.Congestion.CNPs),
+		u(f.ICRC.OK), u(f.ICRC.Bad), u(f.ICRC.Unverifiable),
+	}
 }
 
 var packetCSVHeader = []string{

@@ -45,6 +45,9 @@ func (r *runner) analyzeSequential(ctx context.Context, index int, name string, 
 	a := analyze.New(r.options(name, multi))
 	feed, done := r.exporter(index, 0, name, a, tap)
 	err := r.each(ctx, name, feed)
+	if !multi && tap == nil && r.streams() {
+		return fileResult{name: name, stream: a.FinishStream(), err: errors.Join(err, done())}
+	}
 	return fileResult{name: name, report: a.Finish(), err: errors.Join(err, done())}
 }
 
@@ -156,6 +159,8 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 	work := make([]chan *batch, n)
 	free := make([]chan *batch, n)
 	reports := make([]*analyze.Report, n)
+	streams := make([]*analyze.ReportStream, n) // r.streams(): the shards' reports written while built
+	stream := r.streams()
 	var wg sync.WaitGroup
 	for s := range n {
 		work[s] = make(chan *batch, batchesPerShard)
@@ -175,6 +180,10 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 				}
 				b.frames, b.buf, b.times = b.frames[:0], b.buf[:0], b.times[:0]
 				free[s] <- b
+			}
+			if stream {
+				streams[s] = a.FinishStream()
+				return
 			}
 			reports[s] = a.Finish()
 		}()
@@ -210,6 +219,19 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 		close(work[s])
 	}
 	wg.Wait()
+	if stream {
+		cs, cerr := analyze.CombineShardStreams(streams, opts)
+		if cerr == nil {
+			frames := make([]uint64, n)
+			for s, p := range streams {
+				frames[s] = p.Head().Capture.Frames
+			}
+			return shardResult{fileResult{name: name, stream: cs, err: err}, nil, frames}
+		}
+		for s, p := range streams { // an error: the reports, as without streams
+			reports[s] = p.Report()
+		}
+	}
 	rep, cerr := analyze.CombineShards(reports, opts)
 	if rep == nil { // not shard reports: cannot happen
 		panic(cerr)

@@ -76,7 +76,11 @@ func shardExact(t *testing.T, n int, args ...string) (*analyze.Report, int, erro
 			busy++
 		}
 	}
-	return res.report, busy, res.combineErr
+	rep := res.report
+	if res.stream != nil { // the report written while built (streams): built whole here
+		rep = res.stream.Report()
+	}
+	return rep, busy, res.combineErr
 }
 
 // generate writes a roce-synth capture.

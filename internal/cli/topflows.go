@@ -17,6 +17,9 @@ const textFlowLimit = 50
 // flows or with --all-flows; beyond, the textFlowLimit flows with the most
 // payload bytes and every flow with a problem.
 func (r *runner) listedFlows(rep *analyze.Report) ([]int, int) {
+	if r.listed != nil {
+		return r.listed.idx, r.listed.left
+	}
 	n := len(rep.Flows)
 	idx := make([]int, n)
 	for i := range idx {

@@ -1,0 +1,177 @@
+package analyze
+
+import "fmt"
+
+// ReportStream is the report of an Analyzer built one flow at a time, for
+// a writer that writes each flow as it comes instead of holding the whole
+// report (a million flows are gigabytes): Head, then Next until it
+// reports no more flows, then End. Each flow's state is released once its
+// report is built, so memory peaks at the flow table, not at the flow
+// table plus the report.
+type ReportStream struct {
+	b    *reportBuild
+	next int
+	done bool
+	// cb and parts: the stream of shards' streams combined
+	// (CombineShardStreams).
+	cb    *combiner
+	parts []*ReportStream
+}
+
+// FinishStream is Finish for a report written while it is built: the
+// Report of Head and End has no flows (Flows is empty, and the report
+// cannot be merged); Next gives them in the order Finish lists them. The
+// Analyzer must not be used afterwards. Not for Options.Shard (use Finish
+// and CombineShards).
+func (a *Analyzer) FinishStream() *ReportStream {
+	a.flows, a.hostMTU, a.byHosts = nil, nil, nil
+	a.flowCache = [flowCacheLen]cachedFlow{}
+	if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil {
+		a.opts.OnRelease()
+	}
+	return &ReportStream{b: a.startReport(true, true)}
+}
+
+// Head returns the report's capture totals and connections, as Finish's
+// report has them; Flows and Findings are nil until End.
+func (s *ReportStream) Head() *Report {
+	if s.cb != nil {
+		return s.cb.out
+	}
+	return s.b.r
+}
+
+// Flows is how many flows Next gives in all.
+func (s *ReportStream) Flows() int {
+	if s.cb != nil {
+		return len(s.cb.flows)
+	}
+	return len(s.b.a.flowList)
+}
+
+// Next returns the report of the next flow, false after the last.
+func (s *ReportStream) Next() (Flow, bool) {
+	if s.cb != nil {
+		if s.next >= len(s.cb.flows) {
+			return Flow{}, false
+		}
+		fr := s.cb.flows[s.next]
+		s.next++
+		f, _ := s.parts[fr.s].Next() // CombineShardStreams checked the order
+		return s.cb.flow(fr, f), true
+	}
+	if s.next >= len(s.b.a.flowList) {
+		return Flow{}, false
+	}
+	s.next++
+	return s.b.flow(s.next - 1), true
+}
+
+// End builds the flows Next has not given (discarding them) and returns
+// the report with its findings: Finish's report without its flows.
+func (s *ReportStream) End() *Report {
+	if s.done {
+		return s.Head()
+	}
+	for {
+		if _, ok := s.Next(); !ok {
+			break
+		}
+	}
+	s.done = true
+	if s.cb != nil {
+		for _, p := range s.parts {
+			p.End()
+		}
+		s.cb.listFindings()
+		s.cb.out.Flows = []Flow{}
+		return s.cb.out
+	}
+	r := s.b.end()
+	r.Flows = []Flow{}
+	return r
+}
+
+// notCapturedOf is the sum of the flows' Requests.MissingNotCaptured,
+// which the report's capture shows before its flows: only flows with
+// missing PSNs have any.
+func (a *Analyzer) notCapturedOf(evidence []lossEvidence) uint64 {
+	var n uint64
+	var gaps []Gap
+	for i, f := range a.flowList {
+		if len(f.psn.gaps) == 0 {
+			continue
+		}
+		gaps = gaps[:0]
+		for _, g := range f.psn.gaps {
+			gaps = append(gaps, Gap{From: g.from, To: g.to, Count: g.count(), Frame: g.frame})
+		}
+		var low uint32
+		if f.psn.seen {
+			low = f.psn.low
+		}
+		cls := classify(&evidence[i], gaps, low)
+		n += cls.notCaptured
+	}
+	return n
+}
+
+// refsFullOf sets the flows' refsFull, which noteLoss sets as it builds
+// them, before: the combiner checks it before the flows.
+func (a *Analyzer) refsFullOf(sh *shardInfo) {
+	for i, f := range a.flowList {
+		if f.loss.log != nil {
+			sh.flows[i].refsFull = len(f.loss.log.incomplete) >= maxLossLog
+		}
+	}
+}
+
+// Report builds the rest of the stream into the report Finish gives (of
+// a stream whose Next has not been called), for when the report cannot
+// be written as it is built after all (CombineShardStreams' errors).
+func (s *ReportStream) Report() *Report {
+	var flows []Flow
+	for {
+		f, ok := s.Next()
+		if !ok {
+			break
+		}
+		flows = append(flows, f)
+	}
+	r := s.End()
+	r.Flows = flows
+	if r.Flows == nil {
+		r.Flows = []Flow{}
+	}
+	r.merge = true
+	return r
+}
+
+// CombineShardStreams is CombineShards for the streams of the shards
+// (FinishStream of Analyzers with Options.Shard): the stream it returns
+// gives the report CombineShards gives, flow by flow, building each
+// shard's flows as it gives them. When CombineShards would return an
+// error, or the shards' flows do not come in the order they are combined,
+// it returns no stream but an error (the parts' Next not called: use
+// their Report and CombineShards).
+func CombineShardStreams(parts []*ReportStream, opts Options) (*ReportStream, error) {
+	heads := make([]*Report, len(parts))
+	for s, p := range parts {
+		if p.b.sh == nil || p.b.fedPos == nil || p.next > 0 {
+			return nil, fmt.Errorf("analyze: part %d is not a shard's stream", s)
+		}
+		heads[s] = p.Head()
+	}
+	cb, err := newCombiner(heads, opts)
+	if err != nil {
+		return nil, err
+	}
+	next := make([]int, len(parts))
+	for _, fr := range cb.flows {
+		if fr.i != next[fr.s] {
+			return nil, fmt.Errorf("analyze: shard %d's flow %d is combined before its flow %d", fr.s, fr.i, next[fr.s])
+		}
+		next[fr.s]++
+	}
+	return &ReportStream{cb: cb, parts: parts}, nil
+}

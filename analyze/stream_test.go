@@ -1,0 +1,170 @@
+package analyze_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/synth"
+)
+
+// TestFinishStreamIsFinish checks that the report FinishStream gives in
+// parts (head, flows one at a time, findings) is Finish's report, on every
+// testdata capture and on the real captures of ../shared/captures, with
+// and without a flow table cap and a findings cap: the capture's totals
+// the head shows before any flow is built (not_captured, flows_dropped)
+// are those Finish adds up while it builds them.
+func TestFinishStreamIsFinish(t *testing.T) {
+	files, err := filepath.Glob("../testdata/*.pcap")
+	require.NoError(t, err)
+	real, _ := filepath.Glob("../../shared/captures/*/*.pcap*")
+	files = append(files, real...)
+	require.NotEmpty(t, files)
+	for _, file := range files {
+		frames, cis, lt, err := loadFrames(file)
+		if err != nil {
+			continue // not a capture this loader reads (gzip, …): the CLI tests read them
+		}
+		for _, opts := range []analyze.Options{{}, {MaxFlows: 3, MaxFindings: 5}} {
+			t.Run(filepath.Base(file), func(t *testing.T) {
+				a, b := analyze.New(opts), analyze.New(opts)
+				for i, fr := range frames {
+					a.Feed(cis[i], lt, fr)
+					b.Feed(cis[i], lt, fr)
+				}
+				want := a.Finish()
+				s := b.FinishStream()
+				head := *s.Head() // the head as a writer sees it before the flows
+				require.Nil(t, head.Flows)
+				require.Equal(t, len(want.Flows), s.Flows())
+				var flows []analyze.Flow
+				for {
+					f, ok := s.Next()
+					if !ok {
+						break
+					}
+					flows = append(flows, f)
+				}
+				end := s.End()
+				require.Empty(t, end.Flows)
+				got := *end
+				got.Capture = head.Capture
+				got.Connections = head.Connections
+				got.Flows = flows
+				if got.Flows == nil {
+					got.Flows = []analyze.Flow{}
+				}
+				wj, err := json.Marshal(want)
+				require.NoError(t, err)
+				gj, err := json.Marshal(&got)
+				require.NoError(t, err)
+				require.Equal(t, string(wj), string(gj))
+			})
+		}
+	}
+}
+
+// streamed collects a stream into the report it gives.
+func streamed(s *analyze.ReportStream) *analyze.Report {
+	head := *s.Head()
+	var flows []analyze.Flow
+	for {
+		f, ok := s.Next()
+		if !ok {
+			break
+		}
+		flows = append(flows, f)
+	}
+	end := s.End()
+	got := *end
+	got.Capture, got.Connections, got.Flows = head.Capture, head.Connections, flows
+	if got.Flows == nil {
+		got.Flows = []analyze.Flow{}
+	}
+	return &got
+}
+
+// TestCombineShardStreams checks that the stream CombineShardStreams
+// gives is the report of CombineShards, on every testdata and real
+// capture and on generated mixes, on 2 and 3 shards, with and without
+// caps; where it returns an error, CombineShards does too (the command
+// then takes the reports).
+func TestCombineShardStreams(t *testing.T) {
+	files, err := filepath.Glob("../testdata/*.pcap")
+	require.NoError(t, err)
+	real, _ := filepath.Glob("../../shared/captures/*/*.pcap*")
+	files = append(files, real...)
+	type input struct {
+		name   string
+		frames [][]byte
+		cis    []gopacket.CaptureInfo
+		lt     gplayers.LinkType
+	}
+	var ins []input
+	for _, file := range files {
+		frames, cis, lt, err := loadFrames(file)
+		if err != nil {
+			continue
+		}
+		ins = append(ins, input{filepath.Base(file), frames, cis, lt})
+	}
+	frames, cis, lt := mixFrames(t, synth.Config{Scenario: synth.ScenarioMix, Packets: 20000, QPs: 300})
+	ins = append(ins, input{"mix300", frames, cis, lt})
+	streams := 0
+	for _, in := range ins {
+		for _, opts := range []analyze.Options{{}, {MaxFlows: 3, MaxFindings: 5}, {MaxFindings: 7}} {
+			for _, n := range []int{2, 3} {
+				t.Run(fmt.Sprintf("%s/%d", in.name, n), func(t *testing.T) {
+					opts.Shard = true
+					feed := func() []*analyze.Analyzer {
+						shards := make([]*analyze.Analyzer, n)
+						for i := range shards {
+							shards[i] = analyze.New(opts)
+						}
+						for i, fr := range in.frames {
+							key := analyze.HostPairKey(in.lt, fr)
+							shards[key%uint64(n)].FeedShard(uint64(i+1), key, in.cis[i], in.lt, fr)
+						}
+						return shards
+					}
+					parts := make([]*analyze.Report, n)
+					for i, a := range feed() {
+						parts[i] = a.Finish()
+					}
+					want, wantErr := analyze.CombineShards(parts, opts)
+					ss := make([]*analyze.ReportStream, n)
+					for i, a := range feed() {
+						ss[i] = a.FinishStream()
+					}
+					s, err := analyze.CombineShardStreams(ss, opts)
+					var got *analyze.Report
+					if err != nil {
+						require.Error(t, wantErr, "only CombineShards' errors stop the stream: %v", err)
+						for i := range ss {
+							parts[i] = ss[i].Report()
+						}
+						got, err = analyze.CombineShards(parts, opts)
+						require.Equal(t, wantErr.Error(), err.Error())
+					} else {
+						require.NoError(t, wantErr)
+						require.Equal(t, len(want.Flows), s.Flows())
+						got = streamed(s)
+						streams++
+					}
+					wj, err := json.Marshal(want)
+					require.NoError(t, err)
+					gj, err := json.Marshal(got)
+					require.NoError(t, err)
+					require.Equal(t, string(wj), string(gj))
+				})
+			}
+		}
+	}
+	require.Greater(t, streams, len(ins), "most combinations stream")
+}

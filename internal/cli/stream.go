@@ -1,0 +1,311 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+)
+
+// streams says whether the report of one file is written while it is
+// built (streamReport): text, JSON or CSV without --export, --plot or
+// --html, which read the whole report.
+func (r *runner) streams() bool {
+	switch r.cfg.output {
+	case "text", "json", "csv":
+	default:
+		return false
+	}
+	return r.cfg.export == "" && r.cfg.plot == "" && r.cfg.html == ""
+}
+
+// streamReport writes the report of one file as its flows are built, each
+// flow written (JSON, CSV) or summarised (text) and released before the
+// next is built, so that the report is never held whole: the same bytes
+// as the report of Finish (docs/robustness.md, "Scale: many flows").
+func (r *runner) streamReport(res fileResult, status int) int {
+	var err error
+	switch r.cfg.output {
+	case "json":
+		err = r.streamJSON(r.stdout, res.stream)
+	case "csv":
+		err = r.streamCSV(r.stdout, res.stream)
+	default:
+		r.streamText(res)
+	}
+	if err != nil {
+		r.outputError(err)
+		return ExitDamaged
+	}
+	return status
+}
+
+// nextFlow returns the next flow --qp / --flow select.
+func (r *runner) nextFlow(s *analyze.ReportStream) (analyze.Flow, bool) {
+	for {
+		f, ok := s.Next()
+		if !ok || r.selects(f.Src, f.Dst, f.DestQP) {
+			return f, ok
+		}
+	}
+}
+
+// streamCSV is writeFlowsCSV of a stream.
+func (r *runner) streamCSV(w io.Writer, s *analyze.ReportStream) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(flowCSVHeader); err != nil {
+		return err
+	}
+	for {
+		f, ok := r.nextFlow(s)
+		if !ok {
+			break
+		}
+		_ = cw.Write(flowCSVRow(&f))
+	}
+	s.End()
+	cw.Flush()
+	return cw.Error()
+}
+
+// streamJSON is writeJSON of a stream: the same bytes.
+func (r *runner) streamJSON(w io.Writer, s *analyze.ReportStream) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	// One encoder per prefix, their buffers reused: json.MarshalIndent's
+	// bytes, without the newline Encode ends with, and no garbage per
+	// flow but the flow's own.
+	var buf bytes.Buffer
+	encs := map[string]*json.Encoder{}
+	put := func(prefix string, v any) error {
+		enc := encs[prefix]
+		if enc == nil {
+			enc = json.NewEncoder(&buf)
+			enc.SetIndent(prefix, "  ")
+			encs[prefix] = enc
+		}
+		buf.Reset()
+		err := enc.Encode(v)
+		if err == nil {
+			_, err = bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		}
+		return err
+	}
+	// list writes a list of the elements next gives.
+	list := func(name string, next func() (any, bool)) error {
+		fmt.Fprintf(bw, "  %q: [", name)
+		n := 0
+		for {
+			v, ok := next()
+			if !ok {
+				break
+			}
+			if n > 0 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n    ")
+			if err := put("    ", v); err != nil {
+				return err
+			}
+			n++
+		}
+		if n > 0 {
+			bw.WriteString("\n  ")
+		}
+		_, err := bw.WriteString("],\n")
+		return err
+	}
+	head := s.Head()
+	bw.WriteString("{\n  \"capture\": ")
+	if err := put("  ", head.Capture); err != nil {
+		return err
+	}
+	bw.WriteString(",\n")
+	i := 0
+	if err := list("connections", func() (any, bool) {
+		if i == len(head.Connections) {
+			return nil, false
+		}
+		i++
+		return &head.Connections[i-1], true
+	}); err != nil {
+		return err
+	}
+	keep := r.keepFlows()
+	if err := list("flows", func() (any, bool) {
+		f, ok := r.nextFlow(s)
+		if ok && keep != nil {
+			keep[f.ID()] = true
+		}
+		return &f, ok
+	}); err != nil {
+		return err
+	}
+	end := s.End()
+	findings := filterFindings(end.Findings, keep)
+	i = 0
+	if err := list("findings", func() (any, bool) {
+		if i == len(findings) {
+			return nil, false
+		}
+		i++
+		return &findings[i-1], true
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(bw, "  \"findings_dropped\": %d\n}\n", end.FindingsDropped)
+	return bw.Flush()
+}
+
+// keepFlows is the set of flows --qp / --flow select, filled as they are
+// written; nil without them.
+func (r *runner) keepFlows() map[analyze.FlowID]bool {
+	if r.cfg.qp < 0 && r.cfg.flow == nil {
+		return nil
+	}
+	return map[analyze.FlowID]bool{}
+}
+
+// filterFindings keeps the findings of the flows in keep (all with nil),
+// as filter does.
+func filterFindings(fs []analyze.Finding, keep map[analyze.FlowID]bool) []analyze.Finding {
+	if keep == nil {
+		return fs
+	}
+	out := []analyze.Finding{}
+	for _, fd := range fs {
+		if keep[fd.Flow] {
+			out = append(out, fd)
+		}
+	}
+	return out
+}
+
+// listedRows is the text report's flow table chosen while the flows are
+// built: the indexes (in the report's flows) of those listed, and how
+// many flows it leaves out.
+type listedRows struct {
+	idx  []int
+	left int
+}
+
+// keptFlow is a flow the streamed text report keeps: listed in its table
+// (a problem, or among the most payload), or in its NIC section.
+type keptFlow struct {
+	n    int // the flow's place among all the flows
+	flow analyze.Flow
+	// problem and nic: kept whatever the other flows are; top: one of
+	// the textFlowLimit flows with the most payload so far.
+	problem, nic, top bool
+}
+
+// streamText writes the text report of a stream, keeping of the flows
+// only those it shows: every flow with a problem, the textFlowLimit
+// flows with the most payload (candidates while they come) and those of
+// the NIC section. With --all-flows every flow is listed, so kept.
+func (r *runner) streamText(res fileResult) {
+	s := res.stream
+	var kept []*keptFlow
+	var top []*keptFlow // at most textFlowLimit flows without a problem
+	all := r.cfg.allFlows
+	keep := r.keepFlows()
+	n, evicted := 0, 0
+	for {
+		f, ok := r.nextFlow(s)
+		if !ok {
+			break
+		}
+		if keep != nil {
+			keep[f.ID()] = true
+		}
+		k := &keptFlow{n: n, flow: f, problem: all || flowHasProblem(&f)}
+		n++
+		if f.NIC != nil {
+			v, e := nicEvents(f.NIC)
+			k.nic = v+e > 0
+		}
+		if !k.problem {
+			// a later flow beats a kept one on more payload only (the
+			// stable order keeps the earlier on a tie)
+			if len(top) < textFlowLimit {
+				k.top = true
+				top = append(top, k)
+			} else if w := worstTop(top); f.PayloadBytes > top[w].flow.PayloadBytes {
+				top[w].top = false
+				evicted++
+				k.top = true
+				top[w] = k
+			}
+		}
+		if k.problem || k.nic || k.top {
+			kept = append(kept, k)
+		}
+		if evicted > textFlowLimit && evicted > len(kept)/2 { // drop the candidates evicted
+			kept = slices.DeleteFunc(kept, func(k *keptFlow) bool { return !k.problem && !k.nic && !k.top })
+			evicted = 0
+		}
+	}
+	kept = slices.DeleteFunc(kept, func(k *keptFlow) bool { return !k.problem && !k.nic && !k.top })
+	end := s.End()
+	rep := *end
+	rep.Capture, rep.Connections = s.Head().Capture, s.Head().Connections
+	rep.Flows = make([]analyze.Flow, len(kept))
+	for i, k := range kept {
+		rep.Flows[i] = k.flow
+	}
+	rep.Findings = filterFindings(rep.Findings, keep) // of the flows selected, kept or not
+	// The table: every flow when there are few (or --all-flows), else the
+	// textFlowLimit with the most payload (the earlier on a tie) and
+	// every flow with a problem.
+	var listed []int
+	if all || n <= textFlowLimit {
+		for i := range kept {
+			listed = append(listed, i)
+		}
+	} else {
+		byPayload := make([]int, 0, len(kept))
+		for i, k := range kept {
+			if k.problem || k.top {
+				byPayload = append(byPayload, i)
+			}
+		}
+		slices.SortStableFunc(byPayload, func(a, b int) int {
+			pa, pb := kept[a].flow.PayloadBytes, kept[b].flow.PayloadBytes
+			switch {
+			case pa > pb:
+				return -1
+			case pa < pb:
+				return 1
+			}
+			return 0
+		})
+		in := make([]bool, len(kept))
+		for _, i := range byPayload[:min(textFlowLimit, len(byPayload))] {
+			in[i] = true
+		}
+		for i, k := range kept {
+			if in[i] || k.problem {
+				listed = append(listed, i)
+			}
+		}
+	}
+	rr := *r
+	rr.listed = &listedRows{idx: listed, left: n - len(listed)}
+	rr.writeText(displayName(res.name), &rep, errText(res.err))
+}
+
+// worstTop is the index of the candidate the next flow would replace:
+// the least payload, the latest on a tie.
+func worstTop(top []*keptFlow) int {
+	w := 0
+	for i, k := range top {
+		if p, pw := k.flow.PayloadBytes, top[w].flow.PayloadBytes; p < pw || p == pw && k.n > top[w].n {
+			w = i
+		}
+	}
+	return w
+}
