@@ -1,8 +1,6 @@
 package cli_test
 
 import (
-	"bufio"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/gopacket/gopacket"
-	gplayers "github.com/gopacket/gopacket/layers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -23,24 +20,15 @@ import (
 // MADs encoded by package cm, correct ICRCs) with LocalCommIDs first,
 // first+1, …: n connections.
 func writeREQs(w io.Writer, first, n int) error {
-	bw := bufio.NewWriter(w)
-	hdr := make([]byte, 24)
-	binary.LittleEndian.PutUint32(hdr[0:], 0xa1b2c3d4)
-	binary.LittleEndian.PutUint16(hdr[4:], 2)
-	binary.LittleEndian.PutUint16(hdr[6:], 4)
-	binary.LittleEndian.PutUint32(hdr[16:], 65535)
-	binary.LittleEndian.PutUint32(hdr[20:], uint32(gplayers.LinkTypeEthernet))
-	if _, err := bw.Write(hdr); err != nil {
+	pc, err := newTestPcap(w)
+	if err != nil {
 		return err
 	}
-	eth := &gplayers.Ethernet{SrcMAC: []byte{2, 0, 0, 0, 0, 1}, DstMAC: []byte{2, 0, 0, 0, 0, 2}, EthernetType: gplayers.EthernetTypeIPv4}
-	ip := &gplayers.IPv4{Version: 4, TTL: 64, Protocol: gplayers.IPProtocolUDP, SrcIP: []byte{10, 0, 0, 1}, DstIP: []byte{10, 0, 0, 2}}
-	udp := &gplayers.UDP{SrcPort: 49152, DstPort: layers.UDPPortRoCEv2}
-	if err := udp.SetNetworkLayerForChecksum(ip); err != nil {
+	eth, ip, udp, err := testHosts()
+	if err != nil {
 		return err
 	}
 	buf := gopacket.NewSerializeBuffer()
-	rec := make([]byte, 16)
 	for i := first; i < first+n; i++ {
 		bth := &layers.BTH{Opcode: layers.OpcodeUDSendOnly, PKey: 0xFFFF, DestQP: 1}
 		if err := bth.SetNetworkLayerForChecksum(ip, udp); err != nil {
@@ -52,19 +40,11 @@ func writeREQs(w io.Writer, first, n int) error {
 			eth, ip, udp, bth, &layers.DETH{QKey: 0x80010000, SrcQP: 1}, mad, &layers.ICRC{}); err != nil {
 			return err
 		}
-		frame := buf.Bytes()
-		binary.LittleEndian.PutUint32(rec[0:], 1_700_000_000)
-		binary.LittleEndian.PutUint32(rec[4:], uint32(i))
-		binary.LittleEndian.PutUint32(rec[8:], uint32(len(frame)))
-		binary.LittleEndian.PutUint32(rec[12:], uint32(len(frame)))
-		if _, err := bw.Write(rec); err != nil {
-			return err
-		}
-		if _, err := bw.Write(frame); err != nil {
+		if err := pc.write(1_700_000_000, uint32(i), buf.Bytes()); err != nil {
 			return err
 		}
 	}
-	return bw.Flush()
+	return pc.flush()
 }
 
 // TestMaxConnections: --max-connections caps the CM connections of the run

@@ -1,8 +1,6 @@
 package cli_test
 
 import (
-	"bufio"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/gopacket/gopacket"
-	gplayers "github.com/gopacket/gopacket/layers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -28,25 +25,16 @@ func writeManyQPs(w io.Writer, n int) error { return writeQPs(w, 1, n) }
 
 // writeQPs is writeManyQPs to QPs first, first+1, …, first+n-1.
 func writeQPs(w io.Writer, first, n int) error {
-	bw := bufio.NewWriterSize(w, 1<<20)
-	hdr := make([]byte, 24)
-	binary.LittleEndian.PutUint32(hdr[0:], 0xa1b2c3d4)
-	binary.LittleEndian.PutUint16(hdr[4:], 2)
-	binary.LittleEndian.PutUint16(hdr[6:], 4)
-	binary.LittleEndian.PutUint32(hdr[16:], 65535)
-	binary.LittleEndian.PutUint32(hdr[20:], uint32(gplayers.LinkTypeEthernet))
-	if _, err := bw.Write(hdr); err != nil {
+	pc, err := newTestPcap(w)
+	if err != nil {
 		return err
 	}
-	eth := &gplayers.Ethernet{SrcMAC: []byte{2, 0, 0, 0, 0, 1}, DstMAC: []byte{2, 0, 0, 0, 0, 2}, EthernetType: gplayers.EthernetTypeIPv4}
-	ip := &gplayers.IPv4{Version: 4, TTL: 64, Protocol: gplayers.IPProtocolUDP, SrcIP: []byte{10, 0, 0, 1}, DstIP: []byte{10, 0, 0, 2}}
-	udp := &gplayers.UDP{SrcPort: 49152, DstPort: layers.UDPPortRoCEv2}
-	if err := udp.SetNetworkLayerForChecksum(ip); err != nil {
+	eth, ip, udp, err := testHosts()
+	if err != nil {
 		return err
 	}
 	buf := gopacket.NewSerializeBuffer()
 	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
-	rec := make([]byte, 16)
 	for i := first; i < first+n; i++ {
 		bth := &layers.BTH{Opcode: layers.OpcodeRCSendOnly, PKey: 0xFFFF, DestQP: uint32(i), PSN: uint32(i)}
 		if err := bth.SetNetworkLayerForChecksum(ip, udp); err != nil {
@@ -55,19 +43,11 @@ func writeQPs(w io.Writer, first, n int) error {
 		if err := gopacket.SerializeLayers(buf, opts, eth, ip, udp, bth, gopacket.Payload("0123456789abcdef"), &layers.ICRC{}); err != nil {
 			return err
 		}
-		frame := buf.Bytes()
-		binary.LittleEndian.PutUint32(rec[0:], uint32(1_700_000_000+i/1_000_000))
-		binary.LittleEndian.PutUint32(rec[4:], uint32(i%1_000_000))
-		binary.LittleEndian.PutUint32(rec[8:], uint32(len(frame)))
-		binary.LittleEndian.PutUint32(rec[12:], uint32(len(frame)))
-		if _, err := bw.Write(rec); err != nil {
-			return err
-		}
-		if _, err := bw.Write(frame); err != nil {
+		if err := pc.write(uint32(1_700_000_000+i/1_000_000), uint32(i%1_000_000), buf.Bytes()); err != nil {
 			return err
 		}
 	}
-	return bw.Flush()
+	return pc.flush()
 }
 
 // TestMaxFlows checks that --max-flows caps the flow table and that the

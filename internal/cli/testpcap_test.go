@@ -1,0 +1,56 @@
+package cli_test
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+
+	gplayers "github.com/gopacket/gopacket/layers"
+
+	"github.com/roce-dissect/roce-dissect/layers"
+)
+
+// testPcap writes a µs pcap of Ethernet frames record by record, for the
+// tests that build large captures without the generator.
+type testPcap struct {
+	bw  *bufio.Writer
+	rec [16]byte
+}
+
+// newTestPcap writes the pcap file header.
+func newTestPcap(w io.Writer) (*testPcap, error) {
+	p := &testPcap{bw: bufio.NewWriterSize(w, 1<<20)}
+	var hdr [24]byte
+	binary.LittleEndian.PutUint32(hdr[0:], 0xa1b2c3d4)
+	binary.LittleEndian.PutUint16(hdr[4:], 2)
+	binary.LittleEndian.PutUint16(hdr[6:], 4)
+	binary.LittleEndian.PutUint32(hdr[16:], 65535)
+	binary.LittleEndian.PutUint32(hdr[20:], uint32(gplayers.LinkTypeEthernet))
+	_, err := p.bw.Write(hdr[:])
+	return p, err
+}
+
+// write writes one whole frame at sec.usec.
+func (p *testPcap) write(sec, usec uint32, frame []byte) error {
+	binary.LittleEndian.PutUint32(p.rec[0:], sec)
+	binary.LittleEndian.PutUint32(p.rec[4:], usec)
+	binary.LittleEndian.PutUint32(p.rec[8:], uint32(len(frame)))
+	binary.LittleEndian.PutUint32(p.rec[12:], uint32(len(frame)))
+	if _, err := p.bw.Write(p.rec[:]); err != nil {
+		return err
+	}
+	_, err := p.bw.Write(frame)
+	return err
+}
+
+// flush writes what is buffered.
+func (p *testPcap) flush() error { return p.bw.Flush() }
+
+// testHosts returns the Ethernet, IPv4 and UDP headers of RoCE v2 from
+// 10.0.0.1 to 10.0.0.2, the UDP checksum computed over the IPv4 header.
+func testHosts() (*gplayers.Ethernet, *gplayers.IPv4, *gplayers.UDP, error) {
+	eth := &gplayers.Ethernet{SrcMAC: []byte{2, 0, 0, 0, 0, 1}, DstMAC: []byte{2, 0, 0, 0, 0, 2}, EthernetType: gplayers.EthernetTypeIPv4}
+	ip := &gplayers.IPv4{Version: 4, TTL: 64, Protocol: gplayers.IPProtocolUDP, SrcIP: []byte{10, 0, 0, 1}, DstIP: []byte{10, 0, 0, 2}}
+	udp := &gplayers.UDP{SrcPort: 49152, DstPort: layers.UDPPortRoCEv2}
+	return eth, ip, udp, udp.SetNetworkLayerForChecksum(ip)
+}
