@@ -147,20 +147,22 @@ func etherKey(data []byte) uint64 {
 	return etherTypeKey(binary.BigEndian.Uint16(data[12:14]), data[14:])
 }
 
-// etherTypeKey reads what follows an EtherType, through VLAN tags.
+// etherTypeKey reads what follows an EtherType, through VLAN tags. It
+// goes by the layer gopacket decodes for the EtherType, as the analyzer
+// does (gopacket also reads 0xFFFF, "raw", as IPv4).
 func etherTypeKey(et uint16, data []byte) uint64 {
 	for {
-		switch gplayers.EthernetType(et) {
-		case gplayers.EthernetTypeDot1Q, gplayers.EthernetTypeQinQ:
+		switch gplayers.EthernetType(et).LayerType() {
+		case gplayers.LayerTypeDot1Q:
 			if len(data) < 4 {
 				return 0
 			}
 			et, data = binary.BigEndian.Uint16(data[2:4]), data[4:]
-		case gplayers.EthernetTypeIPv4:
+		case gplayers.LayerTypeIPv4:
 			return ipv4Key(data)
-		case gplayers.EthernetTypeIPv6:
+		case gplayers.LayerTypeIPv6:
 			return ipv6Key(data)
-		case layers.EthernetTypeRoCEv1:
+		case layers.LayerTypeGRH:
 			return grhKey(data)
 		default:
 			return 0
