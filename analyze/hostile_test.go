@@ -115,11 +115,11 @@ func TestMergeUntypedTransport(t *testing.T) {
 }
 
 // finishCNPFlows returns how long Finish takes on n flows of one CNP each
-// (the fastest of three runs).
+// (the fastest of five runs).
 func finishCNPFlows(t testing.TB, n int) time.Duration {
 	template := roceFrame(t, hostA, hostB, &layers.BTH{Opcode: layers.OpcodeRoCEv2CNP, PKey: 0xFFFF, BECN: true, DestQP: 1}, &layers.CNP{})
 	best := time.Duration(1<<63 - 1)
-	for range 3 {
+	for range 5 {
 		a := analyze.New(analyze.Options{NoICRC: true})
 		feedQPs(a, template, n)
 		start := time.Now()
@@ -134,15 +134,17 @@ func finishCNPFlows(t testing.TB, n int) time.Duration {
 // TestFinishLinearInCNPFlows: flows of only CNPs, which take their
 // transport from other flows, no longer make Finish scan every flow for
 // each of them. Eight times the flows must take about eight times as
-// long, far from the 64 times of a quadratic scan (the bound is generous
-// for a loaded machine: a quadratic Finish took 6.2 s on 40,000 flows).
+// long, far from the 64 times of a quadratic scan (the bound, 40 times,
+// is generous for a machine where other tests run at the same time: it
+// once measured 28 times there; a quadratic Finish took 6.2 s on 40,000
+// flows, some 200 times the linear one).
 func TestFinishLinearInCNPFlows(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing test")
 	}
 	small, large := finishCNPFlows(t, 4_000), finishCNPFlows(t, 32_000)
 	t.Logf("Finish: 4,000 CNP-only flows %v, 32,000 %v", small, large)
-	assert.Less(t, float64(large), 24*float64(small), "Finish grows faster than linearly in CNP-only flows")
+	assert.Less(t, float64(large), 40*float64(small), "Finish grows faster than linearly in CNP-only flows")
 }
 
 // BenchmarkFinishCNPOnlyFlows: Finish on 40,000 flows of one CNP each (a
