@@ -591,35 +591,32 @@ func (t *tree) mad(m *cm.MAD, p *analyze.Packet) {
 	}
 }
 
+// partialFields shows the Fields first…last of a cut CM message that were
+// captured, then names the ones that were not.
+func (t *tree) partialFields(name string, c cm.Captured, first, last cm.Field, value func(cm.Field) string) {
+	t.title("%s, cut: only the fields below were captured", name)
+	var missing []string
+	for f := first; f <= last; f++ {
+		if c.Has(f) {
+			t.field(1, f.String(), "%s", value(f))
+		} else {
+			missing = append(missing, f.String())
+		}
+	}
+	notCaptured(t, missing)
+}
+
 // cmPartial shows the fields of a REQ or REP that a cut MAD still holds.
 func (t *tree) cmPartial(id cm.AttributeID, data []byte) {
 	switch id {
 	case cm.AttrConnectRequest:
 		var req cm.ConnectRequest
 		c, _ := req.DecodePartial(data)
-		t.title("CM ConnectRequest (REQ), cut: only the fields below were captured")
-		var missing []string
-		for f := cm.ReqLocalCommID; f <= cm.ReqPrimaryRemoteGID; f++ {
-			if c.Has(f) {
-				t.field(1, f.String(), "%s", reqField(&req, f))
-			} else {
-				missing = append(missing, f.String())
-			}
-		}
-		notCaptured(t, missing)
+		t.partialFields("CM ConnectRequest (REQ)", c, cm.ReqLocalCommID, cm.ReqPrimaryRemoteGID, func(f cm.Field) string { return reqField(&req, f) })
 	case cm.AttrConnectReply:
 		var rep cm.ConnectReply
 		c, _ := rep.DecodePartial(data)
-		t.title("CM ConnectReply (REP), cut: only the fields below were captured")
-		var missing []string
-		for f := cm.RepLocalCommID; f <= cm.RepLocalCAGUID; f++ {
-			if c.Has(f) {
-				t.field(1, f.String(), "%s", repField(&rep, f))
-			} else {
-				missing = append(missing, f.String())
-			}
-		}
-		notCaptured(t, missing)
+		t.partialFields("CM ConnectReply (REP)", c, cm.RepLocalCommID, cm.RepLocalCAGUID, func(f cm.Field) string { return repField(&rep, f) })
 	default:
 		t.warn(0, "CM %s: cut before the end of its fixed fields, not decoded (%d data bytes captured)", cm.AttributeName(cm.ClassCM, id), len(data))
 	}
