@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/gopacket/gopacket"
@@ -53,16 +52,7 @@ func writeREQs(w io.Writer, first, n int) error {
 // report and a connection_table_full finding. Before the cap a REQ flood
 // of 1M packets made 1M connections (1.43 GiB, 216 MB of text report).
 func TestMaxConnections(t *testing.T) {
-	dir := t.TempDir()
-	var files []string
-	for i := range 2 {
-		file := filepath.Join(dir, fmt.Sprintf("reqs%d.pcap", i))
-		f, err := os.Create(file)
-		require.NoError(t, err)
-		require.NoError(t, writeREQs(f, 1+1500*i, 1500))
-		require.NoError(t, f.Close())
-		files = append(files, file)
-	}
+	files := writeFiles(t, t.TempDir(), "reqs%d.pcap", 2, func(w io.Writer, i int) error { return writeREQs(w, 1+1500*i, 1500) })
 	code, out, errs := run(t, nil, append([]string{"-o", "json", "--max-connections", "1000"}, files...)...)
 	require.Equal(t, 0, code, errs)
 	var rep struct {

@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -92,16 +91,7 @@ func TestMaxFlows(t *testing.T) {
 // report of at most 5,000 flows (each file alone is under the cap), and the
 // other 15,000 are counted as dropped.
 func TestMaxFlowsPerRun(t *testing.T) {
-	dir := t.TempDir()
-	var files []string
-	for i := range 10 {
-		file := filepath.Join(dir, fmt.Sprintf("qps%d.pcap", i))
-		f, err := os.Create(file)
-		require.NoError(t, err)
-		require.NoError(t, writeQPs(f, 1+2000*i, 2000))
-		require.NoError(t, f.Close())
-		files = append(files, file)
-	}
+	files := writeFiles(t, t.TempDir(), "qps%d.pcap", 10, func(w io.Writer, i int) error { return writeQPs(w, 1+2000*i, 2000) })
 	code, out, errs := run(t, nil, append([]string{"-o", "json", "--max-flows", "5000"}, files...)...)
 	require.Equal(t, 0, code, errs)
 	var rep struct {

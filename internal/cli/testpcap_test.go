@@ -3,7 +3,13 @@ package cli_test
 import (
 	"bufio"
 	"encoding/binary"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	gplayers "github.com/gopacket/gopacket/layers"
 
@@ -53,4 +59,20 @@ func testHosts() (*gplayers.Ethernet, *gplayers.IPv4, *gplayers.UDP, error) {
 	ip := &gplayers.IPv4{Version: 4, TTL: 64, Protocol: gplayers.IPProtocolUDP, SrcIP: []byte{10, 0, 0, 1}, DstIP: []byte{10, 0, 0, 2}}
 	udp := &gplayers.UDP{SrcPort: 49152, DstPort: layers.UDPPortRoCEv2}
 	return eth, ip, udp, udp.SetNetworkLayerForChecksum(ip)
+}
+
+// writeFiles writes n captures named fmt.Sprintf(pattern, i) in dir, file
+// i by write(w, i), and returns their paths.
+func writeFiles(t *testing.T, dir, pattern string, n int, write func(w io.Writer, i int) error) []string {
+	t.Helper()
+	var files []string
+	for i := range n {
+		file := filepath.Join(dir, fmt.Sprintf(pattern, i))
+		f, err := os.Create(file)
+		require.NoError(t, err)
+		require.NoError(t, write(f, i))
+		require.NoError(t, f.Close())
+		files = append(files, file)
+	}
+	return files
 }
