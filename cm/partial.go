@@ -165,6 +165,9 @@ func (m *ConnectRequest) copyField(f Field, src *ConnectRequest) {
 // whole fixed part (36 bytes) decodes as DecodeFromBytes; shorter data
 // sets only the REP Fields within it.
 func (m *ConnectReply) DecodePartial(data []byte) (Captured, error) {
+	// A near copy of ConnectRequest.DecodePartial on purpose: one generic
+	// version makes Go move the buffers below to the heap, an allocation
+	// per cut MAD.
 	got := CapturedFields(AttrConnectReply, len(data))
 	if len(data) >= repFixedLen {
 		return got, m.DecodeFromBytes(data)
