@@ -21,9 +21,9 @@ import (
 // (KindToolCutFrames) says the tool cut frames without recording their
 // length.
 
-// errShortMAD reports a MAD shorter than 256 bytes in a frame that the
+// ErrShortMAD is the error of a MAD shorter than 256 bytes in a frame that the
 // capture did not cut.
-var errShortMAD = errors.New("short MAD")
+var ErrShortMAD = errors.New("short MAD")
 
 // errUDPLength reports a UDP length beyond the IP payload.
 var errUDPLength = errors.New("UDP length beyond the IP payload")

@@ -301,7 +301,7 @@ func (a *Analyzer) decodeTransport(data []byte) {
 			p.MAD = rest
 			if !bth.Truncated && p.DETH != nil && len(rest) < cm.MADLen {
 				// A datagram whole in its frame, yet short: not a MAD (madcheck.go).
-				p.Err = fmt.Errorf("%s to QP%d: %w: %d-byte MAD, need %d", bth.Opcode, bth.DestQP, errShortMAD, len(rest), cm.MADLen)
+				p.Err = fmt.Errorf("%s to QP%d: %w: %d-byte MAD, need %d", bth.Opcode, bth.DestQP, ErrShortMAD, len(rest), cm.MADLen)
 			}
 			return
 		}

@@ -25,5 +25,5 @@ func (a *Analyzer) checkEmptyMAD() {
 	if bth == nil || p.Err != nil || p.MAD != nil || bth.Truncated || p.DETH == nil || !bth.IsMAD() {
 		return
 	}
-	p.Err = fmt.Errorf("%s to QP%d: %w: 0-byte MAD, need %d", bth.Opcode, bth.DestQP, errShortMAD, cm.MADLen)
+	p.Err = fmt.Errorf("%s to QP%d: %w: 0-byte MAD, need %d", bth.Opcode, bth.DestQP, ErrShortMAD, cm.MADLen)
 }
