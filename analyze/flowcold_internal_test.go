@@ -74,13 +74,15 @@ func TestIdleFlowMemory(t *testing.T) {
 }
 
 // TestRTTHistFew checks that a histogram holding its first samples as
-// bucket numbers gives the same figures, merged or not, as one that
-// counts every sample in its buckets from the first (the histogram as it
-// was before it kept few samples).
+// bucket numbers, then its used buckets as sparse pairs, gives the same
+// figures and counts, merged or not, as one that counts every sample in
+// its buckets from the first (the histogram as it was before it kept few
+// samples): from one sample to thousands spread over more buckets than
+// the sparse pairs hold.
 func TestRTTHistFew(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{1, 2, 3, 7, 8, 9, 15, 40} {
-		for _, m := range []int{0, 1, 5, 8, 30} {
+	for _, n := range []int{1, 2, 3, 7, 8, 9, 15, 40, 129, 1000, 5000} {
+		for _, m := range []int{0, 1, 5, 8, 30, 700} {
 			xs, ys := make([]int64, n), make([]int64, m)
 			for i := range xs {
 				xs[i] = rng.Int64N(5_000_000) - 100
@@ -100,12 +102,44 @@ func TestRTTHistFew(t *testing.T) {
 			}
 			require.Equal(t, dense.summary(), few.summary(), "n=%d", n)
 			assert.Equal(t, *dense.counts, *few.dense(), "n=%d", n)
+			before := *few.dense()
 			c := few.clone()
 			c.merge(fewY)
 			dense.merge(denseY)
+			assert.Equal(t, before, *few.dense(), "the clone shares nothing with its source")
 			require.Equal(t, dense.summary(), c.summary(), "n=%d m=%d", n, m)
 			assert.Equal(t, *dense.counts, *c.dense(), "n=%d m=%d", n, m)
 			assert.Equal(t, uint64(n), few.n, "the clone shares nothing with its source")
 		}
+	}
+}
+
+// TestRTTHistSparse checks which form a histogram takes: samples in few
+// buckets stay sparse pairs, whatever their number; more used buckets
+// than rttSparseMax allocate the counts.
+func TestRTTHistSparse(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		n, buckets int
+		pairs      int
+		counts     bool
+	}{
+		{"few samples", rttFew, 3, 0, false},
+		{"many samples, three buckets", 100_000, 3, 3, false},
+		{"as many buckets as pairs", 10 * rttSparseMax, rttSparseMax, rttSparseMax, false},
+		{"one bucket more", 10 * (rttSparseMax + 1), rttSparseMax + 1, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var h rttHist
+			want := new([rttBuckets]uint32)
+			for i := range tc.n {
+				b := 16 + i%tc.buckets // buckets 16, 17, …: one value each
+				h.add(bucketMid(b))
+				want[b]++
+			}
+			assert.Len(t, h.sparse, tc.pairs)
+			assert.Equal(t, tc.counts, h.counts != nil)
+			assert.Equal(t, *want, *h.dense())
+		})
 	}
 }

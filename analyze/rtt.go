@@ -7,46 +7,94 @@ import (
 
 // rttHist is a log-linear histogram of RTT samples in nanoseconds: 16
 // sub-buckets per power of two, so the median is known within 1/16 (6 %)
-// while memory stays fixed and histograms of several files add up exactly.
-// The first rttFew samples keep only their bucket numbers (few); the
-// 4 KiB of counts are allocated by the sample after them, so that a flow
-// with a few RTT samples costs tens of bytes, not kilobytes.
+// while memory stays bounded and histograms of several files add up
+// exactly. It grows with the buckets its samples use: the first rttFew
+// samples keep only their bucket numbers (few); then each used bucket is
+// one (bucket, count) pair, kept sorted (sparse), up to rttSparseMax
+// pairs; only then are the 4 KiB of counts allocated (counts). A flow's
+// RTTs sit in a few buckets, so most flows never need the counts.
 type rttHist struct {
 	n        uint64
 	min, max int64
 	few      [rttFew]uint16
+	sparse   []rttCount
 	counts   *[rttBuckets]uint32
 }
 
+// rttCount is one used bucket of a sparse histogram.
+type rttCount struct {
+	b uint16
+	c uint32
+}
+
 // rttBuckets is the number of buckets; rttFew how many samples a
-// histogram keeps as bucket numbers before it allocates its counts.
+// histogram keeps as bucket numbers before it counts per bucket;
+// rttSparseMax how many buckets it counts in pairs (8 bytes each) before
+// it allocates its counts.
 const (
-	rttBuckets = 64 * 16
-	rttFew     = 8
+	rttBuckets   = 64 * 16
+	rttFew       = 8
+	rttSparseMax = 128
 )
 
-// bucket adds one sample to bucket b.
+// isFew says the histogram still holds its samples as bucket numbers.
+func (h *rttHist) isFew() bool { return h.counts == nil && h.sparse == nil }
+
+// bucket adds one sample to bucket b (h.n not yet counting it).
 func (h *rttHist) bucket(b int) {
-	if h.counts == nil && h.n < rttFew {
+	if h.isFew() && h.n < rttFew {
 		h.few[h.n] = uint16(b)
 		return
 	}
-	if h.counts == nil {
-		h.counts = new([rttBuckets]uint32)
-		for _, x := range h.few {
-			h.counts[x]++
+	h.addCount(b, 1)
+}
+
+// addCount adds c samples to bucket b, leaving the few bucket numbers
+// first.
+func (h *rttHist) addCount(b int, c uint32) {
+	if h.counts != nil {
+		h.counts[b] += c
+		return
+	}
+	if h.sparse == nil {
+		h.sparse = make([]rttCount, 0, 2*rttFew)
+		for _, x := range h.few[:min(h.n, rttFew)] {
+			h.sparseAdd(int(x), 1)
 		}
 	}
-	h.counts[b]++
+	h.sparseAdd(b, c)
+}
+
+// sparseAdd adds c samples to bucket b of the sparse pairs, or moves them
+// to counts when one more pair would pass rttSparseMax.
+func (h *rttHist) sparseAdd(b int, c uint32) {
+	i, found := slices.BinarySearchFunc(h.sparse, uint16(b), func(x rttCount, b uint16) int { return int(x.b) - int(b) })
+	if found {
+		h.sparse[i].c += c
+		return
+	}
+	if len(h.sparse) < rttSparseMax {
+		h.sparse = slices.Insert(h.sparse, i, rttCount{b: uint16(b), c: c})
+		return
+	}
+	h.counts = h.dense()
+	h.sparse = nil
+	h.counts[b] += c
 }
 
 // dense returns the counts of every bucket (a new array while the
-// histogram holds few samples).
+// histogram holds few or sparse samples).
 func (h *rttHist) dense() *[rttBuckets]uint32 {
 	if h.counts != nil {
 		return h.counts
 	}
 	c := new([rttBuckets]uint32)
+	if h.sparse != nil {
+		for _, x := range h.sparse {
+			c[x.b] += x.c
+		}
+		return c
+	}
 	for _, x := range h.few[:h.n] {
 		c[x]++
 	}
@@ -60,6 +108,7 @@ func (h *rttHist) clone() rttHist {
 		counts := *h.counts
 		c.counts = &counts
 	}
+	c.sparse = slices.Clone(h.sparse)
 	return c
 }
 
@@ -111,42 +160,53 @@ func (h *rttHist) merge(o *rttHist) {
 	if o.max > h.max {
 		h.max = o.max
 	}
-	if o.counts == nil {
+	switch {
+	case o.isFew():
 		for _, b := range o.few[:o.n] {
 			h.bucket(int(b))
 			h.n++
 		}
 		return
-	}
-	if h.counts == nil {
-		h.counts = h.dense()
+	case o.sparse != nil:
+		for _, x := range o.sparse {
+			h.addCount(int(x.b), x.c)
+		}
+	default:
+		if h.counts == nil {
+			h.counts = h.dense()
+			h.sparse = nil
+		}
+		for i, c := range o.counts {
+			h.counts[i] += c
+		}
 	}
 	h.n += o.n
-	for i, c := range o.counts {
-		h.counts[i] += c
-	}
 }
 
 // median returns the middle sample's bucket, clamped to [min, max].
 func (h *rttHist) median() int64 {
 	target := (h.n + 1) / 2
-	if h.counts == nil { // the target-th smallest sample's bucket: buckets grow with the value
+	clamp := func(b int) int64 { return min(max(bucketMid(b), h.min), h.max) }
+	switch {
+	case h.isFew(): // the target-th smallest sample's bucket: buckets grow with the value
 		few := h.few
 		slices.Sort(few[:h.n])
-		return min(max(bucketMid(int(few[target-1])), h.min), h.max)
+		return clamp(int(few[target-1]))
+	case h.sparse != nil:
+		var seen uint64
+		for _, x := range h.sparse {
+			seen += uint64(x.c)
+			if seen >= target {
+				return clamp(int(x.b))
+			}
+		}
+		return h.max
 	}
 	var seen uint64
 	for b, c := range h.counts {
 		seen += uint64(c)
 		if seen >= target {
-			m := bucketMid(b)
-			if m < h.min {
-				m = h.min
-			}
-			if m > h.max {
-				m = h.max
-			}
-			return m
+			return clamp(b)
 		}
 	}
 	return h.max
