@@ -102,11 +102,10 @@ type Analyzer struct {
 	capture   Capture
 	first     time.Time
 	last      time.Time
-	flows     map[mapKey]int32
+	dirs      map[hostsKey]*hostDir // flows by (source, destination)
 	flowCache [flowCacheLen]cachedFlow
 	flowList  []*flowState
 	hostMTU   map[hostPair]int
-	byHosts   map[hostsKey][]int32 // flows by (source, destination)
 	conns     connTable
 	findings  findingList // the findings listed, within Options.MaxFindings
 
@@ -138,9 +137,8 @@ func New(opts Options) *Analyzer {
 	a := &Analyzer{
 		opts:    opts,
 		ib:      ib,
-		flows:   make(map[mapKey]int32),
+		dirs:    make(map[hostsKey]*hostDir),
 		hostMTU: make(map[hostPair]int),
-		byHosts: make(map[hostsKey][]int32),
 		conns:   newConnTable(),
 	}
 	a.ext = newExtTable(ib, &a.pkt)

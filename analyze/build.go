@@ -14,7 +14,7 @@ func (a *Analyzer) Report() *Report { return a.report(false) }
 // larger of the two rather than at their sum (with a million flows, each
 // is hundreds of megabytes). The Analyzer must not be used afterwards.
 func (a *Analyzer) Finish() *Report {
-	a.flows, a.hostMTU, a.byHosts = nil, nil, nil
+	a.releaseTables()
 	a.flowCache = [flowCacheLen]cachedFlow{}
 	if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil {
 		a.opts.OnRelease() // before the reports are allocated: the map's memory is free
@@ -214,9 +214,9 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 		return append([]Sample{}, v...)
 	}
 	out := Flow{
-		Src:             f.key.src.String(),
-		Dst:             f.key.dst.String(),
-		DestQP:          f.key.qp,
+		Src:             f.dir.src.String(),
+		Dst:             f.dir.dst.String(),
+		DestQP:          f.qp,
 		Transport:       f.transport.String(),
 		Packets:         f.packets,
 		WireBytes:       f.wireBytes,

@@ -313,7 +313,7 @@ func (a *Analyzer) bindConnection(idx int) {
 // bindFlow links one data flow of a connection to it.
 func (a *Analyzer) bindFlow(idx int, k flowKey) {
 	a.conns.byFlow[k] = idx
-	if i, ok := a.flows[k.packed()]; ok {
+	if i, ok := a.flowOf(k); ok {
 		a.flowList[i].conn = idx
 	}
 }
@@ -334,11 +334,11 @@ func (a *Analyzer) bindFlows(idx int, fwd, rev flowKey) {
 	t := &a.conns
 	t.byFlow[fwd], t.byFlow[rev] = idx, idx
 	var ff, rf *flowState
-	if i, ok := a.flows[fwd.packed()]; ok {
+	if i, ok := a.flowOf(fwd); ok {
 		ff = a.flowList[i]
 		ff.conn = idx
 	}
-	if i, ok := a.flows[rev.packed()]; ok {
+	if i, ok := a.flowOf(rev); ok {
 		rf = a.flowList[i]
 		rf.conn = idx
 	}
@@ -349,7 +349,7 @@ func (a *Analyzer) bindFlows(idx int, fwd, rev flowKey) {
 
 // linkConnection links a new flow to its connection and peer flow.
 func (a *Analyzer) linkConnection(f *flowState) {
-	idx, ok := a.conns.byFlow[f.key]
+	idx, ok := a.conns.byFlow[f.key()]
 	if !ok {
 		return
 	}
@@ -358,7 +358,7 @@ func (a *Analyzer) linkConnection(f *flowState) {
 	k := a.conns.reqAt[idx]
 	var rev flowKey
 	var qp *uint32
-	if f.key.src == k.src {
+	if f.dir.src == k.src {
 		rev, qp = flowKey{src: k.dst, dst: k.src}, c.Requester.QPN
 	} else {
 		rev, qp = flowKey{src: k.src, dst: k.dst}, c.Responder.QPN
@@ -367,7 +367,7 @@ func (a *Analyzer) linkConnection(f *flowState) {
 		return
 	}
 	rev.qp = *qp
-	if i, ok := a.flows[rev.packed()]; ok {
+	if i, ok := a.flowOf(rev); ok {
 		f.peer = i
 		a.flowList[i].peer = f.index
 	}

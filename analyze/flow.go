@@ -16,8 +16,8 @@ type flowKey struct {
 	qp       uint32
 }
 
-// mapKey is flowKey packed into plain bytes, which hash faster than
-// netip.Addr's handle.
+// mapKey is flowKey packed into plain bytes, which compare faster than
+// netip.Addr's handle: the key of the flow cache.
 type mapKey struct {
 	src, dst [16]byte
 	lids     [2]uint16
@@ -70,11 +70,59 @@ func addrLess(x, y Addr) bool {
 	return x.IP.Less(y.IP)
 }
 
+// hostDir is one direction between two hosts: the flows it carries.
+// Flows are found by direction, then by destination QP, so that a flow's
+// own cost in the tables is a QP and an index (not its two addresses),
+// and the search for the flows of a direction reads one list.
+type hostDir struct {
+	src, dst Addr
+	flows    []int32          // flow indices, in creation order
+	qps      map[uint32]int32 // flow index by destination QP, made by the dirMapAt-th flow
+}
+
+// dirMapAt is how many flows a direction holds before it indexes them by
+// QP in a map: fewer are found by reading its list.
+const dirMapAt = 8
+
+// flowIndex returns the index of the direction's flow to QP qp.
+func (a *Analyzer) flowIndex(d *hostDir, qp uint32) (int32, bool) {
+	if d == nil {
+		return 0, false
+	}
+	if d.qps != nil {
+		i, ok := d.qps[qp]
+		return i, ok
+	}
+	for _, i := range d.flows {
+		if a.flowList[i].qp == qp {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// flowOf returns the index of the flow of key k.
+func (a *Analyzer) flowOf(k flowKey) (int32, bool) {
+	return a.flowIndex(a.dirs[hostsOf(k.src, k.dst)], k.qp)
+}
+
+// dirFlows returns the flows from src to dst, in creation order.
+func (a *Analyzer) dirFlows(src, dst Addr) []int32 {
+	if d := a.dirs[hostsOf(src, dst)]; d != nil {
+		return d.flows
+	}
+	return nil
+}
+
+// key returns the flow's key.
+func (f *flowState) key() flowKey { return flowKey{src: f.dir.src, dst: f.dir.dst, qp: f.qp} }
+
 // flowState is the running state of one flow.
 type flowState struct {
 	// Fields are ordered to leave no padding: a flowState is what the
 	// flow table holds per flow (see docs/robustness.md on memory).
-	key          flowKey
+	dir          *hostDir // source and destination
+	qp           uint32   // destination QP
 	transport    layers.Transport
 	hasTransport bool
 	mtuReported  bool
@@ -136,7 +184,9 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 	if slot.ok && slot.key == mk {
 		return a.flowList[slot.idx]
 	}
-	if i, ok := a.flows[mk]; ok {
+	hk := hostsKey{src: mk.src, dst: mk.dst, lids: mk.lids, kinds: mk.kinds}
+	d := a.dirs[hk]
+	if i, ok := a.flowIndex(d, k.qp); ok {
 		*slot = cachedFlow{key: mk, idx: i, ok: true}
 		return a.flowList[i]
 	}
@@ -144,10 +194,22 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 		a.dropSketch.add(k)
 		return nil
 	}
-	f := &flowState{key: k, index: int32(len(a.flowList)), peer: -1, conn: -1}
-	a.flows[mk] = f.index
-	hk := hostsOf(k.src, k.dst)
-	a.byHosts[hk] = append(a.byHosts[hk], f.index)
+	if d == nil {
+		d = &hostDir{src: k.src, dst: k.dst}
+		a.dirs[hk] = d
+	}
+	f := &flowState{dir: d, qp: k.qp, index: int32(len(a.flowList)), peer: -1, conn: -1}
+	d.flows = append(d.flows, f.index)
+	switch {
+	case d.qps != nil:
+		d.qps[k.qp] = f.index
+	case len(d.flows) >= dirMapAt:
+		d.qps = make(map[uint32]int32, len(d.flows))
+		for _, i := range d.flows[:len(d.flows)-1] {
+			d.qps[a.flowList[i].qp] = i
+		}
+		d.qps[k.qp] = f.index
+	}
 	a.flowList = append(a.flowList, f)
 	if a.shard != nil {
 		a.shard.created = append(a.shard.created, p.Frame)
@@ -267,4 +329,13 @@ type hostsKey struct {
 
 func hostsOf(src, dst Addr) hostsKey {
 	return hostsKey{src: src.IP.As16(), dst: dst.IP.As16(), lids: [2]uint16{src.LID, dst.LID}, kinds: addrKind(src)<<2 | addrKind(dst)}
+}
+
+// releaseTables drops the tables that find flows, once no packet is fed:
+// the flows' reports need only the flows.
+func (a *Analyzer) releaseTables() {
+	for _, d := range a.dirs {
+		d.flows, d.qps = nil, nil
+	}
+	a.dirs, a.hostMTU = nil, nil
 }

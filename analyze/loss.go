@@ -211,7 +211,7 @@ func (a *Analyzer) startGap(f *flowState, p *Packet) {
 		return // not set up inside this capture, before this request
 	}
 	send := c.Responder.SendPSN
-	if f.key.src == a.conns.reqAt[f.conn].src {
+	if f.dir.src == a.conns.reqAt[f.conn].src {
 		send = c.Requester.SendPSN
 	}
 	if send == nil {

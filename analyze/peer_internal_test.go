@@ -14,10 +14,15 @@ func TestPeerSearchBounded(t *testing.T) {
 	a := New(Options{})
 	x, y := Addr{IP: netip.MustParseAddr("10.0.0.1")}, Addr{IP: netip.MustParseAddr("10.0.0.2")}
 	mk := func(k flowKey) *flowState {
-		f := &flowState{key: k, index: int32(len(a.flowList)), peer: -1, conn: -1}
-		a.flowList = append(a.flowList, f)
 		hk := hostsOf(k.src, k.dst)
-		a.byHosts[hk] = append(a.byHosts[hk], f.index)
+		d := a.dirs[hk]
+		if d == nil {
+			d = &hostDir{src: k.src, dst: k.dst}
+			a.dirs[hk] = d
+		}
+		f := &flowState{dir: d, qp: k.qp, index: int32(len(a.flowList)), peer: -1, conn: -1}
+		a.flowList = append(a.flowList, f)
+		d.flows = append(d.flows, f.index)
 		return f
 	}
 	for qp := range uint32(1000) {

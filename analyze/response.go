@@ -93,7 +93,7 @@ func (a *Analyzer) peerOf(f *flowState, psn uint32) *flowState {
 		return nil
 	}
 	f.pairTries++
-	cands := a.byHosts[hostsOf(f.key.dst, f.key.src)]
+	cands := a.dirFlows(f.dir.dst, f.dir.src)
 	for _, gi := range cands[:min(len(cands), maxPairCandidates)] {
 		g := a.flowList[gi]
 		if g.peer >= 0 {

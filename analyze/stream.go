@@ -24,7 +24,7 @@ type ReportStream struct {
 // Analyzer must not be used afterwards. Not for Options.Shard (use Finish
 // and CombineShards).
 func (a *Analyzer) FinishStream() *ReportStream {
-	a.flows, a.hostMTU, a.byHosts = nil, nil, nil
+	a.releaseTables()
 	a.flowCache = [flowCacheLen]cachedFlow{}
 	if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil {
 		a.opts.OnRelease()

@@ -35,7 +35,7 @@ func (a *Analyzer) untypedTransports() map[int32]string {
 			if senders == nil {
 				senders = a.datagramSenders()
 			}
-			t, ok := senders[flowKey{src: f.key.dst, dst: f.key.src, qp: f.key.qp}]
+			t, ok := senders[flowKey{src: f.dir.dst, dst: f.dir.src, qp: f.qp}]
 			if !ok {
 				t = transportCNP
 			}
@@ -53,7 +53,7 @@ func (a *Analyzer) datagramSenders() map[flowKey]string {
 		if !g.hasDatagramSrc || !g.hasTransport {
 			continue
 		}
-		k := flowKey{src: g.key.src, dst: g.key.dst, qp: g.datagramSrc}
+		k := flowKey{src: g.dir.src, dst: g.dir.dst, qp: g.datagramSrc}
 		if _, ok := m[k]; !ok {
 			m[k] = g.transport.String()
 		}

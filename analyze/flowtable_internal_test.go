@@ -1,0 +1,50 @@
+package analyze
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/layers"
+)
+
+// TestFlowTable checks that flowFor finds every flow again by its key,
+// whether its direction holds few flows (read as a list) or many (a map
+// by QP), with the flow cache emptied between the two passes, and that
+// the direction of a flow and the reverse direction stay apart.
+func TestFlowTable(t *testing.T) {
+	x, y := Addr{IP: netip.MustParseAddr("10.0.0.1")}, Addr{IP: netip.MustParseAddr("10.0.0.2")}
+	g := Addr{IP: netip.MustParseAddr("fe80::1")}
+	lid := Addr{LID: 7, IsLID: true}
+	for _, n := range []int{1, dirMapAt - 1, dirMapAt, dirMapAt + 1, 300} {
+		a := New(Options{})
+		var keys []flowKey
+		for i := range n {
+			qp := uint32(0x100 + 37*i)
+			keys = append(keys, flowKey{src: x, dst: y, qp: qp}, flowKey{src: y, dst: x, qp: qp}, flowKey{src: g, dst: lid, qp: qp})
+		}
+		flowAt := func(k flowKey) *flowState {
+			return a.flowFor(&Packet{Src: k.src, Dst: k.dst, BTH: &layers.BTH{DestQP: k.qp}})
+		}
+		for _, k := range keys {
+			require.NotNil(t, flowAt(k))
+		}
+		require.Len(t, a.flowList, len(keys), "n=%d: one flow per key", n)
+		a.flowCache = [flowCacheLen]cachedFlow{}
+		for i, k := range keys {
+			f := flowAt(k)
+			assert.Same(t, a.flowList[i], f, "n=%d key %d", n, i)
+			assert.Equal(t, k, f.key())
+			idx, ok := a.flowOf(k)
+			assert.True(t, ok)
+			assert.Equal(t, int32(i), idx)
+		}
+		_, ok := a.flowOf(flowKey{src: x, dst: y, qp: 1})
+		assert.False(t, ok, "an unknown QP")
+		d := a.dirs[hostsOf(x, y)]
+		assert.Equal(t, n >= dirMapAt, d.qps != nil, "n=%d: the map is made by the %d-th flow", n, dirMapAt)
+		assert.Len(t, a.dirFlows(y, x), n)
+	}
+}
