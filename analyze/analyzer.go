@@ -17,6 +17,12 @@ type Options struct {
 	// flow then costs no memory per interval. For reports that do not
 	// show the series (the text and CSV reports).
 	NoSeries bool
+	// NoMerge keeps none of the state Report.Merge needs beyond the
+	// report's own fields (each flow's first requests and the messages they
+	// completed, about 100 bytes a flow): for a report that will not be
+	// merged with another (one capture file). Its report cannot be merged
+	// (ErrNotMergeable).
+	NoMerge bool
 	// NoICRC skips ICRC/VCRC verification (all packets count as
 	// unverifiable).
 	NoICRC bool

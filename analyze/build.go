@@ -65,7 +65,7 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 		Capture:     a.capture,
 		Connections: append([]Connection{}, a.conns.list...),
 		cmOrphans:   append([]cmOrphan(nil), a.conns.orphans...),
-		merge:       !stream,
+		merge:       !stream && !a.opts.NoMerge,
 	}
 	if !stream {
 		r.Flows = make([]Flow, 0, len(a.flowList))
@@ -260,8 +260,8 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 				out.Requests.head = append([]headReq(nil), f.log.head...)
 				out.Requests.headMsgs = append([]headMsg(nil), f.log.msgs...)
 			}
-			out.Requests.lastKey, out.Requests.hasLast = f.log.last, f.log.hasLast
 		}
+		out.Requests.lastKey, out.Requests.hasLast = f.lastKey, f.hasLast
 		for _, pm := range f.reqMsg.pending {
 			if pm.noStart {
 				out.Requests.pendingTo = append(out.Requests.pendingTo, pm.to)

@@ -143,7 +143,8 @@ type flowState struct {
 
 	reqMsg  msgStream
 	respMsg *msgStream // READ responses, allocated by the first one
-	log     *headLog   // the first requests, for Merge
+	log     *headLog   // the first requests, for Merge (nil with Options.NoMerge)
+	lastKey reqKey     // the last request, to tell an exact duplicate
 	msgs    Messages
 
 	inferredMTU int32
@@ -166,6 +167,7 @@ type flowState struct {
 	// hasNIC says the flow is an RC/UC request flow with NIC state (nic,
 	// or only nicFirst while hasNICFirst).
 	hasNIC, hasNICFirst bool
+	hasLast             bool // lastKey is set
 	index               int32
 	rtt                 *rttHist
 

@@ -2,6 +2,7 @@ package analyze_test
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,4 +64,28 @@ func TestMergeRefusesReportsReadFromJSON(t *testing.T) {
 	require.NoError(t, empty.Merge(analyzeFile(t, path, analyze.Options{}, 0, half)))
 	require.NoError(t, empty.Merge(analyzeFile(t, path, analyze.Options{}, half, 0)))
 	assert.Equal(t, rc.Requests.Missing, findFlow(t, &empty, "10.0.0.1", "10.0.0.2", 0x5669).Requests.Missing)
+}
+
+// TestNoMerge: an Analyzer with Options.NoMerge reports every testdata
+// capture as one without it does, to the byte in JSON, and its report is
+// refused by Merge (it kept no head log), in either place.
+func TestNoMerge(t *testing.T) {
+	paths, err := filepath.Glob("../testdata/*.pcap") // analyzeFile reads pcap
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			want, err := json.Marshal(analyzeFile(t, path, analyze.Options{}, 0, 0))
+			require.NoError(t, err)
+			lean := analyzeFile(t, path, analyze.Options{NoMerge: true}, 0, 0)
+			got, err := json.Marshal(lean)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(got))
+			if lean.Capture.Frames == 0 {
+				return
+			}
+			assert.ErrorIs(t, lean.Merge(analyzeFile(t, path, analyze.Options{}, 0, 0)), analyze.ErrNotMergeable)
+			assert.ErrorIs(t, analyzeFile(t, path, analyze.Options{}, 0, 0).Merge(lean), analyze.ErrNotMergeable)
+		})
+	}
 }

@@ -21,12 +21,12 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 		return
 	}
 	icrc, _ := bth.ICRCValue()
-	key := reqKey{psn: bth.PSN, op: op, n: p.Length, icrc: icrc}
-	if f.log == nil {
+	key := reqKey{psn: bth.PSN, op: op, n: uint32(p.Length), icrc: icrc}
+	if f.log == nil && !a.opts.NoMerge {
 		f.log = &headLog{}
 	}
-	isDup := f.log.hasLast && f.log.last == key
-	f.log.last, f.log.hasLast = key, true
+	isDup := f.hasLast && f.lastKey == key
+	f.lastKey, f.hasLast = key, true
 
 	if m := f.psn.settleRead(bth.PSN); m > 0 && f.readMTU == 0 {
 		f.readMTU = int32(m)
@@ -38,7 +38,7 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 	}
 	a.requestEvidence(f, p, obs, isDup, gap, prevHigh)
 	a.nicRequest(f, p, obs, isDup, span)
-	if len(f.log.head) < headLen {
+	if f.log != nil && len(f.log.head) < headLen {
 		cause := f.loss.cause
 		if obs != obsOld {
 			cause = a.pendingCause(f)
@@ -120,9 +120,9 @@ func spanOf(dmaLen uint32, pmtu int) uint32 {
 // an exact duplicate.
 type reqKey struct {
 	psn  uint32
-	op   layers.Opcode
-	n    int
+	n    uint32 // frame length
 	icrc uint32
+	op   layers.Opcode
 }
 
 // headLen bounds the head log: the first requests of a flow and the
@@ -139,12 +139,11 @@ type headReq struct {
 	key   reqKey
 }
 
-// headLog holds a flow's first requests and the messages they completed.
+// headLog holds a flow's first requests and the messages they completed,
+// for Merge (not kept with Options.NoMerge).
 type headLog struct {
-	head    []headReq
-	msgs    []headMsg
-	last    reqKey // the last request, to tell an exact duplicate
-	hasLast bool
+	head []headReq
+	msgs []headMsg
 }
 
 // headMsg is a message completed while the head log was open.

@@ -3,6 +3,7 @@ package analyze
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -388,7 +389,7 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	for s := range remap {
 		remap[s] = map[int]int{}
 	}
-	out := &Report{Connections: make([]Connection, 0, len(conns)), merge: true}
+	out := &Report{Connections: make([]Connection, 0, len(conns)), merge: !slices.ContainsFunc(parts, func(p *Report) bool { return !p.merge })}
 	for k, cr := range conns {
 		c := parts[cr.s].Connections[cr.i]
 		remap[cr.s][c.ID] = k + 1

@@ -103,6 +103,7 @@ func (r *runner) options(file string, multi bool) analyze.Options {
 	}
 	o.DecodeRDAs = r.cfg.rdAs
 	o.NoSeries = !r.needsSeries()
+	o.NoMerge = !multi // one file's report is never merged
 	o.FlowBudget = r.flowBudget
 	o.MaxConnections, o.ConnectionBudget = r.cfg.maxConns, r.connBudget
 	o.OnRelease = runtime.GC // Finish hands the flow table's memory to the report

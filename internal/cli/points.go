@@ -176,7 +176,9 @@ func (r *runner) matchGroup(ctx context.Context, files, allNames []string, sampl
 		srcs[k] = &source{cr: cr, a: analyze.New(r.options(files[i], true))}
 		next(srcs[k], k)
 	}
-	combined := analyze.New(r.options("", false))
+	opts := r.options("", false)
+	opts.NoMerge = false // the groups' reports are merged
+	combined := analyze.New(opts)
 	type origin struct {
 		file  int
 		frame uint64
