@@ -213,6 +213,7 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 		}
 		return append([]Sample{}, v...)
 	}
+	cold := f.coldOf()
 	out := Flow{
 		Src:             f.dir.src.String(),
 		Dst:             f.dir.dst.String(),
@@ -224,10 +225,17 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 		FirstTime:       f.first,
 		LastTime:        f.last,
 		Messages:        f.msgs,
-		Congestion:      f.congestion,
-		ICRC:            f.icrc,
-		IntervalSeconds: time.Duration(max(f.interval, int64(a.opts.Interval))).Seconds(),
-		Series:          keep(f.series),
+		Congestion:      cold.congestion,
+		ICRC:            ICRCCounts{OK: f.icrcOK, Bad: f.icrcBad, Unverifiable: f.icrcUnverifiable},
+		IntervalSeconds: a.opts.Interval.Seconds(),
+		Series:          keep(nil),
+	}
+	if s := f.series; s != nil {
+		out.IntervalSeconds = time.Duration(max(s.interval, int64(a.opts.Interval))).Seconds()
+		out.Series = keep(s.samples)
+	}
+	if f.srcPorts != nil {
+		out.ICRC.PortRewritten = f.srcPorts.rewritten
 	}
 
 	out.ICRC.OriginalSrcPorts = f.srcPorts.list()
@@ -244,9 +252,9 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 		Packets:       f.reqPackets,
 		Missing:       f.psn.missing(),
 		Gaps:          []Gap{},
-		Retransmitted: f.retrans,
-		Duplicates:    f.dups,
-		OutOfOrder:    f.ooo,
+		Retransmitted: cold.retrans,
+		Duplicates:    cold.dups,
+		OutOfOrder:    cold.ooo,
 
 		RetransmitCauses: f.loss.causes,
 	}
@@ -287,7 +295,7 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 			out.MTU.Negotiated = &neg
 		}
 	}
-	out.MTU.AboveNegotiated = f.aboveMTU
+	out.MTU.AboveNegotiated = cold.aboveMTU
 	out.reqOrphan, out.reqOpen = f.reqMsg.orphan, openOf(&f.reqMsg.cur)
 	if f.respMsg != nil {
 		out.respOrphan, out.respOpen = f.respMsg.orphan, openOf(&f.respMsg.cur)

@@ -135,9 +135,6 @@ type flowState struct {
 	datagramSrc    uint32
 	hasDatagramSrc bool
 	psn            psnTracker
-	retrans        uint64
-	dups           uint64
-	ooo            uint64
 
 	resp *Responses // allocated by the first response
 
@@ -148,13 +145,11 @@ type flowState struct {
 	msgs    Messages
 
 	inferredMTU int32
-	readMTU     int32 // path MTU the PSN jumps of READ requests showed
 	maxPayload  int32
-	aboveMTU    uint64
 
-	congestion Congestion
-	icrc       ICRCCounts
-	loss       lossState     // loss attribution (loss.go)
+	icrcOK, icrcBad, icrcUnverifiable uint64
+	cold                              *flowCold // allocated by the first rare event
+	loss                              lossState // loss attribution (loss.go)
 	srcPorts   *portRecovery // source ports recovered from ICRCs, allocated by the first
 	nic        *nicState     // NIC behaviour (nic.go), allocated by the second request or the first NIC event
 	nicFirst   txRec         // the first request, until nic is allocated
@@ -173,7 +168,37 @@ type flowState struct {
 
 	conn int // connection index, -1 if none
 
-	series   []Sample
+	series *flowSeries // the throughput series, unless Options.NoSeries
+}
+
+// flowCold is the state of a flow that most flows never write: counts of
+// anomalies and congestion marks. A flow allocates it by the first.
+type flowCold struct {
+	retrans, dups, ooo uint64
+	aboveMTU           uint64
+	congestion         Congestion
+	readMTU            int32 // path MTU the PSN jumps of READ requests showed
+}
+
+// rare returns the flow's cold state, allocating it.
+func (f *flowState) rare() *flowCold {
+	if f.cold == nil {
+		f.cold = &flowCold{}
+	}
+	return f.cold
+}
+
+// coldOf returns a copy of the flow's cold state (zero when it has none).
+func (f *flowState) coldOf() flowCold {
+	if f.cold == nil {
+		return flowCold{}
+	}
+	return *f.cold
+}
+
+// flowSeries is a flow's throughput series.
+type flowSeries struct {
+	samples  []Sample
 	interval int64 // ns: Options.Interval, doubled while the series is too long
 }
 
@@ -267,14 +292,14 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 
 	switch p.ICRC.Status {
 	case layers.ICRCOK:
-		f.icrc.OK++
+		f.icrcOK++
 	case layers.ICRCBad:
-		f.icrc.Bad++
+		f.icrcBad++
 		if fd := a.finding(p, KindBadICRC, SeverityError, f); fd != nil {
 			fd.Detail = fmt.Sprintf("ICRC %s on the wire, %s expected (%s PSN %d)", layers.ICRCWire(p.ICRC.Value), layers.ICRCWire(p.ICRC.Expected), bth.OpcodeName(), bth.PSN)
 		}
 	default:
-		f.icrc.Unverifiable++
+		f.icrcUnverifiable++
 	}
 	if p.VCRC != nil && p.VCRC.Status == layers.ICRCBad {
 		if fd := a.finding(p, KindBadICRC, SeverityError, f); fd != nil {
@@ -283,16 +308,16 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 	}
 
 	if p.ECN == 3 {
-		f.congestion.ECNCE++
+		f.rare().congestion.ECNCE++
 		if fd := a.finding(p, KindECNCE, SeverityInfo, f); fd != nil {
 			fd.Detail = fmt.Sprintf("ECN CE mark on %s PSN %d", bth.OpcodeName(), bth.PSN)
 		}
 	}
 	if bth.FECN {
-		f.congestion.FECN++
+		f.rare().congestion.FECN++
 	}
 	if bth.BECN {
-		f.congestion.BECN++
+		f.rare().congestion.BECN++
 	}
 
 	if !op.Known() {
@@ -306,7 +331,7 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 	}
 	switch {
 	case op.IsCNP():
-		f.congestion.CNPs++
+		f.rare().congestion.CNPs++
 		if fd := a.finding(p, KindCNP, SeverityInfo, f); fd != nil {
 			fd.Detail = "congestion notification packet"
 		}

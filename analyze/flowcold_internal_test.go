@@ -62,7 +62,8 @@ func TestIdleFlowMemory(t *testing.T) {
 		opts  Options
 		bound int64
 	}{
-		{"no series (text, CSV)", Options{NoICRC: true, NoSeries: true}, maxIdleFlowBytes},
+		{"one file, no series (text, CSV)", Options{NoICRC: true, NoSeries: true, NoMerge: true}, maxIdleFlowBytes},
+		{"no series, merged (several files)", Options{NoICRC: true, NoSeries: true}, maxIdleFlowBytes + 128},
 		{"series (JSON, --plot, --html)", Options{NoICRC: true}, maxIdleFlowBytes + seriesSampleBytes},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

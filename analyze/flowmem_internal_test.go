@@ -139,7 +139,7 @@ func TestWorstFlowMemory(t *testing.T) {
 	require.Len(t, a.flowList, flows+1)
 	require.NotNil(t, f.loss.log)
 	t.Logf("per flow: %d bytes; gaps %d, pending %d, series %d, jumps %d, backs %d, naks %d, incomplete %d, head %d, RTT %v",
-		perFlow, len(f.psn.gaps), len(f.reqMsg.pending), len(f.series), len(f.loss.log.jumps), len(f.loss.log.backs), len(f.loss.log.naks), len(f.loss.log.incomplete), len(f.log.head), f.rtt != nil)
+		perFlow, len(f.psn.gaps), len(f.reqMsg.pending), len(f.series.samples), len(f.loss.log.jumps), len(f.loss.log.backs), len(f.loss.log.naks), len(f.loss.log.incomplete), len(f.log.head), f.rtt != nil)
 	// The pattern reaches every bound.
 	assert.Equal(t, maxGaps, len(f.psn.gaps))
 	assert.Equal(t, maxPending, len(f.reqMsg.pending))
@@ -148,7 +148,7 @@ func TestWorstFlowMemory(t *testing.T) {
 	assert.Equal(t, maxLossLog, len(f.loss.log.naks))
 	assert.Equal(t, maxLossLog, len(f.loss.log.incomplete))
 	assert.NotNil(t, f.rtt)
-	assert.Greater(t, len(f.series), maxSeries/2)
+	assert.Greater(t, len(f.series.samples), maxSeries/2)
 	for fig := range nicFigures {
 		require.NotNil(t, f.nic.stats[fig])
 		assert.NotNil(t, f.nic.stats[fig].hist, "NIC figure %d holds its histogram", fig)

@@ -13,8 +13,8 @@ func (a *Analyzer) pmtuFor(f *flowState) int {
 	if f.inferredMTU > 0 {
 		return int(f.inferredMTU)
 	}
-	if f.readMTU > 0 {
-		return int(f.readMTU)
+	if f.cold != nil && f.cold.readMTU > 0 {
+		return int(f.cold.readMTU)
 	}
 	if f.conn >= 0 {
 		if m := a.conns.list[f.conn].pathMTU(); m > 0 {
@@ -46,7 +46,7 @@ func (a *Analyzer) checkMTU(f *flowState, p *Packet, payload int) {
 		return
 	}
 	if payload > neg {
-		f.aboveMTU++
+		f.rare().aboveMTU++
 		if fd := a.finding(p, KindMTUAbove, SeverityError, f); fd != nil {
 			fd.Detail = fmt.Sprintf("payload %d bytes exceeds the negotiated path MTU %d", payload, neg)
 		}

@@ -28,6 +28,9 @@ const maxOriginalPorts = 8
 type portRecovery struct {
 	ports []uint16 // distinct recovered ports, first seen first (≤ maxOriginalPorts)
 	port  uint16   // the last recovered port, tried first
+	// rewritten counts the flow's packets whose ICRC verified only with a
+	// recovered port (ICRCCounts.PortRewritten).
+	rewritten uint64
 	// diffs caches, by covered length, the ICRC change that port makes
 	// (the ICRC on the wire XOR the one with port 4791): a packet of a
 	// length seen before is checked with one comparison.
@@ -113,10 +116,10 @@ func (a *Analyzer) recoverSrcPort(f *flowState, p *Packet, udpHdr []byte) {
 	if f == nil {
 		return
 	}
-	f.icrc.PortRewritten++
 	if f.srcPorts == nil {
 		f.srcPorts = &portRecovery{}
 	}
+	f.srcPorts.rewritten++
 	if f.srcPorts.port != port {
 		f.srcPorts.port, f.srcPorts.diffs = port, [diffCacheLen]diffEntry{}
 	}

@@ -28,8 +28,8 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 	isDup := f.hasLast && f.lastKey == key
 	f.lastKey, f.hasLast = key, true
 
-	if m := f.psn.settleRead(bth.PSN); m > 0 && f.readMTU == 0 {
-		f.readMTU = int32(m)
+	if m := f.psn.settleRead(bth.PSN); m > 0 && f.coldOf().readMTU == 0 {
+		f.rare().readMTU = int32(m)
 	}
 	wasSeen, prevHigh := f.psn.seen, f.psn.high
 	obs, gap := f.psn.observe(bth.PSN, span, p.Frame)
@@ -50,7 +50,7 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 	}
 	switch obs {
 	case obsFill:
-		f.ooo++
+		f.rare().ooo++
 		if fd := a.finding(p, KindOutOfOrder, SeverityWarning, f); fd != nil {
 			fd.Detail = fmt.Sprintf("PSN %d arrived after PSN %d", bth.PSN, f.psn.high)
 		}
@@ -58,12 +58,12 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 		return
 	case obsOld:
 		if isDup {
-			f.dups++
+			f.rare().dups++
 			if fd := a.finding(p, KindDuplicate, SeverityWarning, f); fd != nil {
 				fd.Detail = fmt.Sprintf("PSN %d repeated byte for byte", bth.PSN)
 			}
 		} else {
-			f.retrans++
+			f.rare().retrans++
 			if fd := a.finding(p, KindRetransmission, SeverityWarning, f); fd != nil {
 				fd.Detail = fmt.Sprintf("PSN %d seen before (%s)", bth.PSN, bth.OpcodeName())
 			}

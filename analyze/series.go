@@ -15,36 +15,37 @@ func (a *Analyzer) addSample(f *flowState, t time.Time, payload, wire int) {
 	if a.opts.NoSeries {
 		return
 	}
-	if f.interval == 0 {
-		f.interval = int64(a.opts.Interval)
+	if f.series == nil {
+		f.series = &flowSeries{interval: int64(a.opts.Interval)}
 	}
-	b := bucketStart(t.UnixNano(), f.interval)
-	n := len(f.series)
+	fs := f.series
+	b := bucketStart(t.UnixNano(), fs.interval)
+	n := len(fs.samples)
 	var i int
 	switch {
-	case n > 0 && f.series[n-1].Start.UnixNano() == b:
+	case n > 0 && fs.samples[n-1].Start.UnixNano() == b:
 		i = n - 1
-	case n == 0 || f.series[n-1].Start.UnixNano() < b:
-		f.series = growSeries(f.series)
-		f.series[n] = Sample{Start: time.Unix(0, b).UTC()}
+	case n == 0 || fs.samples[n-1].Start.UnixNano() < b:
+		fs.samples = growSeries(fs.samples)
+		fs.samples[n] = Sample{Start: time.Unix(0, b).UTC()}
 		i = n
 	default: // the clock went back: find or insert its bucket
-		i = sort.Search(n, func(k int) bool { return f.series[k].Start.UnixNano() >= b })
-		if f.series[i].Start.UnixNano() != b {
-			f.series = growSeries(f.series)
-			copy(f.series[i+1:], f.series[i:])
-			f.series[i] = Sample{Start: time.Unix(0, b).UTC()}
+		i = sort.Search(n, func(k int) bool { return fs.samples[k].Start.UnixNano() >= b })
+		if fs.samples[i].Start.UnixNano() != b {
+			fs.samples = growSeries(fs.samples)
+			copy(fs.samples[i+1:], fs.samples[i:])
+			fs.samples[i] = Sample{Start: time.Unix(0, b).UTC()}
 		}
 	}
-	s := &f.series[i]
+	s := &fs.samples[i]
 	s.Packets++
 	if payload > 0 {
 		s.PayloadBytes += uint64(payload)
 	}
 	s.WireBytes += uint64(wire)
-	for len(f.series) > maxSeries {
-		f.interval *= 2
-		f.series = coarsen(f.series[:0], f.series, f.interval)
+	for len(fs.samples) > maxSeries {
+		fs.interval *= 2
+		fs.samples = coarsen(fs.samples[:0], fs.samples, fs.interval)
 	}
 }
 
