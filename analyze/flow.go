@@ -77,6 +77,7 @@ func addrLess(x, y Addr) bool {
 type hostDir struct {
 	src, dst Addr
 	flows    []int32          // flow indices, in creation order
+	few      []uint32         // the destination QPs of flows, until qps is made
 	qps      map[uint32]int32 // flow index by destination QP, made by the dirMapAt-th flow
 }
 
@@ -93,9 +94,9 @@ func (a *Analyzer) flowIndex(d *hostDir, qp uint32) (int32, bool) {
 		i, ok := d.qps[qp]
 		return i, ok
 	}
-	for _, i := range d.flows {
-		if a.flowList[i].qp == qp {
-			return i, true
+	for k, q := range d.few { // the QPs beside the indices: no flow state is read
+		if q == qp {
+			return d.flows[k], true
 		}
 	}
 	return 0, false
@@ -232,10 +233,13 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 		d.qps[k.qp] = f.index
 	case len(d.flows) >= dirMapAt:
 		d.qps = make(map[uint32]int32, len(d.flows))
-		for _, i := range d.flows[:len(d.flows)-1] {
-			d.qps[a.flowList[i].qp] = i
+		for j, q := range d.few {
+			d.qps[q] = d.flows[j]
 		}
 		d.qps[k.qp] = f.index
+		d.few = nil
+	default:
+		d.few = append(d.few, k.qp)
 	}
 	a.flowList = append(a.flowList, f)
 	if a.shard != nil {
@@ -362,7 +366,7 @@ func hostsOf(src, dst Addr) hostsKey {
 // the flows' reports need only the flows.
 func (a *Analyzer) releaseTables() {
 	for _, d := range a.dirs {
-		d.flows, d.qps = nil, nil
+		d.flows, d.few, d.qps = nil, nil, nil
 	}
 	a.dirs, a.hostMTU = nil, nil
 }
