@@ -101,9 +101,10 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	for i, f := range a.flowList {
 		b.evidence[i] = a.evidenceOf(f)
 		var fs []Finding
-		b.nics[i], fs = a.nicReport(f)
 		if b.lazyNIC {
-			b.nics[i] = nil
+			fs = a.nicFindings(f)
+		} else {
+			b.nics[i], fs = a.nicReport(f)
 		}
 		if b.sh != nil {
 			b.sh.flows[i].nic = fs // the combiner interleaves the shards' flows

@@ -222,28 +222,31 @@ func (r *runner) streamText(res fileResult) {
 		if keep != nil {
 			keep[f.ID()] = true
 		}
-		k := &keptFlow{n: n, flow: f, problem: all || flowHasProblem(&f)}
-		n++
+		problem, nic := all || flowHasProblem(&f), false
 		if f.NIC != nil {
 			v, e := nicEvents(f.NIC)
-			k.nic = v+e > 0
+			nic = v+e > 0
 		}
-		if !k.problem {
-			// a later flow beats a kept one on more payload only (the
-			// stable order keeps the earlier on a tie)
-			if len(top) < textFlowLimit {
-				k.top = true
-				top = append(top, k)
-			} else if w := worstTop(top); f.PayloadBytes > top[w].flow.PayloadBytes {
+		// a later flow beats a kept one on more payload only (the stable
+		// order keeps the earlier on a tie)
+		w := -1
+		if !problem && len(top) == textFlowLimit {
+			w = worstTop(top)
+		}
+		isTop := !problem && (len(top) < textFlowLimit || f.PayloadBytes > top[w].flow.PayloadBytes)
+		if problem || nic || isTop { // only a flow kept is copied to the heap
+			k := &keptFlow{n: n, flow: f, problem: problem, nic: nic, top: isTop}
+			switch {
+			case isTop && w >= 0:
 				top[w].top = false
 				evicted++
-				k.top = true
 				top[w] = k
+			case isTop:
+				top = append(top, k)
 			}
-		}
-		if k.problem || k.nic || k.top {
 			kept = append(kept, k)
 		}
+		n++
 		if evicted > textFlowLimit && evicted > len(kept)/2 { // drop the candidates evicted
 			kept = slices.DeleteFunc(kept, func(k *keptFlow) bool { return !k.problem && !k.nic && !k.top })
 			evicted = 0
