@@ -149,11 +149,11 @@ type flowState struct {
 	maxPayload  int32
 
 	icrcOK, icrcBad, icrcUnverifiable uint64
-	cold                              *flowCold // allocated by the first rare event
-	loss                              lossState // loss attribution (loss.go)
-	srcPorts   *portRecovery // source ports recovered from ICRCs, allocated by the first
-	nic        *nicState     // NIC behaviour (nic.go), allocated by the second request or the first NIC event
-	nicFirst   txRec         // the first request, until nic is allocated
+	cold                              *flowCold     // allocated by the first rare event
+	loss                              lossState     // loss attribution (loss.go)
+	srcPorts                          *portRecovery // source ports recovered from ICRCs, allocated by the first
+	nic                               *nicState     // NIC behaviour (nic.go), allocated by the second request or the first NIC event
+	nicFirst                          txRec         // the first request, until nic is allocated
 
 	// pending holds the last requests awaiting an ACK (pendingring.go).
 	pending pendingRing
