@@ -65,7 +65,7 @@ type NIC struct {
 	RateAfterCNPBps  *Figure `json:"rate_after_cnp_bps"`
 
 	// For Merge.
-	stats             [nicFigures]nicStat
+	stats             [nicFigures]*nicStat // nil: no sample (most flows have none: a report of many flows holds no empty figures)
 	up, down          uint64 // side evidence: upstream / downstream of the loss or marking
 	reqPackets, acks  uint64
 	negotiated        bool
@@ -163,7 +163,7 @@ func (s *nicStat) clone() nicStat {
 
 // figure returns the summary; the median is the ((n+1)/2)-th smallest.
 func (s *nicStat) figure() *Figure {
-	if s.n == 0 {
+	if s == nil || s.n == 0 {
 		return nil
 	}
 	f := &Figure{Samples: s.n, Min: s.min, Max: s.max}

@@ -8,7 +8,7 @@ import (
 // nicFloor is the NIC's own minimum CNP interval: the smallest interval
 // its CNPs show at least twice (within the histogram's 1/16), 0 when none.
 func nicFloor(s *nicStat) int64 {
-	if s.n < 2 {
+	if s == nil || s.n < 2 {
 		return 0
 	}
 	var h rttHist
@@ -58,12 +58,16 @@ func (a *Analyzer) nicReport(f *flowState) (*NIC, []Finding) {
 		up: n.up, down: n.down, reqPackets: f.reqPackets, hadCNPs: n.cnps > 0, hadECNCE: n.ceSeen}
 	for i, st := range n.stats {
 		if st != nil {
-			out.stats[i] = st.clone()
+			c := st.clone()
+			out.stats[i] = &c
 		}
 	}
 	var fs []Finding
 	if n.afterOn {
 		if after, slow, ok := a.endAfter(f, n, false); ok {
+			if out.stats[figRateAfter] == nil {
+				out.stats[figRateAfter] = &nicStat{}
+			}
 			out.stats[figRateAfter].add(after)
 			if slow {
 				out.CNPNoSlowdown++
@@ -72,7 +76,7 @@ func (a *Analyzer) nicReport(f *flowState) (*NIC, []Finding) {
 			}
 		}
 	}
-	if floor := nicFloor(&out.stats[figCNPInterval]); floor > 0 && n.cands != nil {
+	if floor := nicFloor(out.stats[figCNPInterval]); floor > 0 && n.cands != nil {
 		for _, c := range n.cands[:n.candN] {
 			if c.ns*2 < floor {
 				out.CNPTooClose++
@@ -147,8 +151,14 @@ func mergeNIC(a, b *NIC) *NIC {
 	case a == nil:
 		return b
 	}
-	for i := range a.stats {
-		a.stats[i].merge(&b.stats[i])
+	for i, st := range b.stats {
+		if st == nil {
+			continue
+		}
+		if a.stats[i] == nil {
+			a.stats[i] = &nicStat{}
+		}
+		a.stats[i].merge(st)
 	}
 	a.GoBackNViolations += b.GoBackNViolations
 	a.TimeoutResends += b.TimeoutResends

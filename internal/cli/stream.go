@@ -136,8 +136,10 @@ func (r *runner) streamJSON(w io.Writer, s *analyze.ReportStream) error {
 		return err
 	}
 	keep := r.keepFlows()
+	var f analyze.Flow // one flow at a time, encoded before the next: no copy on the heap per flow
 	if err := list("flows", func() (any, bool) {
-		f, ok := r.nextFlow(s)
+		var ok bool
+		f, ok = r.nextFlow(s)
 		if ok && keep != nil {
 			keep[f.ID()] = true
 		}
