@@ -66,7 +66,7 @@ type NIC struct {
 
 	// For Merge.
 	stats             [nicFigures]*nicStat // nil: no sample (most flows have none: a report of many flows holds no empty figures)
-	up, down          uint64 // side evidence: upstream / downstream of the loss or marking
+	up, down          uint64               // side evidence: upstream / downstream of the loss or marking
 	reqPackets, acks  uint64
 	negotiated        bool
 	hadCNPs, hadECNCE bool
