@@ -164,7 +164,7 @@ func (b *reportBuild) flow(i int) Flow {
 			a.opts.OnRelease()
 		}
 	}
-	for _, pm := range f.reqMsg.pending {
+	for _, pm := range f.reqMsg.pending() {
 		sev, note := SeverityWarning, ""
 		if !pm.noStart && cls.onlyNotCaptured(pm.from, pm.to) {
 			sev, note = SeverityInfo, notCapturedNote
@@ -271,14 +271,14 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 			}
 		}
 		out.Requests.lastKey, out.Requests.hasLast = f.lastKey, f.hasLast
-		for _, pm := range f.reqMsg.pending {
+		for _, pm := range f.reqMsg.pending() {
 			if pm.noStart {
 				out.Requests.pendingTo = append(out.Requests.pendingTo, pm.to)
 			}
 		}
 		out.Requests.firstFrame = f.psn.firstFrame
 	}
-	for _, g := range f.psn.gaps {
+	for _, g := range f.psn.gaps() {
 		out.Requests.Gaps = append(out.Requests.Gaps, Gap{From: g.from, To: g.to, Count: g.count(), Frame: g.frame})
 	}
 	if f.rtt != nil {
@@ -297,9 +297,9 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 		}
 	}
 	out.MTU.AboveNegotiated = cold.aboveMTU
-	out.reqOrphan, out.reqOpen = f.reqMsg.orphan, openOf(&f.reqMsg.cur)
+	out.reqOrphan, out.reqOpen = f.reqMsg.orphan(), openOf(&f.reqMsg.cur)
 	if f.respMsg != nil {
-		out.respOrphan, out.respOpen = f.respMsg.orphan, openOf(&f.respMsg.cur)
+		out.respOrphan, out.respOpen = f.respMsg.orphan(), openOf(&f.respMsg.cur)
 	}
 	if f.reqMsg.cur.open {
 		out.Messages.Incomplete++
@@ -307,7 +307,7 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 	if f.respMsg != nil && f.respMsg.cur.open {
 		out.Messages.Incomplete++
 	}
-	out.Messages.Incomplete += uint64(len(f.reqMsg.pending))
+	out.Messages.Incomplete += uint64(len(f.reqMsg.pending()))
 	setRates(&out)
 	return out
 }

@@ -7,9 +7,9 @@ import (
 // connTable pairs CM messages into connections.
 type connTable struct {
 	list    []Connection
-	byComm  map[uint32]int  // either side's CommID → connection
-	byFlow  map[flowKey]int // data flow → connection
-	reqAt   []flowKey       // requester → responder flow key without QP, per connection
+	byComm  map[uint32]int   // either side's CommID → connection
+	byFlow  map[mapKey]int32 // data flow (packed key: 48 bytes a slot, not 80) → connection
+	reqAt   []flowKey        // requester → responder flow key without QP, per connection
 	mad     cm.MAD
 	req     cm.ConnectRequest // REQ and REP as captured (cut or whole)
 	rep     cm.ConnectReply
@@ -21,7 +21,7 @@ type connTable struct {
 }
 
 func newConnTable() connTable {
-	return connTable{byComm: make(map[uint32]int), byFlow: make(map[flowKey]int)}
+	return connTable{byComm: make(map[uint32]int), byFlow: make(map[mapKey]int32)}
 }
 
 // cmKind names the CM messages that can arrive without their REQ.
@@ -312,9 +312,9 @@ func (a *Analyzer) bindConnection(idx int) {
 
 // bindFlow links one data flow of a connection to it.
 func (a *Analyzer) bindFlow(idx int, k flowKey) {
-	a.conns.byFlow[k] = idx
+	a.conns.byFlow[k.packed()] = int32(idx)
 	if i, ok := a.flowOf(k); ok {
-		a.flowList[i].conn = idx
+		a.flowList[i].conn = int32(idx)
 	}
 }
 
@@ -332,15 +332,15 @@ func (t *connTable) follow(ev cmOrphan) {
 // other.
 func (a *Analyzer) bindFlows(idx int, fwd, rev flowKey) {
 	t := &a.conns
-	t.byFlow[fwd], t.byFlow[rev] = idx, idx
+	t.byFlow[fwd.packed()], t.byFlow[rev.packed()] = int32(idx), int32(idx)
 	var ff, rf *flowState
 	if i, ok := a.flowOf(fwd); ok {
 		ff = a.flowList[i]
-		ff.conn = idx
+		ff.conn = int32(idx)
 	}
 	if i, ok := a.flowOf(rev); ok {
 		rf = a.flowList[i]
-		rf.conn = idx
+		rf.conn = int32(idx)
 	}
 	if ff != nil && rf != nil {
 		ff.peer, rf.peer = rf.index, ff.index
@@ -349,11 +349,12 @@ func (a *Analyzer) bindFlows(idx int, fwd, rev flowKey) {
 
 // linkConnection links a new flow to its connection and peer flow.
 func (a *Analyzer) linkConnection(f *flowState) {
-	idx, ok := a.conns.byFlow[f.key()]
+	i, ok := a.conns.byFlow[f.key().packed()]
 	if !ok {
 		return
 	}
-	f.conn = idx
+	idx := int(i)
+	f.conn = int32(idx)
 	c := &a.conns.list[idx]
 	k := a.conns.reqAt[idx]
 	var rev flowKey

@@ -165,9 +165,8 @@ type flowState struct {
 	hasNIC, hasNICFirst bool
 	hasLast             bool // lastKey is set
 	index               int32
+	conn                int32 // connection index, -1 if none
 	rtt                 *rttHist
-
-	conn int // connection index, -1 if none
 
 	series *flowSeries // the throughput series, unless Options.NoSeries
 }

@@ -139,10 +139,10 @@ func TestWorstFlowMemory(t *testing.T) {
 	require.Len(t, a.flowList, flows+1)
 	require.NotNil(t, f.loss.log)
 	t.Logf("per flow: %d bytes; gaps %d, pending %d, series %d, jumps %d, backs %d, naks %d, incomplete %d, head %d, RTT %v",
-		perFlow, len(f.psn.gaps), len(f.reqMsg.pending), len(f.series.samples), len(f.loss.log.jumps), len(f.loss.log.backs), len(f.loss.log.naks), len(f.loss.log.incomplete), len(f.log.head), f.rtt != nil)
+		perFlow, len(f.psn.gaps()), len(f.reqMsg.pending()), len(f.series.samples), len(f.loss.log.jumps), len(f.loss.log.backs), len(f.loss.log.naks), len(f.loss.log.incomplete), len(f.log.head), f.rtt != nil)
 	// The pattern reaches every bound.
-	assert.Equal(t, maxGaps, len(f.psn.gaps))
-	assert.Equal(t, maxPending, len(f.reqMsg.pending))
+	assert.Equal(t, maxGaps, len(f.psn.gaps()))
+	assert.Equal(t, maxPending, len(f.reqMsg.pending()))
 	assert.Equal(t, maxLossLog, len(f.loss.log.jumps))
 	assert.Equal(t, maxLossLog, len(f.loss.log.backs))
 	assert.Equal(t, maxLossLog, len(f.loss.log.naks))

@@ -232,7 +232,8 @@ func (a *Analyzer) startGap(f *flowState, p *Packet) {
 		t := &f.psn
 		g := psnGap{from: *send, to: psnAdd(first, -1), frame: p.Frame}
 		t.low = *send
-		t.gaps = append([]psnGap{g}, t.gaps...)
+		r := t.more()
+		r.gaps = append([]psnGap{g}, r.gaps...)
 		if l := f.loss.logOf(); len(l.jumps) < maxLossLog {
 			l.jumps = append(l.jumps, gapEvent{from: g.from, to: g.to, frame: p.Frame, t: p.Time})
 		}

@@ -30,11 +30,33 @@ type psnTracker struct {
 	first      uint32 // PSN of the first request in capture order
 	low        uint32 // lowest PSN seen
 	firstFrame uint64
-	high       uint32 // highest PSN seen
-	next       uint32 // PSN expected next (high + span of the highest request)
-	gaps       []psnGap
-	guess      readGuess
-	untracked  uint64 // missing PSNs beyond maxGaps
+	high       uint32   // highest PSN seen
+	next       uint32   // PSN expected next (high + span of the highest request)
+	rare       *psnRare // allocated by the first gap or guessed READ span
+}
+
+// psnRare is what a PSN tracker holds only once a PSN went missing or a
+// READ span was guessed.
+type psnRare struct {
+	gaps      []psnGap
+	guess     readGuess
+	untracked uint64 // missing PSNs beyond maxGaps
+}
+
+// more returns the tracker's rare part, allocating it.
+func (t *psnTracker) more() *psnRare {
+	if t.rare == nil {
+		t.rare = &psnRare{}
+	}
+	return t.rare
+}
+
+// gaps returns the PSN ranges still missing.
+func (t *psnTracker) gaps() []psnGap {
+	if t.rare == nil {
+		return nil
+	}
+	return t.rare.gaps
 }
 
 // observation is what one request packet turned out to be.
@@ -61,10 +83,10 @@ func (t *psnTracker) observe(psn uint32, span uint32, frame uint64) (observation
 		// seen are a hole.
 		if psnDiff(end, t.low) < 0 {
 			g := psnGap{from: end, to: psnAdd(t.low, -1), frame: frame}
-			if len(t.gaps) < maxGaps {
-				t.gaps = append([]psnGap{g}, t.gaps...)
+			if r := t.more(); len(r.gaps) < maxGaps {
+				r.gaps = append([]psnGap{g}, r.gaps...)
 			} else {
-				t.untracked += uint64(g.count())
+				r.untracked += uint64(g.count())
 			}
 		}
 		t.low = psn
@@ -77,10 +99,10 @@ func (t *psnTracker) observe(psn uint32, span uint32, frame uint64) (observation
 		return obsInOrder, psnGap{}
 	case d > 0:
 		g := psnGap{from: t.next, to: psnAdd(psn, -1), frame: frame}
-		if len(t.gaps) < maxGaps {
-			t.gaps = append(t.gaps, g)
+		if r := t.more(); len(r.gaps) < maxGaps {
+			r.gaps = append(r.gaps, g)
 		} else {
-			t.untracked += uint64(g.count())
+			r.untracked += uint64(g.count())
 		}
 		t.high, t.next = psn, end
 		return obsGap, g
@@ -99,8 +121,12 @@ func (t *psnTracker) observe(psn uint32, span uint32, frame uint64) (observation
 // fill removes [psn, psn+span) from the gaps; it reports whether psn was in
 // a gap.
 func (t *psnTracker) fill(psn, span uint32) bool {
-	for i := range t.gaps {
-		g := t.gaps[i]
+	r := t.rare
+	if r == nil {
+		return false
+	}
+	for i := range r.gaps {
+		g := r.gaps[i]
 		if psnDiff(psn, g.from) < 0 || psnDiff(psn, g.to) > 0 {
 			continue
 		}
@@ -110,20 +136,20 @@ func (t *psnTracker) fill(psn, span uint32) bool {
 		}
 		switch {
 		case psn == g.from && last == g.to:
-			t.gaps = append(t.gaps[:i], t.gaps[i+1:]...)
+			r.gaps = append(r.gaps[:i], r.gaps[i+1:]...)
 		case psn == g.from:
-			t.gaps[i].from = psnAdd(last, 1)
+			r.gaps[i].from = psnAdd(last, 1)
 		case last == g.to:
-			t.gaps[i].to = psnAdd(psn, -1)
+			r.gaps[i].to = psnAdd(psn, -1)
 		default:
 			tail := psnGap{from: psnAdd(last, 1), to: g.to, frame: g.frame}
-			t.gaps[i].to = psnAdd(psn, -1)
-			if len(t.gaps) < maxGaps {
-				t.gaps = append(t.gaps, psnGap{})
-				copy(t.gaps[i+2:], t.gaps[i+1:])
-				t.gaps[i+1] = tail
+			r.gaps[i].to = psnAdd(psn, -1)
+			if len(r.gaps) < maxGaps {
+				r.gaps = append(r.gaps, psnGap{})
+				copy(r.gaps[i+2:], r.gaps[i+1:])
+				r.gaps[i+1] = tail
 			} else {
-				t.untracked += uint64(tail.count())
+				r.untracked += uint64(tail.count())
 			}
 		}
 		return true
@@ -133,8 +159,11 @@ func (t *psnTracker) fill(psn, span uint32) bool {
 
 // missing returns the number of PSNs never seen.
 func (t *psnTracker) missing() uint64 {
-	n := t.untracked
-	for _, g := range t.gaps {
+	if t.rare == nil {
+		return 0
+	}
+	n := t.rare.untracked
+	for _, g := range t.rare.gaps {
 		n += uint64(g.count())
 	}
 	return clampMissing(n)
@@ -157,7 +186,7 @@ func (t *psnTracker) note(psn uint32) {
 
 // anyIn reports whether a PSN in [from, to] is still missing.
 func (t *psnTracker) anyIn(from, to uint32) bool {
-	for _, g := range t.gaps {
+	for _, g := range t.gaps() {
 		if psnDiff(g.to, from) >= 0 && psnDiff(g.from, to) <= 0 {
 			return true
 		}
@@ -179,11 +208,11 @@ type readGuess struct {
 // MTU (returned; 0 when none or not settled). A longer jump is a gap after
 // the longest possible span.
 func (t *psnTracker) settleRead(psn uint32) int {
-	g := t.guess
-	if !g.active {
+	if t.rare == nil || !t.rare.guess.active {
 		return 0
 	}
-	t.guess.active = false
+	g := t.rare.guess
+	t.rare.guess.active = false
 	if t.high != g.psn {
 		return 0
 	}

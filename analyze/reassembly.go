@@ -38,11 +38,41 @@ const maxPending = 64
 // msgStream reassembles the messages of one PSN stream.
 type msgStream struct {
 	cur     message
-	started bool // a FIRST or ONLY was seen in this stream
-	orphan  seamMessage
+	started bool   // a FIRST or ONLY was seen in this stream
 	prevEnd uint32 // PSN of the last packet of the previous message
 	hasPrev bool
+	rare    *msgRare // allocated by the first orphan or pending message
+}
+
+// msgRare is what a message stream holds only after a message began
+// before the capture or lost a packet.
+type msgRare struct {
+	orphan  seamMessage
 	pending []pendingMsg
+}
+
+// more returns the stream's rare part, allocating it.
+func (st *msgStream) more() *msgRare {
+	if st.rare == nil {
+		st.rare = &msgRare{}
+	}
+	return st.rare
+}
+
+// orphan returns the message the stream began inside (valid: there is one).
+func (st *msgStream) orphan() seamMessage {
+	if st.rare == nil {
+		return seamMessage{}
+	}
+	return st.rare.orphan
+}
+
+// pending returns the messages waiting for out-of-order packets.
+func (st *msgStream) pending() []pendingMsg {
+	if st.rare == nil {
+		return nil
+	}
+	return st.rare.pending
 }
 
 // seamMessage is a message cut by the start or the end of the capture,
@@ -106,8 +136,8 @@ func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload in
 		}
 	case layers.PositionMiddle, layers.PositionLast:
 		if !m.open {
-			if !st.started && !st.orphan.valid {
-				st.orphan = seamMessage{valid: true, psn: bth.PSN}
+			if !st.started && !st.orphan().valid {
+				st.more().orphan = seamMessage{valid: true, psn: bth.PSN}
 			}
 			*m = message{open: true, next: bth.PSN, frame: p.Frame, isWrite: isWrite}
 			if st.hasPrev {
@@ -118,18 +148,18 @@ func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload in
 				m.noStart, m.broken = true, true
 			}
 		}
-		orphaned := st.orphan.valid && !st.orphan.complete && !st.started
+		orphaned := !st.started && st.orphan().valid && !st.orphan().complete
 		if bth.PSN != m.next {
 			m.broken = true
 			if orphaned {
-				st.orphan.broken = true
+				st.rare.orphan.broken = true
 			}
 		}
 		m.bytes += uint64(payload)
 		m.next = psnAdd(bth.PSN, 1)
 		if orphaned {
-			st.orphan.bytes = m.bytes
-			st.orphan.complete = pos == layers.PositionLast
+			st.rare.orphan.bytes = m.bytes
+			st.rare.orphan.complete = pos == layers.PositionLast
 		}
 		if pos == layers.PositionLast {
 			st.prevEnd, st.hasPrev = bth.PSN, true
@@ -151,17 +181,19 @@ func (a *Analyzer) endMessage(f *flowState, st *msgStream, p *Packet, mode strea
 		}
 	case mode == untracked:
 		a.incomplete(f, p, m.frame, m.bytes)
-	case m.noStart && len(st.pending) < maxPending:
+	case m.noStart && len(st.pending()) < maxPending:
 		// Its FIRST may still come out of order.
-		st.pending = append(st.pending, pendingMsg{noStart: true, to: p.BTH.PSN, bytes: m.bytes, isWrite: m.isWrite, frame: p.Frame})
+		r := st.more()
+		r.pending = append(r.pending, pendingMsg{noStart: true, to: p.BTH.PSN, bytes: m.bytes, isWrite: m.isWrite, frame: p.Frame})
 	case m.noStart:
 		a.incomplete(f, p, m.frame, m.bytes)
 	case !f.psn.anyIn(m.start, p.BTH.PSN):
 		// The holes were filled before the LAST came.
 		a.completeMessage(f, p, m.bytes, m.dmaCheck())
 		f.logHeadMsg(m.start, p.BTH.PSN, m.bytes)
-	case len(st.pending) < maxPending:
-		st.pending = append(st.pending, pendingMsg{from: m.start, to: p.BTH.PSN, bytes: m.bytes, isWrite: m.isWrite, hasDMA: m.hasDMA, dmaLen: m.dmaLen, frame: p.Frame})
+	case len(st.pending()) < maxPending:
+		r := st.more()
+		r.pending = append(r.pending, pendingMsg{from: m.start, to: p.BTH.PSN, bytes: m.bytes, isWrite: m.isWrite, hasDMA: m.hasDMA, dmaLen: m.dmaLen, frame: p.Frame})
 	default:
 		a.incomplete(f, p, m.frame, m.bytes)
 		a.noteIncomplete(f, p.Frame, m.start, p.BTH.PSN)
@@ -198,8 +230,11 @@ func (a *Analyzer) fillMessage(f *flowState, p *Packet, payload int) {
 		}
 		return
 	}
-	for i := range st.pending {
-		pm := &st.pending[i]
+	if st.rare == nil {
+		return
+	}
+	for i := range st.rare.pending {
+		pm := &st.rare.pending[i]
 		if pm.noStart {
 			if p.BTH.Opcode.Position() != layers.PositionFirst || psnDiff(psn, pm.to) >= 0 {
 				continue
@@ -215,7 +250,7 @@ func (a *Analyzer) fillMessage(f *flowState, p *Packet, payload int) {
 		}
 		if !f.psn.anyIn(pm.from, pm.to) {
 			done := *pm
-			st.pending = append(st.pending[:i], st.pending[i+1:]...)
+			st.rare.pending = append(st.rare.pending[:i], st.rare.pending[i+1:]...)
 			a.completeMessage(f, p, done.bytes, dmaCheck{done.isWrite && done.hasDMA, done.dmaLen})
 			f.logHeadMsg(done.from, done.to, done.bytes)
 		}

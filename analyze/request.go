@@ -46,7 +46,7 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 		f.log.head = append(f.log.head, headReq{psn: bth.PSN, obs: obs, cause: cause, key: key})
 	}
 	if guessed && (obs == obsInOrder || obs == obsGap) {
-		f.psn.guess = readGuess{active: true, psn: bth.PSN, dmaLen: p.RETH.DMALength}
+		f.psn.more().guess = readGuess{active: true, psn: bth.PSN, dmaLen: p.RETH.DMALength}
 	}
 	switch obs {
 	case obsFill:

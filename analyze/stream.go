@@ -99,11 +99,11 @@ func (a *Analyzer) notCapturedOf(evidence []lossEvidence) uint64 {
 	var n uint64
 	var gaps []Gap
 	for i, f := range a.flowList {
-		if len(f.psn.gaps) == 0 {
+		if len(f.psn.gaps()) == 0 {
 			continue
 		}
 		gaps = gaps[:0]
-		for _, g := range f.psn.gaps {
+		for _, g := range f.psn.gaps() {
 			gaps = append(gaps, Gap{From: g.from, To: g.to, Count: g.count(), Frame: g.frame})
 		}
 		var low uint32
