@@ -64,9 +64,13 @@ type Reader struct {
 	maxCap    uint32 // largest captured length accepted
 	linkType  layers.LinkType
 
-	// a classic pcap file OpenMapped mapped: the next record is at pos
-	mapped mapping
-	pos    int64
+	// classic pcap read into the caller's buffers (ReadChunks): the next
+	// record is at chunk[cpos:]
+	getChunk func() []byte
+	chunk    []byte
+	cpos     int
+	started  bool // Next was called
+	ended    bool // the stream has ended or failed
 
 	// pcapng
 	ng  *pcapgo.NgReader
@@ -218,8 +222,8 @@ func (r *Reader) Format() Format { return r.format }
 // Offset returns the number of bytes of the (decompressed) stream consumed so
 // far: after Next returns a frame, the offset of the first byte after it.
 func (r *Reader) Offset() int64 {
-	if r.mapped != nil {
-		return r.pos
+	if r.getChunk != nil {
+		return r.cr.n - int64(r.in.Buffered()) - int64(len(r.chunk)-r.cpos)
 	}
 	if r.fr != nil {
 		return r.fr.served() - int64(r.pbr.Buffered())
@@ -245,9 +249,10 @@ func (r *Reader) Next() (ci gopacket.CaptureInfo, data []byte, linkType layers.L
 	if r.err != nil {
 		return ci, nil, 0, r.err
 	}
+	r.started = true
 	switch {
-	case r.mapped != nil:
-		ci, data, err = r.nextMapped()
+	case r.getChunk != nil:
+		ci, data, err = r.nextChunk()
 		linkType = r.linkType
 	case r.ng != nil:
 		ci, data, linkType, err = r.nextPcapNG()

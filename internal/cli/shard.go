@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -99,25 +101,41 @@ const (
 	batchesPerShard = 4
 )
 
-// batch is frames for one shard, their bytes copied into buf.
+// batch is frames for one shard: slices of a chunk the file was read
+// into (ch, its buffer src), or their bytes copied into buf (src is buf)
+// when the file is not read in chunks (pcapng).
 type batch struct {
 	frames []batchFrame
+	ch     *chunk
 	buf    []byte
+	src    []byte
 	times  []time.Time // timestamps not in UTC (none from capture.Reader)
 }
 
+// chunk is a buffer a pcap file is read into (capture.Reader.ReadChunks)
+// that shards read frames from: it goes back to the pool when the reader
+// has moved on to the next chunk and no batch of its frames is left.
+type chunk struct {
+	buf  []byte
+	refs atomic.Int32 // the reader's while it fills the chunk, and a batch's
+}
+
+// chunkSize is the size of a chunk (at least capture.Reader.ChunkMin).
+const chunkSize = 1 << 20
+
 // batchFrame is one frame of a batch: what the Analyzer reads of its
 // gopacket.CaptureInfo (not the pcapng interface index), its bytes at
-// buf[from:to]. It holds no pointer (a time.Time holds one), so that
-// batches are not scanned by the garbage collector nor written through
-// its write barrier.
+// src[off:off+caplen]. It holds no pointer (a time.Time holds one), so
+// that batches are not scanned by the garbage collector nor written
+// through its write barrier.
 type batchFrame struct {
-	n, key   uint64
-	ns       int64 // the timestamp: UnixNano, or an index in times
-	length   int
-	lt       gplayers.LinkType
-	tk       timeKind
-	from, to int32
+	n, key uint64
+	ns     int64 // the timestamp: UnixNano, or an index in times
+	off    int64
+	length int
+	caplen int32
+	lt     gplayers.LinkType
+	tk     timeKind
 }
 
 // timeKind says how batchFrame.ns holds the timestamp.
@@ -134,13 +152,20 @@ func (b *batch) putTime(f *batchFrame, t time.Time) {
 	switch {
 	case t.IsZero():
 		f.tk = timeZero
-	case t.Location() == time.UTC && t.Year() >= 1678 && t.Year() <= 2261:
+	case t.Location() == time.UTC && t.Unix() > minUnixNanoSec && t.Unix() < maxUnixNanoSec:
 		f.ns = t.UnixNano()
 	default:
 		f.tk, f.ns = timeIndex, int64(len(b.times))
 		b.times = append(b.times, t)
 	}
 }
+
+// minUnixNanoSec and maxUnixNanoSec bound the seconds of a time whose
+// UnixNano does not overflow, with a second to spare.
+const (
+	minUnixNanoSec = math.MinInt64/1_000_000_000 + 1
+	maxUnixNanoSec = math.MaxInt64/1_000_000_000 - 1
+)
 
 // time returns the timestamp f holds.
 func (b *batch) time(f *batchFrame) time.Time {
@@ -154,8 +179,19 @@ func (b *batch) time(f *batchFrame) time.Time {
 }
 
 // shardPass reads the file once, sending each frame to the shard of its
-// host pair, and combines the shards' reports.
+// host pair, and combines the shards' reports. A pcap file is read in
+// chunks (large sequential reads) that the shards read the frames from:
+// a frame is not copied; a chunk is reused once the reader has moved on
+// and every batch of its frames has been analyzed. The frames of a pcapng
+// file are copied into the batches.
 func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze.Options) shardResult {
+	cr, size, err := r.open(name)
+	if err != nil {
+		err = &openError{err}
+	} else {
+		defer cr.Close()
+	}
+	pool := newChunkPool(n*batchesPerShard + 2)
 	work := make([]chan *batch, n)
 	free := make([]chan *batch, n)
 	reports := make([]*analyze.Report, n)
@@ -166,19 +202,27 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 		work[s] = make(chan *batch, batchesPerShard)
 		free[s] = make(chan *batch, batchesPerShard)
 		for range batchesPerShard {
-			free[s] <- &batch{frames: make([]batchFrame, 0, batchFrames), buf: make([]byte, 0, batchBytes)}
+			free[s] <- &batch{frames: make([]batchFrame, 0, batchFrames)}
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			a := analyze.New(opts)
 			for b := range work[s] {
+				src := b.src
+				if src == nil {
+					src = b.buf
+				}
 				for i := range b.frames {
 					f := &b.frames[i]
-					ci := gopacket.CaptureInfo{Timestamp: b.time(f), CaptureLength: int(f.to - f.from), Length: f.length}
-					a.FeedShard(f.n, f.key, ci, f.lt, b.buf[f.from:f.to:f.to])
+					end := f.off + int64(f.caplen)
+					ci := gopacket.CaptureInfo{Timestamp: b.time(f), CaptureLength: int(f.caplen), Length: f.length}
+					a.FeedShard(f.n, f.key, ci, f.lt, src[f.off:end:end])
 				}
-				b.frames, b.buf, b.times = b.frames[:0], b.buf[:0], b.times[:0]
+				if b.ch != nil {
+					pool.release(b.ch)
+				}
+				b.frames, b.buf, b.src, b.times, b.ch = b.frames[:0], b.buf[:0], nil, b.times[:0], nil
 				free[s] <- b
 			}
 			if stream {
@@ -196,22 +240,49 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 		work[s] <- cur[s]
 		cur[s] = <-free[s]
 	}
-	var num uint64 // each gives every frame in order: this is its number
+	var num uint64 // eachFrom gives every frame in order: this is its number
 	place := newPlacer(n)
-	err := r.each(ctx, name, func(f *frame) {
-		num++
-		key := analyze.HostPairKey(f.linkType, f.data)
-		s := place.shard(key)
-		b := cur[s]
-		if len(b.frames) == batchFrames || len(b.buf)+len(f.data) > cap(b.buf) && len(b.frames) > 0 {
-			send(s)
-			b = cur[s]
+	var in *chunk // the chunk the reader fills
+	chunks := cr != nil && cr.ReadChunks(func() []byte {
+		// The batches hold frames of the chunk in use only: send them
+		// before moving on.
+		for s := range cur {
+			if len(cur[s].frames) > 0 {
+				send(s)
+			}
 		}
-		from := len(b.buf)
-		b.buf = append(b.buf, f.data...)
-		b.frames = append(b.frames, batchFrame{n: num, key: key, length: f.ci.Length, lt: f.linkType, from: int32(from), to: int32(len(b.buf))})
-		b.putTime(&b.frames[len(b.frames)-1], f.ci.Timestamp)
+		c := pool.get(max(chunkSize, cr.ChunkMin()))
+		if in != nil {
+			pool.release(in) // Next copies from it before anyone gets it again
+		}
+		in = c
+		return c.buf
 	})
+	if cr != nil {
+		err = r.eachFrom(ctx, cr, size, func(f *frame) {
+			num++
+			key := analyze.HostPairKey(f.linkType, f.data)
+			s := place.shard(key)
+			b := cur[s]
+			if len(b.frames) == batchFrames || !chunks && len(b.buf)+len(f.data) > batchBytes && len(b.frames) > 0 {
+				send(s)
+				b = cur[s]
+			}
+			var off int
+			if chunks {
+				if b.ch == nil {
+					b.ch, b.src = in, in.buf
+					in.refs.Add(1)
+				}
+				off = cr.ChunkPos() - len(f.data)
+			} else {
+				off = len(b.buf)
+				b.buf = append(b.buf, f.data...)
+			}
+			b.frames = append(b.frames, batchFrame{n: num, key: key, off: int64(off), length: f.ci.Length, caplen: int32(len(f.data)), lt: f.linkType})
+			b.putTime(&b.frames[len(b.frames)-1], f.ci.Timestamp)
+		})
+	}
 	for s := range n {
 		if len(cur[s].frames) > 0 {
 			work[s] <- cur[s]
@@ -287,4 +358,37 @@ func (p *placer) shard(key uint64) int {
 	}
 	p.frames[c.shard]++
 	return int(c.shard)
+}
+
+// chunkPool keeps the chunks that no batch needs for reuse.
+type chunkPool struct{ free chan *chunk }
+
+// newChunkPool returns a pool that keeps up to n chunks.
+func newChunkPool(n int) *chunkPool { return &chunkPool{free: make(chan *chunk, n)} }
+
+// get returns a chunk of size bytes, with the reader's reference.
+func (p *chunkPool) get(size int) *chunk {
+	var c *chunk
+	select {
+	case c = <-p.free:
+		if len(c.buf) != size {
+			c = nil
+		}
+	default:
+	}
+	if c == nil {
+		c = &chunk{buf: make([]byte, size)}
+	}
+	c.refs.Store(1)
+	return c
+}
+
+// release drops a reference to c, and keeps c for reuse with the last.
+func (p *chunkPool) release(c *chunk) {
+	if c.refs.Add(-1) == 0 {
+		select {
+		case p.free <- c:
+		default:
+		}
+	}
 }
