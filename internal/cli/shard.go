@@ -198,7 +198,11 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 	streams := make([]*analyze.ReportStream, n) // r.streams(): the shards' reports written while built
 	stream := r.streams()
 	var wg sync.WaitGroup
-	for s := range n {
+	// Shard 0 is the reader's own: it analyzes its frames where they
+	// were read, without a batch or another core's cache between. The
+	// others each have a goroutine fed batches.
+	a0 := analyze.New(opts)
+	for s := 1; s < n; s++ {
 		work[s] = make(chan *batch, batchesPerShard)
 		free[s] = make(chan *batch, batchesPerShard)
 		for range batchesPerShard {
@@ -233,7 +237,7 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 		}()
 	}
 	cur := make([]*batch, n)
-	for s := range cur {
+	for s := 1; s < n; s++ {
 		cur[s] = <-free[s]
 	}
 	send := func(s int) {
@@ -246,7 +250,7 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 	chunks := cr != nil && cr.ReadChunks(func() []byte {
 		// The batches hold frames of the chunk in use only: send them
 		// before moving on.
-		for s := range cur {
+		for s := 1; s < n; s++ {
 			if len(cur[s].frames) > 0 {
 				send(s)
 			}
@@ -263,6 +267,10 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 			num++
 			key := analyze.HostPairKey(f.linkType, f.data)
 			s := place.shard(key)
+			if s == 0 {
+				a0.FeedShard(num, key, f.ci, f.linkType, f.data)
+				return
+			}
 			b := cur[s]
 			if len(b.frames) == batchFrames || !chunks && len(b.buf)+len(f.data) > batchBytes && len(b.frames) > 0 {
 				send(s)
@@ -283,11 +291,16 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 			b.putTime(&b.frames[len(b.frames)-1], f.ci.Timestamp)
 		})
 	}
-	for s := range n {
+	for s := 1; s < n; s++ {
 		if len(cur[s].frames) > 0 {
 			work[s] <- cur[s]
 		}
 		close(work[s])
+	}
+	if stream {
+		streams[0] = a0.FinishStream()
+	} else {
+		reports[0] = a0.Finish()
 	}
 	wg.Wait()
 	if stream {
@@ -315,17 +328,25 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 }
 
 // placer assigns host pairs to shards: a host pair seen for the first
-// time goes to the shard that has had the fewest frames so far (the
-// fewest host pairs on a tie), and stays there. Any assignment of whole
-// host pairs gives the same report; this one balances the shards better
-// than a hash modulo N when there are few host pairs. It depends only on
-// the frames, so a second pass assigns them alike.
+// time goes to the shard with the least work so far (the fewest host
+// pairs on a tie), and stays there. A shard's work is its frames; shard
+// 0, which the reader analyzes itself, has besides every frame's reading
+// (readerShare of the frames of all shards, about what reading a frame
+// costs against analyzing it), so that it takes fewer host pairs. Any
+// assignment of whole host pairs gives the same report; this one
+// balances the shards better than a hash modulo N when there are few
+// host pairs. It depends only on the frames, so a second pass assigns
+// them alike.
 type placer struct {
 	of     map[uint64]int32
 	cache  [256]placed
 	frames []uint64
 	pairs  []int
+	total  uint64
 }
+
+// readerShare is the reading of a frame against its analysis, 1/4.
+const readerShare = 4
 
 type placed struct {
 	key   uint64
@@ -341,13 +362,14 @@ func newPlacer(n int) *placer {
 
 // shard returns the shard of a frame of host pair key.
 func (p *placer) shard(key uint64) int {
+	p.total++
 	c := &p.cache[key%uint64(len(p.cache))]
 	if c.key != key {
 		s, ok := p.of[key]
 		if !ok {
 			s = 0
 			for i := range p.frames {
-				if p.frames[i] < p.frames[s] || p.frames[i] == p.frames[s] && p.pairs[i] < p.pairs[s] {
+				if w, ws := p.work(i), p.work(int(s)); w < ws || w == ws && p.pairs[i] < p.pairs[s] {
 					s = int32(i)
 				}
 			}
@@ -358,6 +380,14 @@ func (p *placer) shard(key uint64) int {
 	}
 	p.frames[c.shard]++
 	return int(c.shard)
+}
+
+// work is shard i's work so far, in frames analyzed.
+func (p *placer) work(i int) uint64 {
+	if i == 0 {
+		return p.frames[0] + p.total/readerShare
+	}
+	return p.frames[i]
 }
 
 // chunkPool keeps the chunks that no batch needs for reuse.
