@@ -120,8 +120,9 @@ type chunk struct {
 	refs atomic.Int32 // the reader's while it fills the chunk, and a batch's
 }
 
-// chunkSize is the size of a chunk (at least capture.Reader.ChunkMin).
-const chunkSize = 1 << 20
+// chunkSize is the size of a chunk, 256 KiB (or capture.Reader.ChunkMin
+// when larger): the reader parses it while it is in its core's cache.
+const chunkSize = 1 << 18
 
 // batchFrame is one frame of a batch: what the Analyzer reads of its
 // gopacket.CaptureInfo (not the pcapng interface index), its bytes at
