@@ -68,6 +68,16 @@ func hostLID(lid uint16) hostAddr {
 	return h
 }
 
+// addrHash is hostOf(a).hash(), an IPv4 address hashed without building
+// the host.
+func addrHash(a Addr) uint64 {
+	if !a.IsLID && a.IP.Is4() {
+		v := a.IP.As4()
+		return hostHash(2, uint64(binary.LittleEndian.Uint32(v[:])), 0)
+	}
+	return hostOf(a).hash()
+}
+
 // hash mixes a host into 64 bits.
 func (h hostAddr) hash() uint64 {
 	return hostHash(h.kind, binary.LittleEndian.Uint64(h.b[:8]), binary.LittleEndian.Uint64(h.b[8:]))

@@ -246,7 +246,7 @@ func (a *Analyzer) FeedShard(frame, key uint64, ci gopacket.CaptureInfo, linkTyp
 		return p
 	}
 	if !s.hasLast || p.Src != s.lastSrc || p.Dst != s.lastDst {
-		s.lastSrc, s.lastDst, s.lastKey, s.hasLast = p.Src, p.Dst, pairKey(hostOf(p.Src), hostOf(p.Dst)), true
+		s.lastSrc, s.lastDst, s.lastKey, s.hasLast = p.Src, p.Dst, pairHash(addrHash(p.Src), addrHash(p.Dst)), true
 	}
 	if s.lastKey != key {
 		if s.misplaced == 0 {

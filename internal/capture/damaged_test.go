@@ -33,6 +33,7 @@ type damaged struct {
 
 func checkDamaged(t *testing.T, tc damaged) {
 	t.Helper()
+	t.Run("chunks", func(t *testing.T) { checkDamagedChunks(t, tc) })
 	r, err := capture.NewReader(bytes.NewReader(tc.file))
 	if tc.frames < 0 {
 		require.Error(t, err)

@@ -9,7 +9,9 @@
 //
 // A Reader yields (gopacket.CaptureInfo, data, link type) triples. Next
 // reuses its buffers: data is valid until the next call, and reading costs
-// no allocation per frame once the buffers have grown. Link types are passed
+// no allocation per frame once the buffers have grown. A classic pcap file
+// can instead be read into the caller's buffers (ReadChunks), whose frames
+// stay valid as long as the caller keeps the buffer. Link types are passed
 // on, not judged: which ones to decode is the caller's business.
 //
 // # Parsing

@@ -64,6 +64,14 @@ type Reader struct {
 	maxCap    uint32 // largest captured length accepted
 	linkType  layers.LinkType
 
+	// classic pcap read into the caller's buffers (ReadChunks): the next
+	// record is at chunk[cpos:]
+	getChunk func() []byte
+	chunk    []byte
+	cpos     int
+	started  bool // Next was called
+	ended    bool // the stream has ended or failed
+
 	// pcapng
 	ng  *pcapgo.NgReader
 	fr  *ngFramer     // checks each block before pcapgo sees it
@@ -214,6 +222,9 @@ func (r *Reader) Format() Format { return r.format }
 // Offset returns the number of bytes of the (decompressed) stream consumed so
 // far: after Next returns a frame, the offset of the first byte after it.
 func (r *Reader) Offset() int64 {
+	if r.getChunk != nil {
+		return r.cr.n - int64(r.in.Buffered()) - int64(len(r.chunk)-r.cpos)
+	}
 	if r.fr != nil {
 		return r.fr.served() - int64(r.pbr.Buffered())
 	}
@@ -238,9 +249,14 @@ func (r *Reader) Next() (ci gopacket.CaptureInfo, data []byte, linkType layers.L
 	if r.err != nil {
 		return ci, nil, 0, r.err
 	}
-	if r.ng != nil {
+	r.started = true
+	switch {
+	case r.getChunk != nil:
+		ci, data, err = r.nextChunk()
+		linkType = r.linkType
+	case r.ng != nil:
 		ci, data, linkType, err = r.nextPcapNG()
-	} else {
+	default:
 		ci, data, linkType, err = r.nextPcap()
 	}
 	if err == nil && !ci.Timestamp.IsZero() && (ci.Timestamp.Before(minTimestamp) || ci.Timestamp.After(maxTimestamp)) {
@@ -295,14 +311,7 @@ func (r *Reader) nextPcap() (ci gopacket.CaptureInfo, data []byte, linkType laye
 	}
 	caplen := r.u32(hdr[8:12])
 	if caplen > r.maxCap {
-		if r.maxCap == r.snaplen {
-			return ci, nil, 0, newError(ErrCorrupt, start, nil,
-				"capture: corrupt record at byte offset %d: captured length %d exceeds the snap length %d",
-				start, caplen, r.snaplen)
-		}
-		return ci, nil, 0, newError(ErrCorrupt, start, nil,
-			"capture: corrupt record at byte offset %d: captured length %d exceeds the %d-byte limit",
-			start, caplen, MaxCaptureLength)
+		return ci, nil, 0, r.capError(start, caplen)
 	}
 	n := pcapRecordHeaderLen + int(caplen)
 	rec, _ := r.in.Peek(n)
@@ -312,11 +321,30 @@ func (r *Reader) nextPcap() (ci gopacket.CaptureInfo, data []byte, linkType laye
 	if _, err := r.in.Discard(n); err != nil { // cannot fail: n bytes are buffered
 		return ci, nil, 0, newError(nil, start, err, "capture: read error at byte offset %d: %v", start, err)
 	}
-	sec, frac := r.u32(rec[0:4]), r.u32(rec[4:8])
-	ci.Timestamp = time.Unix(int64(sec), int64(frac)*r.fracNanos).UTC()
-	ci.CaptureLength = int(caplen)
-	ci.Length = int(r.u32(rec[12:16]))
-	return ci, rec[pcapRecordHeaderLen:n:n], r.linkType, nil
+	return r.recordInfo(rec), rec[pcapRecordHeaderLen:n:n], r.linkType, nil
+}
+
+// capError describes a record whose captured length caplen exceeds the
+// snap length or MaxCaptureLength.
+func (r *Reader) capError(start int64, caplen uint32) error {
+	if r.maxCap == r.snaplen {
+		return newError(ErrCorrupt, start, nil,
+			"capture: corrupt record at byte offset %d: captured length %d exceeds the snap length %d",
+			start, caplen, r.snaplen)
+	}
+	return newError(ErrCorrupt, start, nil,
+		"capture: corrupt record at byte offset %d: captured length %d exceeds the %d-byte limit",
+		start, caplen, MaxCaptureLength)
+}
+
+// recordInfo reads a pcap record header.
+func (r *Reader) recordInfo(hdr []byte) gopacket.CaptureInfo {
+	sec, frac := r.u32(hdr[0:4]), r.u32(hdr[4:8])
+	return gopacket.CaptureInfo{
+		Timestamp:     time.Unix(int64(sec), int64(frac)*r.fracNanos).UTC(),
+		CaptureLength: int(r.u32(hdr[8:12])),
+		Length:        int(r.u32(hdr[12:16])),
+	}
 }
 
 // Close releases the reader and closes the file Open opened (not standard

@@ -115,6 +115,12 @@ func (r *runner) options(file string, multi bool) analyze.Options {
 
 // open opens a capture, "-" being stdin.
 func (r *runner) open(name string) (*capture.Reader, int64, error) {
+	return r.openWith(name, capture.Open)
+}
+
+// openWith opens a capture with open (capture.Open or OpenMapped), "-"
+// being stdin.
+func (r *runner) openWith(name string, open func(string) (*capture.Reader, error)) (*capture.Reader, int64, error) {
 	if name == "-" {
 		cr, err := capture.NewReader(r.stdin)
 		return cr, 0, err
@@ -126,7 +132,7 @@ func (r *runner) open(name string) (*capture.Reader, int64, error) {
 		}
 		size = st.Size()
 	}
-	cr, err := capture.Open(name)
+	cr, err := open(name)
 	return cr, size, err
 }
 
@@ -148,6 +154,12 @@ func (r *runner) each(ctx context.Context, name string, fn func(*frame)) error {
 		return &openError{err}
 	}
 	defer cr.Close()
+	return r.eachFrom(ctx, cr, size, fn)
+}
+
+// eachFrom is each on an open capture of size bytes (0: unknown), which
+// it leaves open.
+func (r *runner) eachFrom(ctx context.Context, cr *capture.Reader, size int64, fn func(*frame)) error {
 	var tracker *progressFile
 	if r.progress != nil {
 		if cr.Format().Gzip || size == 0 {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -99,25 +101,42 @@ const (
 	batchesPerShard = 4
 )
 
-// batch is frames for one shard, their bytes copied into buf.
+// batch is frames for one shard: slices of a chunk the file was read
+// into (ch, its buffer src), or their bytes copied into buf (src is buf)
+// when the file is not read in chunks (pcapng).
 type batch struct {
 	frames []batchFrame
+	ch     *chunk
 	buf    []byte
+	src    []byte
 	times  []time.Time // timestamps not in UTC (none from capture.Reader)
 }
 
+// chunk is a buffer a pcap file is read into (capture.Reader.ReadChunks)
+// that shards read frames from: it goes back to the pool when the reader
+// has moved on to the next chunk and no batch of its frames is left.
+type chunk struct {
+	buf  []byte
+	refs atomic.Int32 // the reader's while it fills the chunk, and a batch's
+}
+
+// chunkSize is the size of a chunk, 256 KiB (or capture.Reader.ChunkMin
+// when larger): the reader parses it while it is in its core's cache.
+const chunkSize = 1 << 18
+
 // batchFrame is one frame of a batch: what the Analyzer reads of its
 // gopacket.CaptureInfo (not the pcapng interface index), its bytes at
-// buf[from:to]. It holds no pointer (a time.Time holds one), so that
-// batches are not scanned by the garbage collector nor written through
-// its write barrier.
+// src[off:off+caplen]. It holds no pointer (a time.Time holds one), so
+// that batches are not scanned by the garbage collector nor written
+// through its write barrier.
 type batchFrame struct {
-	n, key   uint64
-	ns       int64 // the timestamp: UnixNano, or an index in times
-	length   int
-	lt       gplayers.LinkType
-	tk       timeKind
-	from, to int32
+	n, key uint64
+	ns     int64 // the timestamp: UnixNano, or an index in times
+	off    int64
+	length int
+	caplen int32
+	lt     gplayers.LinkType
+	tk     timeKind
 }
 
 // timeKind says how batchFrame.ns holds the timestamp.
@@ -134,13 +153,20 @@ func (b *batch) putTime(f *batchFrame, t time.Time) {
 	switch {
 	case t.IsZero():
 		f.tk = timeZero
-	case t.Location() == time.UTC && t.Year() >= 1678 && t.Year() <= 2261:
+	case t.Location() == time.UTC && t.Unix() > minUnixNanoSec && t.Unix() < maxUnixNanoSec:
 		f.ns = t.UnixNano()
 	default:
 		f.tk, f.ns = timeIndex, int64(len(b.times))
 		b.times = append(b.times, t)
 	}
 }
+
+// minUnixNanoSec and maxUnixNanoSec bound the seconds of a time whose
+// UnixNano does not overflow, with a second to spare.
+const (
+	minUnixNanoSec = math.MinInt64/1_000_000_000 + 1
+	maxUnixNanoSec = math.MaxInt64/1_000_000_000 - 1
+)
 
 // time returns the timestamp f holds.
 func (b *batch) time(f *batchFrame) time.Time {
@@ -154,31 +180,54 @@ func (b *batch) time(f *batchFrame) time.Time {
 }
 
 // shardPass reads the file once, sending each frame to the shard of its
-// host pair, and combines the shards' reports.
+// host pair, and combines the shards' reports. A pcap file is read in
+// chunks (large sequential reads) that the shards read the frames from:
+// a frame is not copied; a chunk is reused once the reader has moved on
+// and every batch of its frames has been analyzed. The frames of a pcapng
+// file are copied into the batches.
 func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze.Options) shardResult {
+	cr, size, err := r.open(name)
+	if err != nil {
+		err = &openError{err}
+	} else {
+		defer cr.Close()
+	}
+	pool := newChunkPool(n*batchesPerShard + 2)
 	work := make([]chan *batch, n)
 	free := make([]chan *batch, n)
 	reports := make([]*analyze.Report, n)
 	streams := make([]*analyze.ReportStream, n) // r.streams(): the shards' reports written while built
 	stream := r.streams()
 	var wg sync.WaitGroup
-	for s := range n {
+	// Shard 0 is the reader's own: it analyzes its frames where they
+	// were read, without a batch or another core's cache between. The
+	// others each have a goroutine fed batches.
+	a0 := analyze.New(opts)
+	for s := 1; s < n; s++ {
 		work[s] = make(chan *batch, batchesPerShard)
 		free[s] = make(chan *batch, batchesPerShard)
 		for range batchesPerShard {
-			free[s] <- &batch{frames: make([]batchFrame, 0, batchFrames), buf: make([]byte, 0, batchBytes)}
+			free[s] <- &batch{frames: make([]batchFrame, 0, batchFrames)}
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			a := analyze.New(opts)
 			for b := range work[s] {
+				src := b.src
+				if src == nil {
+					src = b.buf
+				}
 				for i := range b.frames {
 					f := &b.frames[i]
-					ci := gopacket.CaptureInfo{Timestamp: b.time(f), CaptureLength: int(f.to - f.from), Length: f.length}
-					a.FeedShard(f.n, f.key, ci, f.lt, b.buf[f.from:f.to:f.to])
+					end := f.off + int64(f.caplen)
+					ci := gopacket.CaptureInfo{Timestamp: b.time(f), CaptureLength: int(f.caplen), Length: f.length}
+					a.FeedShard(f.n, f.key, ci, f.lt, src[f.off:end:end])
 				}
-				b.frames, b.buf, b.times = b.frames[:0], b.buf[:0], b.times[:0]
+				if b.ch != nil {
+					pool.release(b.ch)
+				}
+				b.frames, b.buf, b.src, b.times, b.ch = b.frames[:0], b.buf[:0], nil, b.times[:0], nil
 				free[s] <- b
 			}
 			if stream {
@@ -189,34 +238,70 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 		}()
 	}
 	cur := make([]*batch, n)
-	for s := range cur {
+	for s := 1; s < n; s++ {
 		cur[s] = <-free[s]
 	}
 	send := func(s int) {
 		work[s] <- cur[s]
 		cur[s] = <-free[s]
 	}
-	var num uint64 // each gives every frame in order: this is its number
+	var num uint64 // eachFrom gives every frame in order: this is its number
 	place := newPlacer(n)
-	err := r.each(ctx, name, func(f *frame) {
-		num++
-		key := analyze.HostPairKey(f.linkType, f.data)
-		s := place.shard(key)
-		b := cur[s]
-		if len(b.frames) == batchFrames || len(b.buf)+len(f.data) > cap(b.buf) && len(b.frames) > 0 {
-			send(s)
-			b = cur[s]
+	var in *chunk // the chunk the reader fills
+	chunks := cr != nil && cr.ReadChunks(func() []byte {
+		// The batches hold frames of the chunk in use only: send them
+		// before moving on.
+		for s := 1; s < n; s++ {
+			if len(cur[s].frames) > 0 {
+				send(s)
+			}
 		}
-		from := len(b.buf)
-		b.buf = append(b.buf, f.data...)
-		b.frames = append(b.frames, batchFrame{n: num, key: key, length: f.ci.Length, lt: f.linkType, from: int32(from), to: int32(len(b.buf))})
-		b.putTime(&b.frames[len(b.frames)-1], f.ci.Timestamp)
+		c := pool.get(max(chunkSize, cr.ChunkMin()))
+		if in != nil {
+			pool.release(in) // Next copies from it before anyone gets it again
+		}
+		in = c
+		return c.buf
 	})
-	for s := range n {
+	if cr != nil {
+		err = r.eachFrom(ctx, cr, size, func(f *frame) {
+			num++
+			key := analyze.HostPairKey(f.linkType, f.data)
+			s := place.shard(key)
+			if s == 0 {
+				a0.FeedShard(num, key, f.ci, f.linkType, f.data)
+				return
+			}
+			b := cur[s]
+			if len(b.frames) == batchFrames || !chunks && len(b.buf)+len(f.data) > batchBytes && len(b.frames) > 0 {
+				send(s)
+				b = cur[s]
+			}
+			var off int
+			if chunks {
+				if b.ch == nil {
+					b.ch, b.src = in, in.buf
+					in.refs.Add(1)
+				}
+				off = cr.ChunkPos() - len(f.data)
+			} else {
+				off = len(b.buf)
+				b.buf = append(b.buf, f.data...)
+			}
+			b.frames = append(b.frames, batchFrame{n: num, key: key, off: int64(off), length: f.ci.Length, caplen: int32(len(f.data)), lt: f.linkType})
+			b.putTime(&b.frames[len(b.frames)-1], f.ci.Timestamp)
+		})
+	}
+	for s := 1; s < n; s++ {
 		if len(cur[s].frames) > 0 {
 			work[s] <- cur[s]
 		}
 		close(work[s])
+	}
+	if stream {
+		streams[0] = a0.FinishStream()
+	} else {
+		reports[0] = a0.Finish()
 	}
 	wg.Wait()
 	if stream {
@@ -244,17 +329,25 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 }
 
 // placer assigns host pairs to shards: a host pair seen for the first
-// time goes to the shard that has had the fewest frames so far (the
-// fewest host pairs on a tie), and stays there. Any assignment of whole
-// host pairs gives the same report; this one balances the shards better
-// than a hash modulo N when there are few host pairs. It depends only on
-// the frames, so a second pass assigns them alike.
+// time goes to the shard with the least work so far (the fewest host
+// pairs on a tie), and stays there. A shard's work is its frames; shard
+// 0, which the reader analyzes itself, has besides every frame's reading
+// (readerShare of the frames of all shards, about what reading a frame
+// costs against analyzing it), so that it takes fewer host pairs. Any
+// assignment of whole host pairs gives the same report; this one
+// balances the shards better than a hash modulo N when there are few
+// host pairs. It depends only on the frames, so a second pass assigns
+// them alike.
 type placer struct {
 	of     map[uint64]int32
 	cache  [256]placed
 	frames []uint64
 	pairs  []int
+	total  uint64
 }
+
+// readerShare is the reading of a frame against its analysis, 1/4.
+const readerShare = 4
 
 type placed struct {
 	key   uint64
@@ -270,13 +363,14 @@ func newPlacer(n int) *placer {
 
 // shard returns the shard of a frame of host pair key.
 func (p *placer) shard(key uint64) int {
+	p.total++
 	c := &p.cache[key%uint64(len(p.cache))]
 	if c.key != key {
 		s, ok := p.of[key]
 		if !ok {
 			s = 0
 			for i := range p.frames {
-				if p.frames[i] < p.frames[s] || p.frames[i] == p.frames[s] && p.pairs[i] < p.pairs[s] {
+				if w, ws := p.work(i), p.work(int(s)); w < ws || w == ws && p.pairs[i] < p.pairs[s] {
 					s = int32(i)
 				}
 			}
@@ -287,4 +381,45 @@ func (p *placer) shard(key uint64) int {
 	}
 	p.frames[c.shard]++
 	return int(c.shard)
+}
+
+// work is shard i's work so far, in frames analyzed.
+func (p *placer) work(i int) uint64 {
+	if i == 0 {
+		return p.frames[0] + p.total/readerShare
+	}
+	return p.frames[i]
+}
+
+// chunkPool keeps the chunks that no batch needs for reuse.
+type chunkPool struct{ free chan *chunk }
+
+// newChunkPool returns a pool that keeps up to n chunks.
+func newChunkPool(n int) *chunkPool { return &chunkPool{free: make(chan *chunk, n)} }
+
+// get returns a chunk of size bytes, with the reader's reference.
+func (p *chunkPool) get(size int) *chunk {
+	var c *chunk
+	select {
+	case c = <-p.free:
+		if len(c.buf) != size {
+			c = nil
+		}
+	default:
+	}
+	if c == nil {
+		c = &chunk{buf: make([]byte, size)}
+	}
+	c.refs.Store(1)
+	return c
+}
+
+// release drops a reference to c, and keeps c for reuse with the last.
+func (p *chunkPool) release(c *chunk) {
+	if c.refs.Add(-1) == 0 {
+		select {
+		case p.free <- c:
+		default:
+		}
+	}
 }
