@@ -107,7 +107,9 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 			b.nics[i], fs = a.nicReport(f)
 		}
 		if b.sh != nil {
-			b.sh.flows[i].nic = fs // the combiner interleaves the shards' flows
+			if len(fs) > 0 {
+				b.sh.flows[i].more().nic = fs // the combiner interleaves the shards' flows
+			}
 			continue
 		}
 		nicFindings = append(nicFindings, fs...)
@@ -170,7 +172,8 @@ func (b *reportBuild) flow(i int) Flow {
 			sev, note = SeverityInfo, notCapturedNote
 		}
 		if sf != nil { // the combiner lists it, within the capture's cap
-			sf.end = append(sf.end, Finding{Frame: pm.frame, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
+			x := sf.more()
+			x.end = append(x.end, Finding{Frame: pm.frame, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
 				Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes) + note})
 			continue
 		}

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/roce-dissect/roce-dissect/layers"
@@ -10,17 +11,41 @@ import (
 // lossEvidence is what the report keeps of a request flow's evidence, for
 // classification and for Merge.
 type lossEvidence struct {
-	rc     bool // RC: responses tell what the responder received
-	jumps  []gapEvent
-	backs  []psnRange
-	naks   []uint32
 	ack    uint32
+	rc     bool // RC: responses tell what the responder received
 	hasAck bool
 	// openNAK is the cause of a NAK or RNR NAK no resend followed yet at
 	// the end of the part: the next part's first resends answer it.
 	openNAK uint8
 	// episode is the cause of the resend episode the part ended in.
 	episode uint8
+	// logs is nil while the flow has no jump, resend or NAK (most flows:
+	// a report of many flows keeps 16 bytes each, not 80). Copies of the
+	// evidence share it: it is replaced, never changed.
+	logs *evidenceLogs
+}
+
+// evidenceLogs are a flow's PSN jumps, resends back and NAKed PSNs.
+type evidenceLogs struct {
+	jumps []gapEvent
+	backs []psnRange
+	naks  []uint32
+}
+
+// log returns the evidence's logs (empty when none).
+func (e *lossEvidence) log() evidenceLogs {
+	if e.logs == nil {
+		return evidenceLogs{}
+	}
+	return *e.logs
+}
+
+// withLogs replaces the evidence's logs with l (nil when l is empty).
+func (e *lossEvidence) withLogs(l evidenceLogs) {
+	e.logs = nil
+	if len(l.jumps)+len(l.backs)+len(l.naks) > 0 {
+		e.logs = &l
+	}
 }
 
 // acknowledged says whether a transport's responder acknowledges every
@@ -33,25 +58,30 @@ func acknowledged(t layers.Transport) bool {
 // evidenceOf gathers a request flow's evidence and its peer's.
 func (a *Analyzer) evidenceOf(f *flowState) lossEvidence {
 	ev := lossEvidence{rc: f.hasTransport && acknowledged(f.transport), episode: f.loss.cause}
+	var l evidenceLogs
 	if f.loss.log != nil {
-		ev.jumps = append([]gapEvent(nil), f.loss.log.jumps...)
-		ev.backs = append([]psnRange(nil), f.loss.log.backs...)
+		l.jumps = append([]gapEvent(nil), f.loss.log.jumps...)
+		l.backs = append([]psnRange(nil), f.loss.log.backs...)
 	}
 	if r := a.peerFlow(f); r != nil {
 		ev.ack, ev.hasAck, ev.openNAK = r.loss.ackHigh, r.loss.hasAck, r.loss.nakCause
 		if r.loss.log != nil {
-			ev.naks = append([]uint32(nil), r.loss.log.naks...)
+			l.naks = append([]uint32(nil), r.loss.log.naks...)
 		}
 	}
+	ev.withLogs(l)
 	return ev
 }
 
 // merge adds the evidence of the next part.
 func (e *lossEvidence) merge(o *lossEvidence) {
 	e.rc = e.rc || o.rc
-	e.jumps = append(e.jumps, o.jumps...)
-	e.backs = append(e.backs, o.backs...)
-	e.naks = append(e.naks, o.naks...)
+	l, ol := e.log(), o.log()
+	e.withLogs(evidenceLogs{ // new arrays: the old logs may be shared
+		jumps: append(slices.Clip(l.jumps), ol.jumps...),
+		backs: append(slices.Clip(l.backs), ol.backs...),
+		naks:  append(slices.Clip(l.naks), ol.naks...),
+	})
 	e.openNAK, e.episode = o.openNAK, o.episode
 	if o.hasAck && (!e.hasAck || psnDiff(o.ack, e.ack) > 0) {
 		e.ack, e.hasAck = o.ack, true
@@ -149,15 +179,16 @@ func classify(ev *lossEvidence, gaps []Gap, base uint32) lossClass {
 	for _, g := range gaps {
 		miss = append(miss, rng(g.From, g.To))
 	}
-	for _, j := range ev.jumps {
+	logs := ev.log()
+	for _, j := range logs.jumps {
 		jumped = append(jumped, rng(j.from, j.to))
 	}
 	c := lossClass{missing: normalize(miss), jumped: normalize(jumped), off: off}
 	if ev.rc {
-		for _, b := range ev.backs {
+		for _, b := range logs.backs {
 			lost = append(lost, rng(b.from, b.to))
 		}
-		for _, n := range ev.naks {
+		for _, n := range logs.naks {
 			lost = append(lost, rng(n, n))
 		}
 		c.lostSet = normalize(lost)
@@ -167,7 +198,7 @@ func classify(ev *lossEvidence, gaps []Gap, base uint32) lossClass {
 	}
 	c.lost = c.missing.intersect(c.lostSet).size()
 	c.notCaptured = c.missing.minus(c.lostSet).intersect(c.covered).size()
-	for _, j := range ev.jumps {
+	for _, j := range logs.jumps {
 		js := spanSet{rng(j.from, j.to)}
 		still := js.intersect(c.missing).minus(c.lostSet)
 		jc := jumpClass{ev: j, lost: js.intersect(c.lostSet).size()}

@@ -1,6 +1,9 @@
 package analyze
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 func mergeRequests(a, b *Requests) {
 	a.Retransmitted += b.Retransmitted
@@ -94,7 +97,9 @@ func reclassifyHead(a, b *Flow) {
 		if i == 0 {
 			// The part before saw this PSN: the part begins inside a
 			// resend episode, back to this PSN.
-			br.ev.backs = append(br.ev.backs, psnRange{from: e.psn, to: *ar.PSNLast})
+			l := br.ev.log()
+			l.backs = append(slices.Clip(l.backs), psnRange{from: e.psn, to: *ar.PSNLast})
+			br.ev.withLogs(l)
 		}
 		switch e.obs {
 		case obsInOrder, obsGap:

@@ -144,16 +144,30 @@ type shardInfo struct {
 // the same order within the capture's cap.
 type shardFlow struct {
 	created uint64
-	nic     []Finding // its NIC findings
-	loss    []Finding // its loss findings (attribute)
+	// refsFull says its loss log kept no more incomplete messages: which
+	// the sequential analysis kept depends on the findings it listed.
+	refsFull bool
+	x        *shardFlowFindings // nil while it has none (most flows)
+}
+
+// shardFlowFindings are the findings of a shard's flow the combiner
+// lists in the capture's order.
+type shardFlowFindings struct {
+	nic  []Finding // its NIC findings
+	loss []Finding // its loss findings (attribute)
 	// marks are its incomplete_message findings listed while fed that
 	// attribute makes information: indices into the findings list, then
 	// (listFindings) into Report.Findings.
 	marks []int
 	end   []Finding // its incomplete messages still pending at the end
-	// refsFull says its loss log kept no more incomplete messages: which
-	// the sequential analysis kept depends on the findings it listed.
-	refsFull bool
+}
+
+// more returns the flow's findings, allocating them.
+func (sf *shardFlow) more() *shardFlowFindings {
+	if sf.x == nil {
+		sf.x = &shardFlowFindings{}
+	}
+	return sf.x
 }
 
 // shardReport attaches the shard information to r (nil when not a shard).
@@ -188,14 +202,17 @@ func (sh *shardInfo) flow(i int) *shardFlow {
 // noteLoss keeps what attribute lists for the flow (its loss findings)
 // and the incomplete messages it makes information.
 func (sf *shardFlow) noteLoss(cls *lossClass, f *flowState, file string, fl *findingList) {
-	sf.loss = lossFindings(cls, f.flowID(), file)
+	if l := lossFindings(cls, f.flowID(), file); len(l) > 0 {
+		sf.more().loss = l
+	}
 	if f.loss.log == nil {
 		return
 	}
 	sf.refsFull = len(f.loss.log.incomplete) >= maxLossLog
 	for _, ref := range f.loss.log.incomplete {
 		if fl.list[ref.idx].Kind == KindIncomplete && cls.onlyNotCaptured(ref.from, ref.to) {
-			sf.marks = append(sf.marks, ref.idx)
+			x := sf.more()
+			x.marks = append(x.marks, ref.idx)
 		}
 	}
 }
@@ -229,8 +246,10 @@ func (sh *shardInfo) listFed(r *Report, fl *findingList) []int {
 // mapMarks turns the flows' marks into indices of the report's findings.
 func (sh *shardInfo) mapMarks(pos []int) {
 	for i := range sh.flows {
-		for k, idx := range sh.flows[i].marks {
-			sh.flows[i].marks[k] = pos[idx]
+		if x := sh.flows[i].x; x != nil {
+			for k, idx := range x.marks {
+				x.marks[k] = pos[idx]
+			}
 		}
 	}
 }
@@ -467,10 +486,15 @@ func (cb *combiner) listFindings() {
 		}
 	}
 	for _, fr := range flows {
-		push(fr.s, parts[fr.s].shard.flows[fr.i].nic)
+		if x := parts[fr.s].shard.flows[fr.i].x; x != nil {
+			push(fr.s, x.nic)
+		}
 	}
 	for _, fr := range flows {
-		sf := &parts[fr.s].shard.flows[fr.i]
+		sf := parts[fr.s].shard.flows[fr.i].x
+		if sf == nil {
+			continue
+		}
 		push(fr.s, sf.loss)
 		for _, k := range sf.marks {
 			if k < 0 {
