@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -371,13 +372,17 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	}
 
 	// Flows in creation order; the first MaxFlows are those tracked.
-	var flows []flowRef
+	n := 0
+	for _, p := range parts {
+		n += len(p.shard.flows)
+	}
+	flows := make([]flowRef, 0, n)
 	for s, p := range parts {
 		for i, f := range p.shard.flows {
 			flows = append(flows, flowRef{f.created, s, i})
 		}
 	}
-	sort.Slice(flows, func(i, j int) bool { return flows[i].created < flows[j].created })
+	slices.SortFunc(flows, func(a, b flowRef) int { return cmp.Compare(a.created, b.created) })
 	var capDropped []flowRef
 	var capErr FlowCapError
 	if len(flows) > opts.MaxFlows {
