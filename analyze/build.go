@@ -44,6 +44,7 @@ type reportBuild struct {
 	acc          *Report // where the flows add to the capture's totals
 	fl           findingList
 	release      bool
+	every        int // Options.OnRelease after every this many flows released
 	cnpTransport map[int32]string
 	evidence     []lossEvidence
 	nics         []*NIC
@@ -70,7 +71,7 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	if !stream {
 		r.Flows = make([]Flow, 0, len(a.flowList))
 	}
-	b := &reportBuild{a: a, r: r, acc: r, release: release}
+	b := &reportBuild{a: a, r: r, acc: r, release: release, every: releaseEvery}
 	b.fl = a.findings // the findings of the report: those listed, and those only the end can tell
 	if !release {
 		b.fl = a.findings.clone()
@@ -155,14 +156,14 @@ func (b *reportBuild) flow(i int) Flow {
 			a.flowList[p] = nil
 		}
 		b.evidence[i] = lossEvidence{}
-		if (i+1)%releaseEvery == 0 && a.opts.OnRelease != nil {
+		if (i+1)%b.every == 0 && a.opts.OnRelease != nil {
 			a.opts.OnRelease()
 		}
 	} else if b.release {
 		a.flowList[i] = nil
 		b.nics[i] = nil
 		b.evidence[i] = lossEvidence{}
-		if (i+1)%releaseEvery == 0 && a.opts.OnRelease != nil {
+		if (i+1)%b.every == 0 && a.opts.OnRelease != nil {
 			a.opts.OnRelease()
 		}
 	}

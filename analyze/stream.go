@@ -166,6 +166,9 @@ func CombineShardStreams(parts []*ReportStream, opts Options) (*ReportStream, er
 	if err != nil {
 		return nil, err
 	}
+	for _, p := range parts { // the shards' flows are released in turn: Options.OnRelease every releaseEvery flows of all
+		p.b.every = max(1, releaseEvery/len(parts))
+	}
 	next := make([]int, len(parts))
 	for _, fr := range cb.flows {
 		if fr.i != next[fr.s] {
