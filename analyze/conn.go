@@ -18,6 +18,73 @@ type connTable struct {
 	// maxOrphans bounds orphans: min(maxCMOrphans, Options.MaxConnections).
 	maxOrphans int
 	orphaned   uint64 // messages that became orphans, kept or not (for CombineShards)
+	names      connNames
+}
+
+// connNames interns the strings connections repeat: the few hosts and
+// services of a fabric name its thousands of connections, each of which
+// allocated its own copies. The strings are never changed, so the
+// connections share them.
+type connNames struct {
+	gids       map[cm.GID]*string
+	ips        map[Addr]string
+	services   map[cm.ServiceID]*string
+	transports map[cm.TransportServiceType]*string
+}
+
+func (n *connNames) gid(g cm.GID) *string {
+	if s, ok := n.gids[g]; ok {
+		return s
+	}
+	if n.gids == nil {
+		n.gids = map[cm.GID]*string{}
+	}
+	s := ptrTo(g.String())
+	n.gids[g] = s
+	return s
+}
+
+// ip names an address as an endpoint's IP.
+func (n *connNames) ip(a Addr) string {
+	if s, ok := n.ips[a]; ok {
+		return s
+	}
+	if n.ips == nil {
+		n.ips = map[Addr]string{}
+	}
+	var s string
+	switch {
+	case a.IsLID:
+		s = a.String()
+	case a.IP.IsValid():
+		s = a.IP.Unmap().String()
+	}
+	n.ips[a] = s
+	return s
+}
+
+func (n *connNames) service(id cm.ServiceID) *string {
+	if s, ok := n.services[id]; ok {
+		return s
+	}
+	if n.services == nil {
+		n.services = map[cm.ServiceID]*string{}
+	}
+	s := ptrTo(id.String())
+	n.services[id] = s
+	return s
+}
+
+func (n *connNames) transport(t cm.TransportServiceType) *string {
+	if s, ok := n.transports[t]; ok {
+		return s
+	}
+	if n.transports == nil {
+		n.transports = map[cm.TransportServiceType]*string{}
+	}
+	s := ptrTo(t.String())
+	n.transports[t] = s
+	return s
 }
 
 func newConnTable() connTable {
@@ -119,14 +186,14 @@ func (t *connTable) orphan(o cmOrphan) {
 
 // endpointOf fills an endpoint from the packet address and what the REQ
 // captured of its GID and LID (and, for the requester, QPN and PSN).
-func endpointOf(addr Addr, req *cm.ConnectRequest, got cm.Captured, local bool) Endpoint {
+func (n *connNames) endpointOf(addr Addr, req *cm.ConnectRequest, got cm.Captured, local bool) Endpoint {
 	gidF, lidF, gid, lid := cm.ReqPrimaryRemoteGID, cm.ReqPrimaryRemoteLID, req.PrimaryRemoteGID, req.PrimaryRemoteLID
 	if local {
 		gidF, lidF, gid, lid = cm.ReqPrimaryLocalGID, cm.ReqPrimaryLocalLID, req.PrimaryLocalGID, req.PrimaryLocalLID
 	}
 	var e Endpoint
 	if got.Has(gidF) {
-		e.GID = ptrTo(gid.String())
+		e.GID = n.gid(gid)
 	}
 	if got.Has(lidF) {
 		e.LID, e.LIDPlaceholder = ptrTo(uint16(lid)), ptrTo(lid.IsPlaceholder())
@@ -137,15 +204,10 @@ func endpointOf(addr Addr, req *cm.ConnectRequest, got cm.Captured, local bool) 
 	if local && got.Has(cm.ReqStartingPSN) {
 		e.StartingPSN = ptrTo(req.StartingPSN)
 	}
-	switch {
-	case got.Has(gidF) && gid.IsIPv4Mapped():
-		e.IP = gid.Addr().String()
-	case addr.IsLID:
-		e.IP = addr.String()
-	case !addr.IP.IsValid():
-		e.IP = ""
-	default:
-		e.IP = addr.IP.Unmap().String()
+	if got.Has(gidF) && gid.IsIPv4Mapped() {
+		e.IP = n.ip(Addr{IP: gid.Addr().Unmap()})
+	} else {
+		e.IP = n.ip(addr)
 	}
 	return e
 }
@@ -208,20 +270,20 @@ func (a *Analyzer) handleMAD(p *Packet) {
 			idx = len(t.list)
 			c := Connection{
 				ID:          idx + 1,
-				Requester:   endpointOf(p.Src, m, got, true),
-				Responder:   endpointOf(p.Dst, m, got, false),
+				Requester:   t.names.endpointOf(p.Src, m, got, true),
+				Responder:   t.names.endpointOf(p.Dst, m, got, false),
 				State:       StateRequested,
 				LocalCommID: m.LocalCommID,
 			}
 			if got.Has(cm.ReqServiceID) {
-				c.ServiceID = ptrTo(m.ServiceID.String())
+				c.ServiceID = t.names.service(m.ServiceID)
 				if m.ServiceID.IsRDMACM() {
 					c.RDMACMPortSpace = m.ServiceID.PortSpace().String()
 					c.RDMACMPort = m.ServiceID.Port()
 				}
 			}
 			if got.Has(cm.ReqTransportServiceType) {
-				c.Transport = ptrTo(m.TransportServiceType.String())
+				c.Transport = t.names.transport(m.TransportServiceType)
 			}
 			if got.Has(cm.ReqPathMTU) {
 				c.PathMTU = ptrTo(m.PathMTU.Bytes())
