@@ -219,9 +219,10 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 		return append([]Sample{}, v...)
 	}
 	cold := f.coldOf()
+	src, dst := f.dir.names()
 	out := Flow{
-		Src:             f.dir.src.String(),
-		Dst:             f.dir.dst.String(),
+		Src:             src,
+		Dst:             dst,
 		DestQP:          f.qp,
 		Transport:       f.transport.String(),
 		Packets:         f.packets,

@@ -251,7 +251,8 @@ func (f *Finding) UnmarshalJSON(b []byte) error {
 
 // flowID is the flow's FlowID.
 func (f *flowState) flowID() FlowID {
-	return FlowID{Src: f.dir.src.String(), Dst: f.dir.dst.String(), DestQP: f.qp}
+	src, dst := f.dir.names()
+	return FlowID{Src: src, Dst: dst, DestQP: f.qp}
 }
 
 // finding lists a finding of the packet's frame about flow f (nil: about

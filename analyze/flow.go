@@ -79,6 +79,17 @@ type hostDir struct {
 	flows    []int32          // flow indices, in creation order
 	few      []uint32         // the destination QPs of flows, until qps is made
 	qps      map[uint32]int32 // flow index by destination QP, made by the dirMapAt-th flow
+	srcName  string           // src.String(), made by the first report or finding that names it
+	dstName  string
+}
+
+// names returns the direction's source and destination as reports name
+// them: formatted once for all its flows.
+func (d *hostDir) names() (src, dst string) {
+	if d.srcName == "" {
+		d.srcName, d.dstName = d.src.String(), d.dst.String()
+	}
+	return d.srcName, d.dstName
 }
 
 // dirMapAt is how many flows a direction holds before it indexes them by
