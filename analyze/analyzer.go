@@ -108,6 +108,7 @@ type Analyzer struct {
 	capture   Capture
 	first     time.Time
 	last      time.Time
+	tloc      *time.Location        // the location of the flows' times (flowtime.go)
 	dirs      map[hostsKey]*hostDir // flows by (source, destination)
 	flowCache [flowCacheLen]cachedFlow
 	flowList  []*flowState

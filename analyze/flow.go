@@ -138,9 +138,10 @@ type flowState struct {
 	transport    layers.Transport
 	hasTransport bool
 	mtuReported  bool
+	wideTime     bool // the times are in cold (flowtime.go)
 
 	packets, wireBytes, payloadBytes uint64
-	first, last                      time.Time
+	first, last                      int64 // Unix ns of the first and latest packet, in Analyzer.tloc (flowtime.go)
 
 	reqPackets uint64
 	// datagramSrc is the source QP whose PSNs a UD/RD flow follows.
@@ -189,6 +190,9 @@ type flowCold struct {
 	aboveMTU           uint64
 	congestion         Congestion
 	readMTU            int32 // path MTU the PSN jumps of READ requests showed
+	// firstT and lastT are the flow's times when they do not fit first
+	// and last (flowtime.go).
+	firstT, lastT time.Time
 }
 
 // rare returns the flow's cold state, allocating it.
@@ -290,14 +294,9 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 		a.capture.PacketsOfDroppedFlows++
 		return
 	}
-	if f.packets == 0 {
-		f.first = p.Time
-	}
+	a.flowTime(f, p.Time)
 	f.packets++
 	f.wireBytes += uint64(p.Length)
-	if p.Time.After(f.last) {
-		f.last = p.Time
-	}
 	payload := p.PayloadLen
 	if payload > 0 {
 		f.payloadBytes += uint64(payload)

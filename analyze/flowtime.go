@@ -1,0 +1,67 @@
+package analyze
+
+import "time"
+
+// A flow keeps its first and latest packet times as Unix nanoseconds (16
+// bytes, not the 48 of two time.Time values): every flow of a capture
+// shares the location of the times its reader gives (Analyzer.tloc), and
+// the report rebuilds the same time.Time values from them. A time that
+// does not fit — beyond the years 1678–2262 that int64 nanoseconds span,
+// or in another location than the first flow's — moves the flow's times
+// to its cold part as time.Time values, so the report is the same either
+// way.
+
+// flowTime accounts a packet's time to its flow (before the packet is
+// counted).
+func (a *Analyzer) flowTime(f *flowState, t time.Time) {
+	if a.tloc == nil {
+		a.tloc = t.Location()
+	}
+	if !f.wideTime && (t.Location() != a.tloc || t.Unix() < minNanoSec || t.Unix() > maxNanoSec) {
+		c := f.rare()
+		if f.packets > 0 {
+			c.firstT, c.lastT = time.Unix(0, f.first).In(a.tloc), time.Unix(0, f.last).In(a.tloc)
+		}
+		f.wideTime = true
+	}
+	if f.wideTime {
+		c := f.cold
+		if f.packets == 0 {
+			c.firstT = t
+		}
+		if t.After(c.lastT) {
+			c.lastT = t
+		}
+		return
+	}
+	ns := t.UnixNano()
+	if f.packets == 0 {
+		f.first, f.last = ns, ns
+		return
+	}
+	if ns > f.last {
+		f.last = ns
+	}
+}
+
+// The seconds whose every nanosecond an int64 of Unix nanoseconds holds.
+const (
+	minNanoSec = -9223372036 + 1
+	maxNanoSec = 9223372036 - 1
+)
+
+// firstTime returns the time of the flow's first packet.
+func (a *Analyzer) firstTime(f *flowState) time.Time {
+	if f.wideTime {
+		return f.cold.firstT
+	}
+	return time.Unix(0, f.first).In(a.tloc)
+}
+
+// lastTime returns the time of the flow's latest packet.
+func (a *Analyzer) lastTime(f *flowState) time.Time {
+	if f.wideTime {
+		return f.cold.lastT
+	}
+	return time.Unix(0, f.last).In(a.tloc)
+}
