@@ -28,7 +28,7 @@ func (r *runner) exporter(index, part int, name string, a *analyze.Analyzer, tap
 	}
 	feed := func(f *frame) {
 		p := a.Feed(f.ci, f.linkType, f.data)
-		if pw != nil && (p.BTH == nil || r.selects(p.Src.String(), p.Dst.String(), p.BTH.DestQP)) {
+		if pw != nil && r.exportSelects(p) {
 			pw.Add(p)
 		}
 		if tap != nil {
@@ -44,6 +44,19 @@ func (r *runner) exporter(index, part int, name string, a *analyze.Analyzer, tap
 		}
 		return nil
 	}
+}
+
+// exportSelects reports whether --qp and --flow select p's row; the
+// addresses' text is made only for --flow (String allocates, and this
+// runs for every frame).
+func (r *runner) exportSelects(p *analyze.Packet) bool {
+	switch {
+	case p.BTH == nil:
+		return true
+	case r.cfg.flow == nil:
+		return r.selects("", "", p.BTH.DestQP)
+	}
+	return r.selects(p.Src.String(), p.Dst.String(), p.BTH.DestQP)
 }
 
 // exportReport writes the flows, connections and findings tables of the
