@@ -171,29 +171,22 @@ func WriteReport(dir, capture, file string, rep *analyze.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	flows := make([]FlowRow, 0, len(rep.Flows))
-	for i := range rep.Flows {
-		flows = append(flows, flowRow(capture, &rep.Flows[i]))
-	}
-	if err := writeTable(filepath.Join(dir, FlowsFile), flows); err != nil {
+	err := writeTable(filepath.Join(dir, FlowsFile), len(rep.Flows), func(i int) FlowRow { return flowRow(capture, &rep.Flows[i]) })
+	if err != nil {
 		return err
 	}
-	conns := make([]ConnectionRow, 0, len(rep.Connections))
-	for i := range rep.Connections {
-		conns = append(conns, connectionRow(capture, &rep.Connections[i]))
-	}
-	if err := writeTable(filepath.Join(dir, ConnectionsFile), conns); err != nil {
+	err = writeTable(filepath.Join(dir, ConnectionsFile), len(rep.Connections), func(i int) ConnectionRow { return connectionRow(capture, &rep.Connections[i]) })
+	if err != nil {
 		return err
 	}
-	finds := make([]FindingRow, 0, len(rep.Findings))
-	for _, f := range rep.Findings {
+	return writeTable(filepath.Join(dir, FindingsFile), len(rep.Findings), func(i int) FindingRow {
+		f := &rep.Findings[i]
 		fr := FindingRow{Capture: capture, File: f.File, Frame: f.Frame, Time: unixNano(f.Time), Kind: string(f.Kind), Severity: f.Severity.String(), Flow: f.FlowName(), Detail: f.Detail}
 		if fr.File == "" {
 			fr.File = file
 		}
-		finds = append(finds, fr)
-	}
-	return writeTable(filepath.Join(dir, FindingsFile), finds)
+		return fr
+	})
 }
 
 // unixNano is t in nanoseconds since 1970, 0 for the zero time.
@@ -204,19 +197,29 @@ func unixNano(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-func writeTable[T any](path string, rows []T) error {
+// tableBatch is how many rows of a report table writeTable converts at a
+// time: the table's rows are never all held (163,840 flows made 65 MB of
+// rows).
+const tableBatch = 1024
+
+// writeTable writes the n rows row(0), row(1), … to path, tableBatch at a
+// time.
+func writeTable[T any](path string, n int, row func(int) T) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := parquet.NewGenericWriter[T](f, options()...)
-	for len(rows) > 0 {
-		n := min(len(rows), rowGroupRows)
-		if _, err := w.Write(rows[:n]); err != nil {
+	batch := make([]T, 0, min(n, tableBatch))
+	for i := 0; i < n; i += len(batch) {
+		batch = batch[:0]
+		for j := i; j < n && len(batch) < cap(batch); j++ {
+			batch = append(batch, row(j))
+		}
+		if _, err := w.Write(batch); err != nil {
 			f.Close()
 			return err
 		}
-		rows = rows[n:]
 	}
 	if err := w.Close(); err != nil {
 		f.Close()
