@@ -60,10 +60,12 @@ var packetColumns = [numPacketColumns]string{
 
 // PacketWriter streams the packets table of one capture (or range) to a
 // file. Add keeps a frame's fields in a compact record without pointers;
-// every batchRows rows, flush turns the batch into each column's values,
-// one column at a time, for that column's writer (no row struct converted
-// by reflection, no per-value allocation). A row group is written every
-// rowGroupRows rows, so memory stays bounded whatever the capture's length.
+// every batchRows rows it hands the batch to the writer's goroutine, which
+// turns it into each column's values, one column at a time, for that
+// column's writer (no row struct converted by reflection, no per-value
+// allocation) while the analysis goes on; there are two batches, so Add
+// waits when the encoding falls behind. A row group is written every
+// rowGroupRows rows: memory stays bounded whatever the capture's length.
 type PacketWriter struct {
 	f      *os.File
 	w      *parquet.GenericWriter[PacketRow]
@@ -71,12 +73,20 @@ type PacketWriter struct {
 	file   []byte
 	addrs  addrTable
 	ops    [512][]byte // opcode names by opcode (+256 for DC), made once each
-	recs   [batchRows]packetRec
-	errs   []string        // the error texts of the batch's malformed frames
-	vals   []parquet.Value // one column of the batch
-	rows   int             // rows in the batch
-	groupN int             // rows in the row group being written
-	err    error
+	cur    *packetBatch
+	work   chan *packetBatch // to the writer's goroutine
+	free   chan *packetBatch // back from it
+	done   chan struct{}     // closed when the goroutine has ended
+	vals   []parquet.Value   // one column of a batch (the goroutine's)
+	groupN int               // rows in the row group being written (the goroutine's)
+	err    error             // the first write error (the goroutine's until done)
+}
+
+// packetBatch is batchRows rows as Add keeps them.
+type packetBatch struct {
+	recs []packetRec
+	errs []string // the error texts of the batch's malformed frames
+	text [][]byte // the addresses' text when the batch was handed over
 }
 
 // packetRec is one packets row as Add keeps it until flush.
@@ -117,7 +127,8 @@ func NewPacketWriter(path, file string) (*PacketWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	pw := &PacketWriter{f: f, w: parquet.NewGenericWriter[PacketRow](f, packetOptions()...), file: []byte(file), vals: make([]parquet.Value, batchRows)}
+	pw := &PacketWriter{f: f, w: parquet.NewGenericWriter[PacketRow](f, packetOptions()...), file: []byte(file), vals: make([]parquet.Value, batchRows),
+		work: make(chan *packetBatch, 1), free: make(chan *packetBatch, 2), done: make(chan struct{})}
 	for i, c := range pw.w.Schema().Columns() {
 		if i >= numPacketColumns || len(c) != 1 || c[0] != packetColumns[i] {
 			f.Close()
@@ -125,6 +136,9 @@ func NewPacketWriter(path, file string) (*PacketWriter, error) {
 		}
 	}
 	pw.cols = pw.w.ColumnWriters()
+	pw.cur = &packetBatch{recs: make([]packetRec, 0, batchRows)}
+	pw.free <- &packetBatch{recs: make([]packetRec, 0, batchRows)}
+	go pw.encode()
 	return pw, nil
 }
 
@@ -143,10 +157,12 @@ func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)
 // Add writes p as a row when it is an RDMA packet, and ignores it
 // otherwise. Errors are kept for Close.
 func (pw *PacketWriter) Add(p *analyze.Packet) {
-	if !p.IsRDMA || pw.err != nil {
+	if !p.IsRDMA {
 		return
 	}
-	r := &pw.recs[pw.rows]
+	batch := pw.cur
+	batch.recs = batch.recs[:len(batch.recs)+1]
+	r := &batch.recs[len(batch.recs)-1]
 	*r = packetRec{
 		frame: p.Frame, time: p.Time.UnixNano(),
 		src: pw.addrs.index(p.Src), dst: pw.addrs.index(p.Dst),
@@ -175,11 +191,35 @@ func (pw *PacketWriter) Add(p *analyze.Packet) {
 	r.flags |= flag(p.SrcPortRewritten, fPortRewrite) | flag(p.Truncated, fTruncated)
 	if p.Err != nil {
 		r.flags |= fErr
-		r.errIdx = int32(len(pw.errs))
-		pw.errs = append(pw.errs, p.Err.Error())
+		r.errIdx = int32(len(batch.errs))
+		batch.errs = append(batch.errs, p.Err.Error())
 	}
-	if pw.rows++; pw.rows == batchRows {
-		pw.flush()
+	if len(batch.recs) == batchRows {
+		pw.handOver()
+	}
+}
+
+// handOver sends the current batch to the writer's goroutine and takes
+// the other one. The goroutine reads only the elements of the text
+// slice and of ops already made, which Add never changes.
+func (pw *PacketWriter) handOver() {
+	pw.cur.text = pw.addrs.text
+	pw.work <- pw.cur
+	pw.cur = <-pw.free
+	pw.cur.recs, pw.cur.errs = pw.cur.recs[:0], pw.cur.errs[:0]
+}
+
+// encode is the writer's goroutine: it writes the batches it is handed,
+// until the work channel is closed; after an error it only gives them
+// back.
+func (pw *PacketWriter) encode() {
+	defer close(pw.done)
+	for b := range pw.work {
+		if pw.err == nil {
+			pw.err = pw.flush(b)
+		}
+		clear(b.errs)
+		pw.free <- b
 	}
 }
 
@@ -192,32 +232,25 @@ func flag(b bool, f uint16) uint16 {
 
 // flush hands the batch to the column writers, one column at a time, and
 // ends the row group when it is full.
-func (pw *PacketWriter) flush() {
-	if pw.rows == 0 || pw.err != nil {
-		return
-	}
-	recs := pw.recs[:pw.rows]
+func (pw *PacketWriter) flush(b *packetBatch) error {
 	for col, c := range pw.cols {
-		vals := pw.columnValues(col, recs, pw.vals[:len(recs)])
+		vals := pw.columnValues(col, b, pw.vals[:len(b.recs)])
 		if _, err := c.WriteRowValues(vals); err != nil {
-			pw.err = err
-			return
+			return err
 		}
 	}
-	clear(pw.errs)
-	pw.errs = pw.errs[:0]
-	pw.groupN += pw.rows
-	pw.rows = 0
-	if pw.groupN >= rowGroupRows {
+	if pw.groupN += len(b.recs); pw.groupN >= rowGroupRows {
 		pw.groupN = 0
-		pw.err = pw.w.Flush()
+		return pw.w.Flush()
 	}
+	return nil
 }
 
 // columnValues fills vals, one per record, with column col's values:
 // a loop per column over the batch, then for an optional column the
 // definition levels (nulls where a record lacks the header).
-func (pw *PacketWriter) columnValues(col int, recs []packetRec, vals []parquet.Value) []parquet.Value {
+func (pw *PacketWriter) columnValues(col int, b *packetBatch, vals []parquet.Value) []parquet.Value {
+	recs := b.recs
 	var want uint16 // the flags a record needs for a value of an optional column
 	switch col {
 	case colFile:
@@ -238,11 +271,11 @@ func (pw *PacketWriter) columnValues(col int, recs []packetRec, vals []parquet.V
 		}
 	case colSrc:
 		for i := range recs {
-			vals[i] = parquet.ByteArrayValue(pw.addrs.text[recs[i].src])
+			vals[i] = parquet.ByteArrayValue(b.text[recs[i].src])
 		}
 	case colDst:
 		for i := range recs {
-			vals[i] = parquet.ByteArrayValue(pw.addrs.text[recs[i].dst])
+			vals[i] = parquet.ByteArrayValue(b.text[recs[i].dst])
 		}
 	case colVLAN:
 		for i := range recs {
@@ -340,7 +373,7 @@ func (pw *PacketWriter) columnValues(col int, recs []packetRec, vals []parquet.V
 	case colError:
 		for i := range recs {
 			if recs[i].flags&fErr != 0 {
-				vals[i] = parquet.ByteArrayValue(bytesOf(pw.errs[recs[i].errIdx]))
+				vals[i] = parquet.ByteArrayValue(bytesOf(b.errs[recs[i].errIdx]))
 			}
 		}
 		want = fErr
@@ -359,7 +392,11 @@ func (pw *PacketWriter) columnValues(col int, recs []packetRec, vals []parquet.V
 
 // Close writes the rows still batched and the file's footer.
 func (pw *PacketWriter) Close() error {
-	pw.flush()
+	if len(pw.cur.recs) > 0 {
+		pw.handOver()
+	}
+	close(pw.work)
+	<-pw.done
 	if err := pw.w.Close(); err != nil && pw.err == nil {
 		pw.err = err
 	}
