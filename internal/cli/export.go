@@ -76,3 +76,38 @@ func (r *runner) exportReport(files []string, rep *analyze.Report) bool {
 	}
 	return true
 }
+
+// streamExport writes the flows, connections and findings tables of one
+// file's report (-o parquet) as its flows are built, each flow's row
+// written before the next flow is built: the same rows as exportReport.
+func (r *runner) streamExport(res fileResult) error {
+	name := displayName(res.name)
+	rw, err := export.NewReportWriter(r.cfg.export, name, name)
+	if err != nil {
+		return fmt.Errorf("--export %s: %w", r.cfg.export, err)
+	}
+	s := res.stream
+	head := s.Head()
+	for i := range head.Connections {
+		rw.Connection(&head.Connections[i])
+	}
+	keep := r.keepFlows()
+	for {
+		f, ok := r.nextFlow(s)
+		if !ok {
+			break
+		}
+		if keep != nil {
+			keep[f.ID()] = true
+		}
+		rw.Flow(&f)
+	}
+	findings := filterFindings(s.End().Findings, keep)
+	for i := range findings {
+		rw.Finding(&findings[i])
+	}
+	if err := rw.Close(); err != nil {
+		return fmt.Errorf("--export %s: %w", r.cfg.export, err)
+	}
+	return nil
+}

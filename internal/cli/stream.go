@@ -18,6 +18,8 @@ import (
 func (r *runner) streams() bool {
 	switch r.cfg.output {
 	case "text", "json", "csv":
+	case "parquet": // --export only: its tables written while built (streamExport)
+		return r.cfg.plot == "" && r.cfg.html == ""
 	default:
 		return false
 	}
@@ -35,6 +37,8 @@ func (r *runner) streamReport(res fileResult, status int) int {
 		err = r.streamJSON(r.stdout, res.stream)
 	case "csv":
 		err = r.streamCSV(r.stdout, res.stream)
+	case "parquet":
+		err = r.streamExport(res)
 	default:
 		r.streamText(res)
 	}

@@ -179,14 +179,16 @@ func WriteReport(dir, capture, file string, rep *analyze.Report) error {
 	if err != nil {
 		return err
 	}
-	return writeTable(filepath.Join(dir, FindingsFile), len(rep.Findings), func(i int) FindingRow {
-		f := &rep.Findings[i]
-		fr := FindingRow{Capture: capture, File: f.File, Frame: f.Frame, Time: unixNano(f.Time), Kind: string(f.Kind), Severity: f.Severity.String(), Flow: f.FlowName(), Detail: f.Detail}
-		if fr.File == "" {
-			fr.File = file
-		}
-		return fr
-	})
+	return writeTable(filepath.Join(dir, FindingsFile), len(rep.Findings), func(i int) FindingRow { return findingRow(capture, file, &rep.Findings[i]) })
+}
+
+// findingRow is f's row; file names the capture when f does not.
+func findingRow(capture, file string, f *analyze.Finding) FindingRow {
+	fr := FindingRow{Capture: capture, File: f.File, Frame: f.Frame, Time: unixNano(f.Time), Kind: string(f.Kind), Severity: f.Severity.String(), Flow: f.FlowName(), Detail: f.Detail}
+	if fr.File == "" {
+		fr.File = file
+	}
+	return fr
 }
 
 // unixNano is t in nanoseconds since 1970, 0 for the zero time.
