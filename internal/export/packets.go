@@ -143,11 +143,12 @@ func NewPacketWriter(path, file string) (*PacketWriter, error) {
 }
 
 // packetOptions are the writer options of the packets table: those of
-// every table, without the deprecated per-page statistics in the page
-// headers (the column index in the footer holds each page's bounds, and
-// computing them twice cost 5% of an export).
+// every table, but Snappy at its fast level (fastSnappy: 2.8% larger
+// files, 5% less CPU) and without the deprecated per-page statistics in
+// the page headers (the column index in the footer holds each page's
+// bounds; computing them twice cost 5% of an export).
 func packetOptions() []parquet.WriterOption {
-	return append(options(), parquet.DataPageStatistics(false))
+	return append(options(), parquet.Compression(fastSnappy{}), parquet.DataPageStatistics(false))
 }
 
 // bytesOf is s as bytes without a copy, for a Value the column writer

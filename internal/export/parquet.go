@@ -37,7 +37,7 @@ const rowGroupRows = 1 << 16
 
 func options() []parquet.WriterOption {
 	return []parquet.WriterOption{
-		parquet.Compression(fastSnappy{}),
+		parquet.Compression(&parquet.Snappy),
 		parquet.MaxRowsPerRowGroup(rowGroupRows),
 		parquet.CreatedBy("roce-dissect", "", ""),
 	}
