@@ -143,8 +143,8 @@ func NewPacketWriter(path, file string) (*PacketWriter, error) {
 }
 
 // packetOptions are the writer options of the packets table: those of
-// every table, but Snappy at its fast level (fastSnappy: 2.8% larger
-// files, 5% less CPU) and without the deprecated per-page statistics in
+// every table, but Snappy at its fast level (fastSnappy: a few percent
+// larger files for 5% less CPU) and without the deprecated per-page statistics in
 // the page headers (the column index in the footer holds each page's
 // bounds; computing them twice cost 5% of an export).
 func packetOptions() []parquet.WriterOption {
