@@ -14,7 +14,8 @@ import (
 
 // streams says whether the report of one file is written while it is
 // built (streamReport): text, JSON or CSV without --export, --plot or
-// --html, which read the whole report.
+// --html, which read the whole report; -o parquet's tables without --plot
+// or --html.
 func (r *runner) streams() bool {
 	switch r.cfg.output {
 	case "text", "json", "csv":
