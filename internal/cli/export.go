@@ -28,7 +28,7 @@ func (r *runner) exporter(index, part int, name string, a *analyze.Analyzer, tap
 	}
 	feed := func(f *frame) {
 		p := a.Feed(f.ci, f.linkType, f.data)
-		if pw != nil && (p.BTH == nil || r.selects(p.Src.String(), p.Dst.String(), p.BTH.DestQP)) {
+		if pw != nil && r.exportSelects(p) {
 			pw.Add(p)
 		}
 		if tap != nil {
@@ -44,6 +44,19 @@ func (r *runner) exporter(index, part int, name string, a *analyze.Analyzer, tap
 		}
 		return nil
 	}
+}
+
+// exportSelects reports whether --qp and --flow select p's row; the
+// addresses' text is made only for --flow (String allocates, and this
+// runs for every frame).
+func (r *runner) exportSelects(p *analyze.Packet) bool {
+	switch {
+	case p.BTH == nil:
+		return true
+	case r.cfg.flow == nil:
+		return r.selects("", "", p.BTH.DestQP)
+	}
+	return r.selects(p.Src.String(), p.Dst.String(), p.BTH.DestQP)
 }
 
 // exportReport writes the flows, connections and findings tables of the
@@ -62,4 +75,39 @@ func (r *runner) exportReport(files []string, rep *analyze.Report) bool {
 		return false
 	}
 	return true
+}
+
+// streamExport writes the flows, connections and findings tables of one
+// file's report (-o parquet) as its flows are built, each flow's row
+// written before the next flow is built: the same rows as exportReport.
+func (r *runner) streamExport(res fileResult) error {
+	name := displayName(res.name)
+	rw, err := export.NewReportWriter(r.cfg.export, name, name)
+	if err != nil {
+		return fmt.Errorf("--export %s: %w", r.cfg.export, err)
+	}
+	s := res.stream
+	head := s.Head()
+	for i := range head.Connections {
+		rw.Connection(&head.Connections[i])
+	}
+	keep := r.keepFlows()
+	for {
+		f, ok := r.nextFlow(s)
+		if !ok {
+			break
+		}
+		if keep != nil {
+			keep[f.ID()] = true
+		}
+		rw.Flow(&f)
+	}
+	findings := filterFindings(s.End().Findings, keep)
+	for i := range findings {
+		rw.Finding(&findings[i])
+	}
+	if err := rw.Close(); err != nil {
+		return fmt.Errorf("--export %s: %w", r.cfg.export, err)
+	}
+	return nil
 }

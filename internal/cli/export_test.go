@@ -212,3 +212,31 @@ func TestExportReadBack(t *testing.T) {
 		}
 	}
 }
+
+// TestExportStreamedTables: -o parquet writes the flows, connections and
+// findings tables while the report is built (streamExport); --export with
+// another output writes them from the report held whole (exportReport).
+// Both hold the same rows, with and without --qp, read back with Arrow.
+func TestExportStreamedTables(t *testing.T) {
+	caps, err := filepath.Glob("../../testdata/*.pcap*")
+	require.NoError(t, err)
+	n := 0
+	for _, file := range caps {
+		if strings.HasSuffix(file, ".json") {
+			continue
+		}
+		for _, sel := range [][]string{nil, {"--qp", "0x11"}} {
+			streamed, whole := t.TempDir(), t.TempDir()
+			code, _, errs := run(t, nil, append(append([]string{"-o", "parquet", "--export", streamed}, sel...), file)...)
+			require.Equal(t, 0, code, errs)
+			code, _, errs = run(t, nil, append(append([]string{"-o", "json", "--export", whole}, sel...), file)...)
+			require.Equal(t, 0, code, errs)
+			for _, table := range []string{"flows.parquet", "connections.parquet", "findings.parquet"} {
+				w := readParquet(t, filepath.Join(whole, table))
+				n += len(w)
+				assert.Equal(t, w, readParquet(t, filepath.Join(streamed, table)), "%s %v: %s", file, sel, table)
+			}
+		}
+	}
+	assert.NotZero(t, n, "rows compared")
+}

@@ -14,10 +14,13 @@ import (
 
 // streams says whether the report of one file is written while it is
 // built (streamReport): text, JSON or CSV without --export, --plot or
-// --html, which read the whole report.
+// --html, which read the whole report; -o parquet's tables without --plot
+// or --html.
 func (r *runner) streams() bool {
 	switch r.cfg.output {
 	case "text", "json", "csv":
+	case "parquet": // --export only: its tables written while built (streamExport)
+		return r.cfg.plot == "" && r.cfg.html == ""
 	default:
 		return false
 	}
@@ -35,6 +38,8 @@ func (r *runner) streamReport(res fileResult, status int) int {
 		err = r.streamJSON(r.stdout, res.stream)
 	case "csv":
 		err = r.streamCSV(r.stdout, res.stream)
+	case "parquet":
+		err = r.streamExport(res)
 	default:
 		r.streamText(res)
 	}

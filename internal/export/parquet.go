@@ -35,10 +35,6 @@ func PacketsFile(file, part int) string {
 // packets writer: a row group is held until it is full.
 const rowGroupRows = 1 << 16
 
-// batchRows is how many rows a PacketWriter collects before handing them
-// to the Parquet writer.
-const batchRows = 1024
-
 func options() []parquet.WriterOption {
 	return []parquet.WriterOption{
 		parquet.Compression(&parquet.Snappy),
@@ -49,7 +45,8 @@ func options() []parquet.WriterOption {
 
 // PacketRow is one row of the packets table: one RDMA frame (RoCE v2,
 // RoCE v1 or native IB; malformed ones too, with Error set). Header
-// columns are null when the frame had no such header.
+// columns are null when the frame had no such header. PacketRow defines
+// the table's schema; PacketWriter writes its columns directly.
 type PacketRow struct {
 	File        string  `parquet:"file,dict"`
 	Frame       uint64  `parquet:"frame"`
@@ -79,132 +76,6 @@ type PacketRow struct {
 	Truncated   bool    `parquet:"truncated"`
 	Findings    int32   `parquet:"findings"`
 	Error       *string `parquet:"error,optional"`
-
-	v values // what the optional columns point to: no allocation per row
-}
-
-// values backs the optional columns of a PacketRow.
-type values struct {
-	vlan, payloadLen                int32
-	destQP, psn, msn, dmaLen        uint32
-	opcode                          uint8
-	opcodeName, icrc, aethType, err string
-	ackReq, se, fecn, becn          bool
-	pkey                            uint16
-}
-
-// PacketWriter streams the packets table of one capture (or range) to a
-// file: rows are batched and written a row group at a time, so memory
-// stays bounded whatever the capture's length.
-type PacketWriter struct {
-	addrs map[analyze.Addr]string // the addresses' text, made once each
-	f     *os.File
-	w     *parquet.GenericWriter[PacketRow]
-	file  string
-	batch []PacketRow
-	err   error
-}
-
-// NewPacketWriter creates path and writes the packets of the capture file
-// named file to it.
-func NewPacketWriter(path, file string) (*PacketWriter, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	return &PacketWriter{addrs: map[analyze.Addr]string{}, f: f, w: parquet.NewGenericWriter[PacketRow](f, options()...), file: file, batch: make([]PacketRow, 0, batchRows)}, nil
-}
-
-// Add writes p as a row when it is an RDMA packet, and ignores it
-// otherwise. Errors are kept for Close.
-func (pw *PacketWriter) Add(p *analyze.Packet) {
-	if !p.IsRDMA || pw.err != nil {
-		return
-	}
-	pw.batch = pw.batch[:len(pw.batch)+1]
-	pw.packetRow(&pw.batch[len(pw.batch)-1], p)
-	if len(pw.batch) == cap(pw.batch) {
-		pw.flush()
-	}
-}
-
-func (pw *PacketWriter) flush() {
-	if len(pw.batch) == 0 || pw.err != nil {
-		return
-	}
-	_, pw.err = pw.w.Write(pw.batch)
-	clear(pw.batch)
-	pw.batch = pw.batch[:0]
-}
-
-// Close writes the rows still batched and the file's footer.
-func (pw *PacketWriter) Close() error {
-	pw.flush()
-	if err := pw.w.Close(); err != nil && pw.err == nil {
-		pw.err = err
-	}
-	if err := pw.f.Close(); err != nil && pw.err == nil {
-		pw.err = err
-	}
-	return pw.err
-}
-
-func ptr[T any](v T) *T { return &v }
-
-// addr returns the text of a, from the writer's cache (a capture has
-// few addresses; String allocates).
-func (pw *PacketWriter) addr(a analyze.Addr) string {
-	s, ok := pw.addrs[a]
-	if !ok {
-		s = a.String()
-		if len(pw.addrs) < 1<<16 {
-			pw.addrs[a] = s
-		}
-	}
-	return s
-}
-
-// packetRow fills r, an element of the batch, with the analyzer's view of
-// a frame; its optional columns point into r itself.
-func (pw *PacketWriter) packetRow(r *PacketRow, p *analyze.Packet) {
-	*r = PacketRow{
-		File: pw.file, Frame: p.Frame, Time: p.Time.UnixNano(), Encap: p.Encap.String(),
-		Src: pw.addr(p.Src), Dst: pw.addr(p.Dst), ECN: p.ECN,
-		Length: int32(p.Length), CapLength: int32(p.CapLength),
-		PortRewrite: p.SrcPortRewritten, Truncated: p.Truncated, Findings: int32(p.Findings),
-	}
-	v := &r.v
-	if p.VLAN >= 0 {
-		v.vlan = int32(p.VLAN)
-		r.VLAN = &v.vlan
-	}
-	if b := p.BTH; b != nil {
-		v.destQP, v.opcode, v.opcodeName, v.psn = b.DestQP, uint8(b.Opcode), b.OpcodeName(), b.PSN
-		v.ackReq, v.se, v.fecn, v.becn, v.pkey = b.AckReq, b.SolicitedEvent, b.FECN, b.BECN, b.PKey
-		v.icrc = p.ICRC.Status.String()
-		r.DestQP, r.Opcode, r.OpcodeName, r.PSN = &v.destQP, &v.opcode, &v.opcodeName, &v.psn
-		r.AckReq, r.SE, r.FECN, r.BECN, r.PKey = &v.ackReq, &v.se, &v.fecn, &v.becn, &v.pkey
-		r.ICRC = &v.icrc
-	}
-	if p.PayloadLen >= 0 {
-		v.payloadLen = int32(p.PayloadLen)
-		r.PayloadLen = &v.payloadLen
-	}
-	if a := p.AETH; a != nil {
-		v.aethType, v.msn = a.Type().String(), a.MSN
-		r.AETHType, r.AETHMSN = &v.aethType, &v.msn
-	}
-	if p.RETH != nil {
-		v.dmaLen = p.RETH.DMALength
-		r.RETHLength = &v.dmaLen
-	}
-	if p.Err != nil {
-		v.err = p.Err.Error()
-		r.Error = &v.err
-	}
 }
 
 // FlowRow is one row of the flows table (see analyze.Flow and
@@ -300,29 +171,24 @@ func WriteReport(dir, capture, file string, rep *analyze.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	flows := make([]FlowRow, 0, len(rep.Flows))
-	for i := range rep.Flows {
-		flows = append(flows, flowRow(capture, &rep.Flows[i]))
-	}
-	if err := writeTable(filepath.Join(dir, FlowsFile), flows); err != nil {
+	err := writeTable(filepath.Join(dir, FlowsFile), len(rep.Flows), func(i int) FlowRow { return flowRow(capture, &rep.Flows[i]) })
+	if err != nil {
 		return err
 	}
-	conns := make([]ConnectionRow, 0, len(rep.Connections))
-	for i := range rep.Connections {
-		conns = append(conns, connectionRow(capture, &rep.Connections[i]))
-	}
-	if err := writeTable(filepath.Join(dir, ConnectionsFile), conns); err != nil {
+	err = writeTable(filepath.Join(dir, ConnectionsFile), len(rep.Connections), func(i int) ConnectionRow { return connectionRow(capture, &rep.Connections[i]) })
+	if err != nil {
 		return err
 	}
-	finds := make([]FindingRow, 0, len(rep.Findings))
-	for _, f := range rep.Findings {
-		fr := FindingRow{Capture: capture, File: f.File, Frame: f.Frame, Time: unixNano(f.Time), Kind: string(f.Kind), Severity: f.Severity.String(), Flow: f.FlowName(), Detail: f.Detail}
-		if fr.File == "" {
-			fr.File = file
-		}
-		finds = append(finds, fr)
+	return writeTable(filepath.Join(dir, FindingsFile), len(rep.Findings), func(i int) FindingRow { return findingRow(capture, file, &rep.Findings[i]) })
+}
+
+// findingRow is f's row; file names the capture when f does not.
+func findingRow(capture, file string, f *analyze.Finding) FindingRow {
+	fr := FindingRow{Capture: capture, File: f.File, Frame: f.Frame, Time: unixNano(f.Time), Kind: string(f.Kind), Severity: f.Severity.String(), Flow: f.FlowName(), Detail: f.Detail}
+	if fr.File == "" {
+		fr.File = file
 	}
-	return writeTable(filepath.Join(dir, FindingsFile), finds)
+	return fr
 }
 
 // unixNano is t in nanoseconds since 1970, 0 for the zero time.
@@ -333,19 +199,29 @@ func unixNano(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-func writeTable[T any](path string, rows []T) error {
+// tableBatch is how many rows of a report table writeTable converts at a
+// time: the table's rows are never all held (163,840 flows made 65 MB of
+// rows).
+const tableBatch = 1024
+
+// writeTable writes the n rows row(0), row(1), … to path, tableBatch at a
+// time.
+func writeTable[T any](path string, n int, row func(int) T) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := parquet.NewGenericWriter[T](f, options()...)
-	for len(rows) > 0 {
-		n := min(len(rows), rowGroupRows)
-		if _, err := w.Write(rows[:n]); err != nil {
+	batch := make([]T, 0, min(n, tableBatch))
+	for i := 0; i < n; i += len(batch) {
+		batch = batch[:0]
+		for j := i; j < n && len(batch) < cap(batch); j++ {
+			batch = append(batch, row(j))
+		}
+		if _, err := w.Write(batch); err != nil {
 			f.Close()
 			return err
 		}
-		rows = rows[n:]
 	}
 	if err := w.Close(); err != nil {
 		f.Close()
@@ -353,6 +229,8 @@ func writeTable[T any](path string, rows []T) error {
 	}
 	return f.Close()
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func flowRow(capture string, f *analyze.Flow) FlowRow {
 	r := FlowRow{

@@ -1,0 +1,59 @@
+package export
+
+import (
+	"net/netip"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/layers"
+)
+
+// benchPackets are n RoCE v2 packets as the analyzer hands them over:
+// RDMA WRITE requests with a RETH every 16th, each 8th answered by an
+// ACK, over 64 host pairs and 256 QPs.
+func benchPackets(n int) []analyze.Packet {
+	ps := make([]analyze.Packet, n)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range ps {
+		pair := i % 64
+		src := analyze.Addr{IP: netip.AddrFrom4([4]byte{10, 0, byte(pair), 1})}
+		dst := analyze.Addr{IP: netip.AddrFrom4([4]byte{10, 0, byte(pair), 2})}
+		p := &ps[i]
+		*p = analyze.Packet{Frame: uint64(i + 1), Time: t0.Add(time.Duration(i) * 350 * time.Nanosecond),
+			Length: 1082, CapLength: 1082, Encap: analyze.EncapRoCEv2, IsRDMA: true, Src: src, Dst: dst, VLAN: -1,
+			ECN: 2, PayloadLen: 1024, ICRC: layers.ICRCResult{Status: layers.ICRCOK}}
+		b := &layers.BTH{Opcode: layers.OpcodeRCRDMAWriteMiddle, PKey: 0xffff, DestQP: uint32(0x100 + i%256), PSN: uint32(i / 256)}
+		switch {
+		case i%8 == 7:
+			b.Opcode = layers.OpcodeRCAcknowledge
+			p.Src, p.Dst, p.Length, p.CapLength, p.PayloadLen = dst, src, 62, 62, 0
+			p.AETH = &layers.AETH{MSN: uint32(i / 8)}
+		case i%16 == 0:
+			b.Opcode = layers.OpcodeRCRDMAWriteFirst
+			p.RETH = &layers.RETH{DMALength: 16384}
+		}
+		p.BTH = b
+	}
+	return ps
+}
+
+// BenchmarkPacketWriter writes the packets table of 1,048,576 packets
+// (16 row groups), the export's share of an analysis with --export.
+func BenchmarkPacketWriter(b *testing.B) {
+	ps := benchPackets(1 << 20)
+	dir := b.TempDir()
+	b.ReportAllocs()
+	for b.Loop() {
+		pw, err := NewPacketWriter(filepath.Join(dir, PacketsFile(0, 0)), "bench.pcap")
+		require.NoError(b, err)
+		for i := range ps {
+			pw.Add(&ps[i])
+		}
+		require.NoError(b, pw.Close())
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(ps)), "ns/packet")
+}

@@ -1,0 +1,27 @@
+package export
+
+import (
+	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/snappy"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// fastSnappy is the SNAPPY codec with the Snappy-compatible block
+// encoder of github.com/klauspost/compress/s2 at its fast level:
+// parquet-go's own SNAPPY codec uses the slower "better" level, 5% of an
+// export's CPU profile, for a packets file a few percent smaller (the
+// flows table, 18% smaller with it and written once, keeps it). Any
+// Snappy decoder reads the blocks.
+type fastSnappy struct{}
+
+// String names the codec.
+func (fastSnappy) String() string { return "SNAPPY" }
+
+// CompressionCodec is the codec's code in the Parquet format.
+func (fastSnappy) CompressionCodec() format.CompressionCodec { return format.Snappy }
+
+// Encode compresses src into dst (reallocated when too small).
+func (fastSnappy) Encode(dst, src []byte) ([]byte, error) { return s2.EncodeSnappy(dst, src), nil }
+
+// Decode decompresses src into dst (reallocated when too small).
+func (fastSnappy) Decode(dst, src []byte) ([]byte, error) { return snappy.Decode(dst, src) }
