@@ -44,7 +44,7 @@ type reportBuild struct {
 	acc          *Report // where the flows add to the capture's totals
 	fl           findingList
 	release      bool
-	every        int // Options.OnRelease after every this many flows released
+	every        int // Options.OnRelease after every this many flows released (0: never; a combined stream calls it)
 	cnpTransport map[int32]string
 	evidence     []lossEvidence
 	nics         []*NIC
@@ -126,7 +126,7 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 		r.Capture.NotCaptured += a.notCapturedOf(b.evidence)
 		r.Capture.FlowsDropped = a.dropSketch.estimate()
 		b.acc = &Report{}
-		if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil {
+		if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil && a.shard == nil {
 			a.opts.OnRelease() // the NIC objects built for their findings
 		}
 	}
@@ -156,14 +156,14 @@ func (b *reportBuild) flow(i int) Flow {
 			a.flowList[p] = nil
 		}
 		b.evidence[i] = lossEvidence{}
-		if (i+1)%b.every == 0 && a.opts.OnRelease != nil {
+		if b.every > 0 && (i+1)%b.every == 0 && a.opts.OnRelease != nil {
 			a.opts.OnRelease()
 		}
 	} else if b.release {
 		a.flowList[i] = nil
 		b.nics[i] = nil
 		b.evidence[i] = lossEvidence{}
-		if (i+1)%b.every == 0 && a.opts.OnRelease != nil {
+		if b.every > 0 && (i+1)%b.every == 0 && a.opts.OnRelease != nil {
 			a.opts.OnRelease()
 		}
 	}

@@ -16,6 +16,9 @@ type ReportStream struct {
 	// (CombineShardStreams).
 	cb    *combiner
 	parts []*ReportStream
+	// onRelease is the combined stream's Options.OnRelease, called every
+	// releaseEvery flows of all shards (the shards call none).
+	onRelease func()
 }
 
 // FinishStream is Finish for a report written while it is built: the
@@ -57,6 +60,9 @@ func (s *ReportStream) Next() (Flow, bool) {
 		}
 		fr := s.cb.flows[s.next]
 		s.next++
+		if s.next%releaseEvery == 0 && s.onRelease != nil {
+			s.onRelease()
+		}
 		f, _ := s.parts[fr.s].Next() // CombineShardStreams checked the order
 		return s.cb.flow(fr, f), true
 	}
@@ -166,8 +172,13 @@ func CombineShardStreams(parts []*ReportStream, opts Options) (*ReportStream, er
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range parts { // the shards' flows are released in turn: Options.OnRelease every releaseEvery flows of all
-		p.b.every = max(1, releaseEvery/len(parts))
+	flows := 0
+	for _, p := range parts { // Options.OnRelease every releaseEvery flows of all shards, called by the combined stream
+		p.b.every = 0
+		flows += len(p.b.a.flowList)
+	}
+	if flows >= releaseEvery && opts.OnRelease != nil {
+		opts.OnRelease() // once for all shards, their flow tables released (FinishStream)
 	}
 	next := make([]int, len(parts))
 	for _, fr := range cb.flows {
@@ -176,5 +187,5 @@ func CombineShardStreams(parts []*ReportStream, opts Options) (*ReportStream, er
 		}
 		next[fr.s]++
 	}
-	return &ReportStream{cb: cb, parts: parts}, nil
+	return &ReportStream{cb: cb, parts: parts, onRelease: opts.OnRelease}, nil
 }

@@ -24,6 +24,24 @@ func (r *runner) jobs() int {
 	return runtime.GOMAXPROCS(0)
 }
 
+// shardsPerCore is how many shards a core takes when the run may use
+// every core: more shards than cores let the Go scheduler balance the
+// cores' work as it goes, which the placer cannot do for host pairs
+// whose traffic it has not seen yet (docs/parallel.md, "Scaling": on 2
+// cores, 8 shards took 0.64× the time of -j 1, 2 shards 0.87×).
+const shardsPerCore = 4
+
+// shards returns how many shards -j n analyzes a file on: n when n
+// cores are fewer than the machine's (each shard may then run at once
+// on its own core, and no more: -j bounds the cores), else
+// shardsPerCore per core.
+func shards(n int) int {
+	if procs := runtime.GOMAXPROCS(0); n >= procs {
+		return max(n, shardsPerCore*procs)
+	}
+	return n
+}
+
 // analyzeFile analyzes one file. A file analyzed alone on jobs ≥ 2 cores
 // is sharded by host pair (docs/parallel.md): one reader, one Analyzer
 // per core, the shards' reports combined into the sequential report. A
@@ -35,7 +53,7 @@ func (r *runner) analyzeFile(ctx context.Context, index int, name string, multi 
 	// reached, flows that are not disjoint) there is no second reading to
 	// fall back to, so it stays sequential, as issue 14 asks.
 	if n := r.jobs(); !multi && n >= 2 && tap == nil && r.cfg.export == "" && name != "-" {
-		return r.analyzeSharded(ctx, name, n)
+		return r.analyzeSharded(ctx, name, shards(n))
 	}
 	cpu <- struct{}{}
 	defer func() { <-cpu }()

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -44,10 +45,14 @@ func runStdin(stdin []byte, args ...string) (int, string, string) {
 // of -j 1: the sequential analysis is the oracle.
 func sameAsSequential(t *testing.T, file string, extra ...string) {
 	t.Helper()
+	// With 8 cores -j 2, 3 and 7 analyze on exactly 2, 3 and 7 shards,
+	// and -j 8 on shardsPerCore×8 (all cores: more shards than cores),
+	// whatever the cores of the machine running the test.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
 	for _, format := range []string{"text", "json", "csv"} {
 		args := append([]string{"--color=never", "-o", format}, extra...)
 		code, want, werr := runCLI(append(args, "-j", "1", file)...)
-		for _, j := range []string{"2", "3", "7"} {
+		for _, j := range []string{"2", "3", "7", "8"} {
 			gcode, got, gerr := runCLI(append(args, "-j", j, file)...)
 			assert.Equal(t, code, gcode, "%s -o %s -j %s: exit status", file, format, j)
 			assert.Equal(t, werr, gerr, "%s -o %s -j %s: stderr", file, format, j)
@@ -387,5 +392,16 @@ func TestBatchTime(t *testing.T) {
 		b.putTime(&f, want)
 		got := b.time(&f)
 		assert.True(t, got == want, "%v came back as %v", want, got)
+	}
+}
+
+// TestShards: -j n shards a file n ways while n is fewer than the cores,
+// and over shardsPerCore shards a core when it takes them all.
+func TestShards(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for _, tc := range []struct{ jobs, want int }{
+		{2, 2}, {3, 3}, {4, 4 * shardsPerCore}, {5, 4 * shardsPerCore}, {100, 100},
+	} {
+		assert.Equal(t, tc.want, shards(tc.jobs), "-j %d on 4 cores", tc.jobs)
 	}
 }
