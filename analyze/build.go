@@ -86,7 +86,9 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	// all before Finish starts releasing flows.
 	b.cnpTransport = a.untypedTransports()
 	b.evidence = make([]lossEvidence, len(a.flowList)) // reads the peer flows: before any is released
-	b.nics = make([]*NIC, len(a.flowList))
+	if !stream {                                       // a stream builds each NIC object with its flow
+		b.nics = make([]*NIC, len(a.flowList))
+	}
 	var nicFindings []Finding
 	b.sh = a.shardReport(r)
 	b.lazyNIC = stream
@@ -144,9 +146,10 @@ func (b *reportBuild) flow(i int) Flow {
 	}
 	sf := b.sh.flow(i)
 	cls := a.attribute(b.acc, fl, f, &fr, b.evidence[i], sf)
-	fr.NIC = b.nics[i]
 	if b.lazyNIC {
 		fr.NIC, _ = a.nicReport(f)
+	} else {
+		fr.NIC = b.nics[i]
 	}
 	if b.lazyNIC && b.release {
 		if int(b.releaseAt[i]) <= i { // no flow left reads it

@@ -144,7 +144,6 @@ type shardInfo struct {
 // findings Analyzer.report lists at the end, for the combiner to list in
 // the same order within the capture's cap.
 type shardFlow struct {
-	created uint64
 	// refsFull says its loss log kept no more incomplete messages: which
 	// the sequential analysis kept depends on the findings it listed.
 	refsFull bool
@@ -184,9 +183,6 @@ func (a *Analyzer) shardReport(r *Report) *shardInfo {
 		feed:      a.shard,
 		cmStats:   a.conns.stats,
 		orphaned:  a.conns.orphaned,
-	}
-	for i := range sh.flows {
-		sh.flows[i].created = a.shard.created[i]
 	}
 	r.shard = sh
 	return sh
@@ -321,7 +317,7 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 // flowRef is a shard's flow: its creation frame, shard and index.
 type flowRef struct {
 	created uint64
-	s, i    int
+	s, i    int32
 }
 
 // combiner combines the reports of shards (CombineShards) in three
@@ -378,8 +374,8 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	}
 	flows := make([]flowRef, 0, n)
 	for s, p := range parts {
-		for i, f := range p.shard.flows {
-			flows = append(flows, flowRef{f.created, s, i})
+		for i := range p.shard.flows {
+			flows = append(flows, flowRef{p.shard.feed.created[i], int32(s), int32(i)})
 		}
 	}
 	slices.SortFunc(flows, func(a, b flowRef) int { return cmp.Compare(a.created, b.created) })
@@ -492,7 +488,7 @@ func (cb *combiner) listFindings() {
 	}
 	for _, fr := range flows {
 		if x := parts[fr.s].shard.flows[fr.i].x; x != nil {
-			push(fr.s, x.nic)
+			push(int(fr.s), x.nic)
 		}
 	}
 	for _, fr := range flows {
@@ -500,7 +496,7 @@ func (cb *combiner) listFindings() {
 		if sf == nil {
 			continue
 		}
-		push(fr.s, sf.loss)
+		push(int(fr.s), sf.loss)
 		for _, k := range sf.marks {
 			if k < 0 {
 				continue
@@ -510,7 +506,7 @@ func (cb *combiner) listFindings() {
 				fl.setSeverity(idx, SeverityInfo)
 			}
 		}
-		push(fr.s, sf.end)
+		push(int(fr.s), sf.end)
 	}
 	if fd, ok := cb.end.cutFinding(); ok {
 		added++

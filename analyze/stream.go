@@ -182,7 +182,7 @@ func CombineShardStreams(parts []*ReportStream, opts Options) (*ReportStream, er
 	}
 	next := make([]int, len(parts))
 	for _, fr := range cb.flows {
-		if fr.i != next[fr.s] {
+		if int(fr.i) != next[fr.s] {
 			return nil, fmt.Errorf("analyze: shard %d's flow %d is combined before its flow %d", fr.s, fr.i, next[fr.s])
 		}
 		next[fr.s]++
