@@ -30,9 +30,9 @@ const maxIdleFlowBytes = 520
 // request, its completed message, the log): kept when reports are merged.
 const headLogBytes = 128
 
-// seriesSampleBytes is what the series costs an idle flow: one slice of
-// four samples.
-const seriesSampleBytes = 4 * 48
+// seriesSampleBytes is what the series costs an idle flow: its holder
+// (flowSeries, 32 bytes) and one slice of four samples.
+const seriesSampleBytes = 32 + 4*48
 
 // idleFlowBytes feeds n one-packet flows (a SEND ONLY to each of n QPs)
 // with opts and returns the heap the analyzer holds per flow.
