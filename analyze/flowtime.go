@@ -12,8 +12,25 @@ import "time"
 // way.
 
 // flowTime accounts a packet's time to its flow (before the packet is
-// counted).
+// counted). The common case is inlined: a time in range, in the
+// capture's location.
 func (a *Analyzer) flowTime(f *flowState, t time.Time) {
+	sec := t.Unix()
+	if f.wideTime || sec < minNanoSec || sec > maxNanoSec || t.Location() != a.tloc {
+		a.flowTimeSlow(f, t)
+		return
+	}
+	ns := sec*1e9 + int64(t.Nanosecond())
+	if f.packets == 0 {
+		f.first, f.last = ns, ns
+	} else if ns > f.last {
+		f.last = ns
+	}
+}
+
+// flowTimeSlow is flowTime for the first time of the capture (which sets
+// its location) and for times that do not fit.
+func (a *Analyzer) flowTimeSlow(f *flowState, t time.Time) {
 	if a.tloc == nil {
 		a.tloc = t.Location()
 	}
@@ -37,9 +54,7 @@ func (a *Analyzer) flowTime(f *flowState, t time.Time) {
 	ns := t.UnixNano()
 	if f.packets == 0 {
 		f.first, f.last = ns, ns
-		return
-	}
-	if ns > f.last {
+	} else if ns > f.last {
 		f.last = ns
 	}
 }
