@@ -2,7 +2,9 @@ package analyze
 
 import (
 	"errors"
+	"maps"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -97,6 +99,7 @@ func (r *Report) Merge(o *Report) error {
 		idx[flowID(&f)] = i
 	}
 	for _, of := range o.Flows {
+		of = of.detached()
 		if of.Connection != nil {
 			id := remap[*of.Connection]
 			of.Connection = &id
@@ -279,4 +282,35 @@ func addMap(a, b map[string]uint64) map[string]uint64 {
 		a[k] += v
 	}
 	return a
+}
+
+// detached returns a copy of f that shares nothing Merge changes in
+// place (maps, slices it appends to, the RTT histogram, the NIC object
+// and its figures): a merged report must leave the reports it took
+// unchanged, as the command merges the same reports more than once
+// (several files, then capture points).
+func (f Flow) detached() Flow {
+	f.Responses.NAKCodes = maps.Clone(f.Responses.NAKCodes)
+	f.Responses.RNRTimers = maps.Clone(f.Responses.RNRTimers)
+	f.Requests.Gaps = slices.Clone(f.Requests.Gaps)
+	f.Requests.head = slices.Clone(f.Requests.head)
+	f.Requests.headMsgs = slices.Clone(f.Requests.headMsgs)
+	f.Requests.pendingTo = slices.Clone(f.Requests.pendingTo)
+	f.ICRC.OriginalSrcPorts = slices.Clone(f.ICRC.OriginalSrcPorts)
+	f.Series = slices.Clone(f.Series)
+	if f.rtt != nil {
+		h := f.rtt.clone()
+		f.rtt = &h
+	}
+	if f.NIC != nil {
+		n := *f.NIC
+		for i, st := range n.stats {
+			if st != nil {
+				c := st.clone()
+				n.stats[i] = &c
+			}
+		}
+		f.NIC = &n
+	}
+	return f
 }
