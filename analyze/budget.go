@@ -10,7 +10,8 @@ import "sync/atomic"
 // beyond MaxFlows (Capture.FlowsDropped, PacketsOfDroppedFlows). A
 // FlowBudget is safe for concurrent use.
 type FlowBudget struct {
-	left atomic.Int64
+	left    atomic.Int64
+	refused atomic.Bool
 }
 
 // NewFlowBudget returns a budget of n flows.
@@ -26,8 +27,15 @@ func (b *FlowBudget) take() bool {
 	if b == nil {
 		return true
 	}
-	if b.left.Load() <= 0 {
+	if b.left.Load() <= 0 || b.left.Add(-1) < 0 {
+		b.refused.Store(true)
 		return false
 	}
-	return b.left.Add(-1) >= 0
+	return true
 }
+
+// Refused reports whether the budget refused a flow. Which Analyzer it
+// refused depends on their speed when they run at once: a run that needs
+// the same flows tracked every time analyzes its files again one after
+// another (nil: never).
+func (b *FlowBudget) Refused() bool { return b != nil && b.refused.Load() }

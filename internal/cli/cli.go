@@ -20,6 +20,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/internal/capture"
+	"github.com/roce-dissect/roce-dissect/internal/htmlreport"
 	"github.com/roce-dissect/roce-dissect/points"
 )
 
@@ -203,8 +204,9 @@ func (r *runner) eachFrom(ctx context.Context, cr *capture.Reader, size int64, f
 	return linkErr
 }
 
-// reportMode analyzes the files in parallel and prints the report(s).
-func (r *runner) reportMode(ctx context.Context, files []string) int {
+// analyzeAll analyzes the files, jobs at once, with fresh flow and
+// connection budgets, point samplers and HTML collectors.
+func (r *runner) analyzeAll(ctx context.Context, files []string, jobs int) ([]fileResult, []*points.Sampler, []*htmlreport.Collector) {
 	r.progress = startProgress(r.cfg.progress, r.stderr)
 	r.flowBudget = analyze.NewFlowBudget(r.cfg.maxFlows)
 	r.connBudget = analyze.NewFlowBudget(r.cfg.maxConns)
@@ -212,8 +214,8 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 	multi := len(files) > 1
 	samplers := r.pointSamplers(files)
 	collectors := r.htmlCollectors(len(files))
-	sem := make(chan struct{}, r.jobs())
-	cpu := make(chan struct{}, r.jobs()) // -j: the analyzers running at once
+	sem := make(chan struct{}, jobs)
+	cpu := make(chan struct{}, jobs) // -j: the analyzers running at once
 	var wg sync.WaitGroup
 	for i, name := range files {
 		wg.Add(1)
@@ -237,6 +239,19 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 	}
 	wg.Wait()
 	r.progress.stop()
+	return results, samplers, collectors
+}
+
+// reportMode analyzes the files in parallel and prints the report(s).
+func (r *runner) reportMode(ctx context.Context, files []string) int {
+	multi := len(files) > 1
+	results, samplers, collectors := r.analyzeAll(ctx, files, r.jobs())
+	if multi && r.jobs() > 1 && ctx.Err() == nil && (r.flowBudget.Refused() || r.connBudget.Refused()) {
+		// The files raced for the flows (or connections) of --max-flows:
+		// which got them depended on their speed. Again, one after
+		// another, so that the first files get them, as with -j 1.
+		results, samplers, collectors = r.analyzeAll(ctx, files, 1)
+	}
 
 	status := ExitOK
 	for _, res := range results {
