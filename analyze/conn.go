@@ -32,15 +32,18 @@ type connNames struct {
 	transports map[cm.TransportServiceType]*string
 }
 
-func (n *connNames) gid(g cm.GID) *string {
-	if s, ok := n.gids[g]; ok {
+func (n *connNames) gid(g cm.GID) *string { return interned(&n.gids, g, g.String) }
+
+// interned returns the string m keeps for k, made by name the first time.
+func interned[K comparable](m *map[K]*string, k K, name func() string) *string {
+	if s, ok := (*m)[k]; ok {
 		return s
 	}
-	if n.gids == nil {
-		n.gids = map[cm.GID]*string{}
+	if *m == nil {
+		*m = map[K]*string{}
 	}
-	s := ptrTo(g.String())
-	n.gids[g] = s
+	s := ptrTo(name())
+	(*m)[k] = s
 	return s
 }
 
@@ -63,28 +66,10 @@ func (n *connNames) ip(a Addr) string {
 	return s
 }
 
-func (n *connNames) service(id cm.ServiceID) *string {
-	if s, ok := n.services[id]; ok {
-		return s
-	}
-	if n.services == nil {
-		n.services = map[cm.ServiceID]*string{}
-	}
-	s := ptrTo(id.String())
-	n.services[id] = s
-	return s
-}
+func (n *connNames) service(id cm.ServiceID) *string { return interned(&n.services, id, id.String) }
 
 func (n *connNames) transport(t cm.TransportServiceType) *string {
-	if s, ok := n.transports[t]; ok {
-		return s
-	}
-	if n.transports == nil {
-		n.transports = map[cm.TransportServiceType]*string{}
-	}
-	s := ptrTo(t.String())
-	n.transports[t] = s
-	return s
+	return interned(&n.transports, t, t.String)
 }
 
 func newConnTable() connTable {

@@ -93,12 +93,9 @@ func (r *runner) streamExport(res fileResult) error {
 	}
 	keep := r.keepFlows()
 	for {
-		f, ok := r.nextFlow(s)
+		f, ok := r.nextFlow(s, keep)
 		if !ok {
 			break
-		}
-		if keep != nil {
-			keep[f.ID()] = true
 		}
 		rw.Flow(&f)
 	}

@@ -50,11 +50,15 @@ func (r *runner) streamReport(res fileResult, status int) int {
 	return status
 }
 
-// nextFlow returns the next flow --qp / --flow select.
-func (r *runner) nextFlow(s *analyze.ReportStream) (analyze.Flow, bool) {
+// nextFlow returns the next flow --qp / --flow select, and marks it in
+// keep (keepFlows: nil when every flow is selected).
+func (r *runner) nextFlow(s *analyze.ReportStream, keep map[analyze.FlowID]bool) (analyze.Flow, bool) {
 	for {
 		f, ok := s.Next()
 		if !ok || r.selects(f.Src, f.Dst, f.DestQP) {
+			if ok && keep != nil {
+				keep[f.ID()] = true
+			}
 			return f, ok
 		}
 	}
@@ -67,7 +71,7 @@ func (r *runner) streamCSV(w io.Writer, s *analyze.ReportStream) error {
 		return err
 	}
 	for {
-		f, ok := r.nextFlow(s)
+		f, ok := r.nextFlow(s, nil)
 		if !ok {
 			break
 		}
@@ -144,10 +148,7 @@ func (r *runner) streamJSON(w io.Writer, s *analyze.ReportStream) error {
 	var f analyze.Flow // one flow at a time, encoded before the next: no copy on the heap per flow
 	if err := list("flows", func() (any, bool) {
 		var ok bool
-		f, ok = r.nextFlow(s)
-		if ok && keep != nil {
-			keep[f.ID()] = true
-		}
+		f, ok = r.nextFlow(s, keep)
 		return &f, ok
 	}); err != nil {
 		return err
@@ -222,12 +223,9 @@ func (r *runner) streamText(res fileResult) {
 	keep := r.keepFlows()
 	n, evicted := 0, 0
 	for {
-		f, ok := r.nextFlow(s)
+		f, ok := r.nextFlow(s, keep)
 		if !ok {
 			break
-		}
-		if keep != nil {
-			keep[f.ID()] = true
 		}
 		problem, nic := all || flowHasProblem(&f), false
 		if f.NIC != nil {
