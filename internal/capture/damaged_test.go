@@ -35,6 +35,13 @@ func checkDamaged(t *testing.T, tc damaged) {
 	t.Helper()
 	t.Run("chunks", func(t *testing.T) { checkDamagedChunks(t, tc) })
 	r, err := capture.NewReader(bytes.NewReader(tc.file))
+	checkDamagedRead(t, tc, r, err, "")
+}
+
+// checkDamagedRead checks what an open reader of a damaged file gives:
+// the open error, or the frames before the damage, then the error, again.
+func checkDamagedRead(t *testing.T, tc damaged, r *capture.Reader, err error, how string) {
+	t.Helper()
 	if tc.frames < 0 {
 		require.Error(t, err)
 		assert.Nil(t, r)
@@ -43,7 +50,7 @@ func checkDamaged(t *testing.T, tc damaged) {
 	}
 	require.NoError(t, err)
 	got, err := readAll(t, r)
-	require.Len(t, got, tc.frames, "frames before the error %v", err)
+	require.Len(t, got, tc.frames, "frames before the error %v%s", err, how)
 	requireFrames(t, tc.want, got)
 	checkError(t, err, tc)
 	_, data, _, err2 := r.Next()
