@@ -125,20 +125,26 @@ type Analyzer struct {
 	shard *shardFeed // Options.Shard: what the combiner needs
 }
 
+// withDefaults fills in the defaults of the options left zero.
+func (o Options) withDefaults() Options {
+	if o.Interval <= 0 {
+		o.Interval = defaultInterval
+	}
+	if o.MaxFlows <= 0 {
+		o.MaxFlows = defaultMaxFlows
+	}
+	if o.MaxFindings <= 0 {
+		o.MaxFindings = defaultMaxFindings
+	}
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = defaultMaxConnections
+	}
+	return o
+}
+
 // New returns an Analyzer.
 func New(opts Options) *Analyzer {
-	if opts.Interval <= 0 {
-		opts.Interval = defaultInterval
-	}
-	if opts.MaxFlows <= 0 {
-		opts.MaxFlows = defaultMaxFlows
-	}
-	if opts.MaxFindings <= 0 {
-		opts.MaxFindings = defaultMaxFindings
-	}
-	if opts.MaxConnections <= 0 {
-		opts.MaxConnections = defaultMaxConnections
-	}
+	opts = opts.withDefaults()
 	ib := layers.NewTransportLayers()
 	ib.BTH.DecodeRDAs = opts.DecodeRDAs
 	a := &Analyzer{

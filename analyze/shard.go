@@ -338,15 +338,7 @@ type combiner struct {
 }
 
 func newCombiner(parts []*Report, opts Options) (*combiner, error) {
-	if opts.MaxFlows <= 0 {
-		opts.MaxFlows = defaultMaxFlows
-	}
-	if opts.MaxFindings <= 0 {
-		opts.MaxFindings = defaultMaxFindings
-	}
-	if opts.MaxConnections <= 0 {
-		opts.MaxConnections = defaultMaxConnections
-	}
+	opts = opts.withDefaults()
 	var errs []error
 	for s, p := range parts {
 		if p.shard == nil {
