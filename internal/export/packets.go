@@ -280,12 +280,7 @@ func (pw *PacketWriter) columnValues(col int, b *packetBatch, vals []parquet.Val
 		}
 	case colVLAN:
 		for i := range recs {
-			if v := recs[i].vlan; v >= 0 {
-				vals[i] = parquet.Int32Value(v)
-				vals[i].SetDefinitionLevel(1)
-			} else {
-				vals[i] = parquet.Value{}
-			}
+			vals[i] = optionalInt32(recs[i].vlan)
 		}
 	case colECN:
 		for i := range recs {
@@ -332,12 +327,7 @@ func (pw *PacketWriter) columnValues(col int, b *packetBatch, vals []parquet.Val
 		want = fBTH
 	case colPayloadLen:
 		for i := range recs {
-			if v := recs[i].payloadLen; v >= 0 {
-				vals[i] = parquet.Int32Value(v)
-				vals[i].SetDefinitionLevel(1)
-			} else {
-				vals[i] = parquet.Value{}
-			}
+			vals[i] = optionalInt32(recs[i].payloadLen)
 		}
 	case colAETHType:
 		for i := range recs {
@@ -438,4 +428,15 @@ func (t *addrTable) index(a analyze.Addr) int32 {
 	}
 	slot.a, slot.id, slot.ok = a, id, true
 	return id
+}
+
+// optionalInt32 is the value of an optional INT32 column: v, or null when
+// negative (absent).
+func optionalInt32(v int32) parquet.Value {
+	if v < 0 {
+		return parquet.Value{}
+	}
+	x := parquet.Int32Value(v)
+	x.SetDefinitionLevel(1)
+	return x
 }
