@@ -96,8 +96,8 @@ func (d *hostDir) names() (src, dst string) {
 // QP in a map: fewer are found by reading its list.
 const dirMapAt = 8
 
-// flowIndex returns the index of the direction's flow to QP qp.
-func (a *Analyzer) flowIndex(d *hostDir, qp uint32) (int32, bool) {
+// flow returns the index of the direction's flow to QP qp (d may be nil).
+func (d *hostDir) flow(qp uint32) (int32, bool) {
 	if d == nil {
 		return 0, false
 	}
@@ -115,7 +115,7 @@ func (a *Analyzer) flowIndex(d *hostDir, qp uint32) (int32, bool) {
 
 // flowOf returns the index of the flow of key k.
 func (a *Analyzer) flowOf(k flowKey) (int32, bool) {
-	return a.flowIndex(a.dirs[hostsOf(k.src, k.dst)], k.qp)
+	return a.dirs[hostsOf(k.src, k.dst)].flow(k.qp)
 }
 
 // dirFlows returns the flows from src to dst, in creation order.
@@ -228,7 +228,7 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 	}
 	hk := hostsKey{src: mk.src, dst: mk.dst, lids: mk.lids, kinds: mk.kinds}
 	d := a.dirs[hk]
-	if i, ok := a.flowIndex(d, k.qp); ok {
+	if i, ok := d.flow(k.qp); ok {
 		*slot = cachedFlow{key: mk, idx: i, ok: true}
 		return a.flowList[i]
 	}
