@@ -233,9 +233,9 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 		PayloadBytes:    f.payloadBytes,
 		FirstTime:       a.firstTime(f),
 		LastTime:        a.lastTime(f),
-		Messages:        f.msgs,
+		Messages:        Messages{Count: f.msgs.count, Bytes: f.msgs.bytes, MinSize: f.msgs.minSize, MaxSize: f.msgs.maxSize, Incomplete: cold.incomplete, DMALengthMismatches: cold.dmaMismatches},
 		Congestion:      cold.congestion,
-		ICRC:            ICRCCounts{OK: f.icrcOK, Bad: f.icrcBad, Unverifiable: f.icrcUnverifiable},
+		ICRC:            ICRCCounts{OK: f.icrcOK, Bad: cold.icrcBad, Unverifiable: f.icrcUnverifiable()},
 		IntervalSeconds: a.opts.Interval.Seconds(),
 		Series:          keep(nil),
 	}
@@ -243,11 +243,10 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 		out.IntervalSeconds = time.Duration(max(s.interval, int64(a.opts.Interval))).Seconds()
 		out.Series = keep(s.samples)
 	}
-	if f.srcPorts != nil {
-		out.ICRC.PortRewritten = f.srcPorts.rewritten
+	if cold.srcPorts != nil {
+		out.ICRC.PortRewritten = cold.srcPorts.rewritten
 	}
-
-	out.ICRC.OriginalSrcPorts = f.srcPorts.list()
+	out.ICRC.OriginalSrcPorts = cold.srcPorts.list()
 	if f.conn >= 0 {
 		id := a.conns.list[f.conn].ID
 		out.Connection = &id
@@ -258,14 +257,14 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 		out.Responses.RNRTimers = copyMap(f.resp.RNRTimers)
 	}
 	out.Requests = Requests{
-		Packets:       f.reqPackets,
+		Packets:       f.requestPackets(),
 		Missing:       f.psn.missing(),
 		Gaps:          []Gap{},
 		Retransmitted: cold.retrans,
 		Duplicates:    cold.dups,
 		OutOfOrder:    cold.ooo,
 
-		RetransmitCauses: f.loss.causes,
+		RetransmitCauses: cold.causes,
 	}
 	if f.psn.seen {
 		first, high := f.psn.first, f.psn.high
@@ -284,7 +283,9 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 				out.Requests.pendingTo = append(out.Requests.pendingTo, pm.to)
 			}
 		}
-		out.Requests.firstFrame = f.psn.firstFrame
+		if f.log != nil {
+			out.Requests.firstFrame = f.log.firstFrame
+		}
 	}
 	for _, g := range f.psn.gaps() {
 		out.Requests.Gaps = append(out.Requests.Gaps, Gap{From: g.from, To: g.to, Count: g.count(), Frame: g.frame})
@@ -306,13 +307,13 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 	}
 	out.MTU.AboveNegotiated = cold.aboveMTU
 	out.reqOrphan, out.reqOpen = f.reqMsg.orphan(), openOf(&f.reqMsg.cur)
-	if f.respMsg != nil {
-		out.respOrphan, out.respOpen = f.respMsg.orphan(), openOf(&f.respMsg.cur)
+	if cold.respMsg != nil {
+		out.respOrphan, out.respOpen = cold.respMsg.orphan(), openOf(&cold.respMsg.cur)
 	}
 	if f.reqMsg.cur.open {
 		out.Messages.Incomplete++
 	}
-	if f.respMsg != nil && f.respMsg.cur.open {
+	if cold.respMsg != nil && cold.respMsg.cur.open {
 		out.Messages.Incomplete++
 	}
 	out.Messages.Incomplete += uint64(len(f.reqMsg.pending()))

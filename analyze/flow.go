@@ -143,7 +143,6 @@ type flowState struct {
 	packets, wireBytes, payloadBytes uint64
 	first, last                      int64 // Unix ns of the first and latest packet, in Analyzer.tloc (flowtime.go)
 
-	reqPackets uint64
 	// datagramSrc is the source QP whose PSNs a UD/RD flow follows.
 	datagramSrc    uint32
 	hasDatagramSrc bool
@@ -152,20 +151,18 @@ type flowState struct {
 	resp *Responses // allocated by the first response
 
 	reqMsg  msgStream
-	respMsg *msgStream // READ responses, allocated by the first one
-	log     *headLog   // the first requests, for Merge (nil with Options.NoMerge)
-	lastKey reqKey     // the last request, to tell an exact duplicate
-	msgs    Messages
+	log     *headLog // the first requests, for Merge (nil with Options.NoMerge)
+	lastKey reqKey   // the last request, to tell an exact duplicate
+	msgs    msgCounts
 
 	inferredMTU int32
 	maxPayload  int32
 
-	icrcOK, icrcBad, icrcUnverifiable uint64
-	cold                              *flowCold     // allocated by the first rare event
-	loss                              lossState     // loss attribution (loss.go)
-	srcPorts                          *portRecovery // source ports recovered from ICRCs, allocated by the first
-	nic                               *nicState     // NIC behaviour (nic.go), allocated by the second request or the first NIC event
-	nicFirst                          txRec         // the first request, until nic is allocated
+	icrcOK   uint64    // packets whose ICRC verified; the unverifiable are the rest (icrcUnverifiable)
+	cold     *flowCold // allocated by the first rare event
+	loss     lossState // loss attribution (loss.go)
+	nic      *nicState // NIC behaviour (nic.go), allocated by the second request or the first NIC event
+	nicFirst txRec     // the first request, until nic is allocated
 
 	// pending holds the last requests awaiting an ACK (pendingring.go).
 	pending pendingRing
@@ -184,12 +181,21 @@ type flowState struct {
 }
 
 // flowCold is the state of a flow that most flows never write: counts of
-// anomalies and congestion marks. A flow allocates it by the first.
+// anomalies and congestion marks, the READ responses' message stream, the
+// source ports recovered from ICRCs. A flow allocates it by the first.
 type flowCold struct {
 	retrans, dups, ooo uint64
 	aboveMTU           uint64
-	congestion         Congestion
-	readMTU            int32 // path MTU the PSN jumps of READ requests showed
+	unknownOps         uint64 // packets whose opcode is not in the IBTA table
+	icrcBad            uint64
+	// incomplete and dmaMismatches are Messages.Incomplete (those known
+	// while packets are fed) and Messages.DMALengthMismatches.
+	incomplete, dmaMismatches uint64
+	causes                    RetransmitCauses
+	congestion                Congestion
+	readMTU                   int32         // path MTU the PSN jumps of READ requests showed
+	respMsg                   *msgStream    // READ responses, allocated by the first one
+	srcPorts                  *portRecovery // source ports recovered from ICRCs, allocated by the first
 	// firstT and lastT are the flow's times when they do not fit first
 	// and last (flowtime.go).
 	firstT, lastT time.Time
@@ -201,6 +207,36 @@ func (f *flowState) rare() *flowCold {
 		f.cold = &flowCold{}
 	}
 	return f.cold
+}
+
+// msgCounts is the part of Messages a flow counts on every message (the
+// rest is in flowCold).
+type msgCounts struct {
+	count, bytes     uint64
+	minSize, maxSize uint64
+}
+
+// requestPackets is the flow's count of request packets: those of known
+// opcodes that are neither responses nor CNPs.
+func (f *flowState) requestPackets() uint64 {
+	n := f.packets
+	if f.resp != nil {
+		n -= f.resp.Packets
+	}
+	if c := f.cold; c != nil {
+		n -= c.congestion.CNPs + c.unknownOps
+	}
+	return n
+}
+
+// icrcUnverifiable is the flow's count of packets whose ICRC was not
+// verified: every packet is OK, bad or that.
+func (f *flowState) icrcUnverifiable() uint64 {
+	n := f.packets - f.icrcOK
+	if f.cold != nil {
+		n -= f.cold.icrcBad
+	}
+	return n
 }
 
 // coldOf returns a copy of the flow's cold state (zero when it has none).
@@ -307,12 +343,10 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 	case layers.ICRCOK:
 		f.icrcOK++
 	case layers.ICRCBad:
-		f.icrcBad++
+		f.rare().icrcBad++
 		if fd := a.finding(p, KindBadICRC, SeverityError, f); fd != nil {
 			fd.Detail = fmt.Sprintf("ICRC %s on the wire, %s expected (%s PSN %d)", layers.ICRCWire(p.ICRC.Value), layers.ICRCWire(p.ICRC.Expected), bth.OpcodeName(), bth.PSN)
 		}
-	default:
-		f.icrcUnverifiable++
 	}
 	if p.VCRC != nil && p.VCRC.Status == layers.ICRCBad {
 		if fd := a.finding(p, KindBadICRC, SeverityError, f); fd != nil {
@@ -334,6 +368,7 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 	}
 
 	if !op.Known() {
+		f.rare().unknownOps++
 		if fd := a.finding(p, KindUnknownOpcode, SeverityWarning, f); fd != nil {
 			fd.Detail = fmt.Sprintf("opcode 0x%02x is not in the IBTA table", uint8(op))
 		}

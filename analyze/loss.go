@@ -95,7 +95,6 @@ type lossState struct {
 	cause    uint8 // cause of the episode; causeNone outside one
 	prevBack bool  // the previous request went back (a fill or a resend)
 	backFrom uint32
-	causes   RetransmitCauses
 }
 
 func (s *lossState) logOf() *lossLog {
@@ -174,7 +173,7 @@ func (a *Analyzer) requestEvidence(f *flowState, p *Packet, obs observation, isD
 			}
 		}
 		s.prevBack = true
-		s.causes.count(s.cause)
+		f.rare().causes.count(s.cause)
 	}
 }
 

@@ -55,7 +55,7 @@ func (a *Analyzer) nicReport(f *flowState) (*NIC, []Finding) {
 		n = &idle
 	}
 	out := &NIC{GoBackNViolations: n.gbn, TimeoutResends: n.timeouts, RNREarly: n.rnrEarly, CNPs: n.cnps, CNPNoSlowdown: n.noSlow,
-		up: n.up, down: n.down, reqPackets: f.reqPackets, hadCNPs: n.cnps > 0, hadECNCE: n.ceSeen}
+		up: n.up, down: n.down, reqPackets: f.requestPackets(), hadCNPs: n.cnps > 0, hadECNCE: n.ceSeen}
 	for i, st := range n.stats {
 		if st != nil {
 			c := st.clone()

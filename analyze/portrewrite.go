@@ -100,9 +100,13 @@ func (a *Analyzer) recoverSrcPort(f *flowState, p *Packet, udpHdr []byte) {
 	}
 	covered := len(p.BTH.ICRCCovered())
 	var port uint16
+	var rec *portRecovery
+	if f != nil && f.cold != nil {
+		rec = f.cold.srcPorts
+	}
 	switch {
-	case f != nil && f.srcPorts != nil && f.srcPorts.verifies(a, p.ICRC, covered):
-		port = f.srcPorts.port
+	case rec != nil && rec.verifies(a, p.ICRC, covered):
+		port = rec.port
 	default:
 		delta, ok := layers.SolveICRCSrcPortDelta(p.ICRC.Value^p.ICRC.Expected, a.srcPortShift(covered))
 		if !ok {
@@ -116,15 +120,16 @@ func (a *Analyzer) recoverSrcPort(f *flowState, p *Packet, udpHdr []byte) {
 	if f == nil {
 		return
 	}
-	if f.srcPorts == nil {
-		f.srcPorts = &portRecovery{}
+	if rec == nil {
+		rec = &portRecovery{}
+		f.rare().srcPorts = rec
 	}
-	f.srcPorts.rewritten++
-	if f.srcPorts.port != port {
-		f.srcPorts.port, f.srcPorts.diffs = port, [diffCacheLen]diffEntry{}
+	rec.rewritten++
+	if rec.port != port {
+		rec.port, rec.diffs = port, [diffCacheLen]diffEntry{}
 	}
-	if len(f.srcPorts.ports) < maxOriginalPorts && !slices.Contains(f.srcPorts.ports, port) {
-		f.srcPorts.ports = append(f.srcPorts.ports, port)
+	if len(rec.ports) < maxOriginalPorts && !slices.Contains(rec.ports, port) {
+		rec.ports = append(rec.ports, port)
 	}
 }
 

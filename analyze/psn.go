@@ -26,13 +26,12 @@ const maxGaps = 256
 
 // psnTracker follows the request PSNs of one flow.
 type psnTracker struct {
-	seen       bool
-	first      uint32 // PSN of the first request in capture order
-	low        uint32 // lowest PSN seen
-	firstFrame uint64
-	high       uint32   // highest PSN seen
-	next       uint32   // PSN expected next (high + span of the highest request)
-	rare       *psnRare // allocated by the first gap or guessed READ span
+	first uint32   // PSN of the first request in capture order
+	low   uint32   // lowest PSN seen
+	high  uint32   // highest PSN seen
+	next  uint32   // PSN expected next (high + span of the highest request)
+	rare  *psnRare // allocated by the first gap or guessed READ span
+	seen  bool
 }
 
 // psnRare is what a PSN tracker holds only once a PSN went missing or a
@@ -74,7 +73,7 @@ const (
 func (t *psnTracker) observe(psn uint32, span uint32, frame uint64) (observation, psnGap) {
 	end := psnAdd(psn, int64(span))
 	if !t.seen {
-		t.seen, t.first, t.low, t.high, t.next, t.firstFrame = true, psn, psn, psn, end, frame
+		t.seen, t.first, t.low, t.high, t.next = true, psn, psn, psn, end
 		return obsInOrder, psnGap{}
 	}
 	if psnDiff(psn, t.low) < 0 && psnDiff(psn, t.next) < 0 {

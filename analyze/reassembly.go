@@ -8,16 +8,18 @@ import (
 
 // message follows one message being reassembled.
 type message struct {
+	// Fields are ordered to leave no padding but the end, which the
+	// msgStream's small fields fill.
+	bytes   uint64
+	frame   uint64
+	start   uint32
+	next    uint32 // PSN expected next
+	dmaLen  uint32
 	open    bool
 	broken  bool // a PSN inside it is missing (so far)
 	noStart bool // its FIRST was not seen and where it began is unknown
-	start   uint32
-	next    uint32 // PSN expected next
-	bytes   uint64
-	dmaLen  uint32
 	isWrite bool
 	hasDMA  bool
-	frame   uint64
 }
 
 // pendingMsg is a message whose LAST arrived while PSNs inside it were
@@ -38,8 +40,8 @@ const maxPending = 64
 // msgStream reassembles the messages of one PSN stream.
 type msgStream struct {
 	cur     message
-	started bool   // a FIRST or ONLY was seen in this stream
 	prevEnd uint32 // PSN of the last packet of the previous message
+	started bool   // a FIRST or ONLY was seen in this stream
 	hasPrev bool
 	rare    *msgRare // allocated by the first orphan or pending message
 }
@@ -281,23 +283,24 @@ func writeDMA(p *Packet, isWrite bool) dmaCheck {
 func (m *message) dmaCheck() dmaCheck { return dmaCheck{m.isWrite && m.hasDMA, m.dmaLen} }
 
 func (a *Analyzer) incomplete(f *flowState, p *Packet, frame, bytes uint64) {
-	f.msgs.Incomplete++
+	f.rare().incomplete++
 	if fd := a.finding(p, KindIncomplete, SeverityWarning, f); fd != nil {
 		fd.Detail = fmt.Sprintf("message begun at frame %d is incomplete (%d bytes seen)", frame, bytes)
 	}
 }
 
 func (a *Analyzer) completeMessage(f *flowState, p *Packet, size uint64, dma dmaCheck) {
-	f.msgs.Count++
-	f.msgs.Bytes += size
-	if f.msgs.Count == 1 || size < f.msgs.MinSize {
-		f.msgs.MinSize = size
+	m := &f.msgs
+	m.count++
+	m.bytes += size
+	if m.count == 1 || size < m.minSize {
+		m.minSize = size
 	}
-	if size > f.msgs.MaxSize {
-		f.msgs.MaxSize = size
+	if size > m.maxSize {
+		m.maxSize = size
 	}
 	if dma.on && uint64(dma.dmaLen) != size && !p.Truncated {
-		f.msgs.DMALengthMismatches++
+		f.rare().dmaMismatches++
 		if fd := a.finding(p, KindDMALength, SeverityError, f); fd != nil {
 			fd.Detail = fmt.Sprintf("RDMA WRITE of %d bytes, RETH DMALength %d", size, dma.dmaLen)
 		}

@@ -10,7 +10,6 @@ import (
 func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 	bth := p.BTH
 	op := bth.Opcode
-	f.reqPackets++
 	span, guessed := uint32(1), false
 	if op.Operation() == layers.OperationRDMAReadRequest {
 		span, guessed = a.readSpan(f, p)
@@ -34,6 +33,9 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 	wasSeen, prevHigh := f.psn.seen, f.psn.high
 	obs, gap := f.psn.observe(bth.PSN, span, p.Frame)
 	if !wasSeen {
+		if f.log != nil {
+			f.log.firstFrame = p.Frame
+		}
 		a.startGap(f, p)
 	}
 	a.requestEvidence(f, p, obs, isDup, gap, prevHigh)
@@ -142,8 +144,9 @@ type headReq struct {
 // headLog holds a flow's first requests and the messages they completed,
 // for Merge (not kept with Options.NoMerge).
 type headLog struct {
-	head []headReq
-	msgs []headMsg
+	head       []headReq
+	msgs       []headMsg
+	firstFrame uint64 // frame of the first request
 }
 
 // headMsg is a message completed while the head log was open.

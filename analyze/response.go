@@ -19,10 +19,11 @@ func (a *Analyzer) response(f *flowState, p *Packet, payload int) {
 	case layers.OperationRDMAReadResponseFirst, layers.OperationRDMAReadResponseMiddle,
 		layers.OperationRDMAReadResponseLast, layers.OperationRDMAReadResponseOnly:
 		f.resp.ReadResponses++
-		if f.respMsg == nil {
-			f.respMsg = &msgStream{}
+		c := f.rare()
+		if c.respMsg == nil {
+			c.respMsg = &msgStream{}
 		}
-		a.reassemble(f, f.respMsg, p, payload, false, untracked)
+		a.reassemble(f, c.respMsg, p, payload, false, untracked)
 	case layers.OperationAtomicAcknowledge:
 		f.resp.AtomicACKs++
 	}
