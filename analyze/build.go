@@ -63,10 +63,16 @@ type reportBuild struct {
 // not listed in the report (FinishStream).
 func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	r := &Report{
-		Capture:     a.capture,
-		Connections: append([]Connection{}, a.conns.list...),
-		cmOrphans:   append([]cmOrphan(nil), a.conns.orphans...),
-		merge:       !stream && !a.opts.NoMerge,
+		Capture:   a.capture,
+		cmOrphans: append([]cmOrphan(nil), a.conns.orphans...),
+		merge:     !stream && !a.opts.NoMerge,
+	}
+	// The last report (release) takes the connections the flows read:
+	// the Analyzer is fed no more, and nothing the report's owner does to
+	// them changes a flow already built.
+	r.Connections = a.conns.list
+	if !release || r.Connections == nil {
+		r.Connections = append([]Connection{}, a.conns.list...)
 	}
 	if !stream {
 		r.Flows = make([]Flow, 0, len(a.flowList))
