@@ -700,13 +700,22 @@ func replayCut(parts []*Report) (cutState, error) {
 // returns the frame (and time) at which they first outnumber what the
 // connections explain, as cmFlood decides (0: never).
 func replayFlood(parts []*Report) (uint64, time.Time) {
-	var evs []cmEvent
-	for _, p := range parts {
-		evs = append(evs, p.shard.feed.cm...)
-	}
-	sort.Slice(evs, func(i, j int) bool { return evs[i].frame < evs[j].frame })
+	// Each shard's messages are in frame order: merged as they come, with
+	// no list of them all.
+	pos := make([]int, len(parts))
 	var messages, conns uint64
-	for _, e := range evs {
+	for {
+		s := -1
+		for i, p := range parts {
+			if pos[i] < len(p.shard.feed.cm) && (s < 0 || p.shard.feed.cm[pos[i]].frame < parts[s].shard.feed.cm[pos[s]].frame) {
+				s = i
+			}
+		}
+		if s < 0 {
+			return 0, time.Time{}
+		}
+		e := &parts[s].shard.feed.cm[pos[s]]
+		pos[s]++
 		messages++
 		if messages > cmMessagesPerConnection*conns+cmFloodSlack {
 			return e.frame, e.t
@@ -715,5 +724,4 @@ func replayFlood(parts []*Report) (uint64, time.Time) {
 			conns++
 		}
 	}
-	return 0, time.Time{}
 }
