@@ -331,7 +331,7 @@ type combiner struct {
 	errs       []error
 	flows      []flowRef // in creation order: those tracked
 	capDropped []flowRef // beyond the flow cap
-	remap      []map[int]int
+	remap      []connRemap
 	out        *Report
 	end        Analyzer // the capture's end findings
 	added      uint64   // findings found, listed or not
@@ -383,7 +383,11 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 		req  uint64
 		s, i int
 	}
-	var conns []connRef
+	nConns := 0
+	for _, p := range parts {
+		nConns += len(p.Connections)
+	}
+	conns := make([]connRef, 0, nConns)
 	for s, p := range parts {
 		for i, c := range p.Connections {
 			conns = append(conns, connRef{c.Frames.REQ, s, i})
@@ -397,14 +401,14 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	if capErr.Frame != 0 || capErr.ConnFrame != 0 {
 		errs = append(errs, &capErr)
 	}
-	remap := make([]map[int]int, len(parts))
-	for s := range remap {
-		remap[s] = map[int]int{}
+	remap := make([]connRemap, len(parts))
+	for s, p := range parts {
+		remap[s] = make(connRemap, len(p.Connections)+1)
 	}
 	out := &Report{Connections: make([]Connection, 0, len(conns)), merge: !slices.ContainsFunc(parts, func(p *Report) bool { return !p.merge })}
 	for k, cr := range conns {
 		c := parts[cr.s].Connections[cr.i]
-		remap[cr.s][c.ID] = k + 1
+		remap[cr.s].set(c.ID, k+1)
 		c.ID = k + 1
 		out.Connections = append(out.Connections, c)
 	}
@@ -431,7 +435,7 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 // flow is the combined report's flow of fr, f its shard's.
 func (cb *combiner) flow(fr flowRef, f Flow) Flow {
 	if f.Connection != nil {
-		if id, ok := cb.remap[fr.s][*f.Connection]; ok {
+		if id := cb.remap[fr.s].id(*f.Connection); id != 0 {
 			f.Connection = &id
 		} else {
 			f.Connection = nil // beyond the connection cap (not exact: see capErr)
@@ -596,14 +600,22 @@ func (cb *combiner) dropCapped() {
 // also one of another shard's: the sequential analysis pairs CM messages
 // by CommID across every host pair.
 func commIDsDisjoint(parts []*Report) error {
-	owner := map[uint32]int{}
-	var clash []uint32
+	// Every CommID a shard used, in the order the shards and their
+	// connections and orphans come: sorted by CommID, a CommID's first
+	// user owns it, and the first use by another shard in that order is
+	// the clash reported.
+	type use struct {
+		id    uint32
+		shard int32
+		at    int32
+	}
+	n := 0
+	for _, p := range parts {
+		n += 2*len(p.Connections) + 2*len(p.cmOrphans)
+	}
+	uses := make([]use, 0, n)
 	claim := func(id uint32, s int) {
-		if o, ok := owner[id]; ok && o != s {
-			clash = append(clash, id)
-			return
-		}
-		owner[id] = s
+		uses = append(uses, use{id, int32(s), int32(len(uses))})
 	}
 	for s, p := range parts {
 		if p.shard.orphaned > uint64(len(p.cmOrphans)) {
@@ -627,18 +639,57 @@ func commIDsDisjoint(parts []*Report) error {
 			}
 		}
 	}
-	if len(clash) > 0 {
-		return fmt.Errorf("%w: CM CommID 0x%08x is used between two different host pairs", ErrNotDisjoint, clash[0])
+	slices.SortFunc(uses, func(a, b use) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.at, b.at)) })
+	clash := use{at: -1}
+	for i := 0; i < len(uses); {
+		j := i + 1
+		for ; j < len(uses) && uses[j].id == uses[i].id; j++ {
+			if uses[j].shard != uses[i].shard && (clash.at < 0 || uses[j].at < clash.at) {
+				clash = uses[j]
+				break
+			}
+		}
+		for j < len(uses) && uses[j].id == uses[i].id {
+			j++
+		}
+		i = j
+	}
+	if clash.at >= 0 {
+		return fmt.Errorf("%w: CM CommID 0x%08x is used between two different host pairs", ErrNotDisjoint, clash.id)
 	}
 	return nil
+}
+
+// connRemap maps a shard's connection IDs (1…) to the combined report's;
+// 0 for none (beyond the connection cap).
+type connRemap []int
+
+// set maps the shard's connection id to the combined report's to.
+func (m *connRemap) set(id, to int) {
+	if id <= 0 {
+		return
+	}
+	if id >= len(*m) {
+		*m = append(*m, make([]int, id+1-len(*m))...)
+	}
+	(*m)[id] = to
+}
+
+// id returns the combined report's ID of the shard's connection id, 0
+// for none.
+func (m connRemap) id(id int) int {
+	if id <= 0 || id >= len(m) {
+		return 0
+	}
+	return m[id]
 }
 
 // renumberFinding rewrites the connection ID a finding names (a shard's)
 // to the combined report's: a cm_reject finding's Connection, and the
 // connection a psn_before_start finding's detail names.
-func renumberFinding(fd Finding, remap map[int]int) Finding {
+func renumberFinding(fd Finding, remap connRemap) Finding {
 	if fd.Connection != 0 {
-		fd.Connection = remap[fd.Connection]
+		fd.Connection = remap.id(fd.Connection)
 	}
 	if fd.Kind == KindPSNBeforeStart {
 		const marker = "where connection "
@@ -648,7 +699,7 @@ func renumberFinding(fd Finding, remap map[int]int) Finding {
 			if _, err := fmt.Sscanf(rest, "%d", &id); err == nil {
 				old := fmt.Sprintf("%s%d ", marker, id)
 				if strings.HasPrefix(fd.Detail[i:], old) {
-					fd.Detail = fd.Detail[:i] + fmt.Sprintf("%s%d ", marker, remap[id]) + fd.Detail[i+len(old):]
+					fd.Detail = fd.Detail[:i] + fmt.Sprintf("%s%d ", marker, remap.id(id)) + fd.Detail[i+len(old):]
 				}
 			}
 		}
