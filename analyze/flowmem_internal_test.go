@@ -150,8 +150,8 @@ func TestWorstFlowMemory(t *testing.T) {
 	assert.NotNil(t, f.rtt)
 	assert.Greater(t, len(f.series.samples), maxSeries/2)
 	for fig := range nicFigures {
-		require.NotNil(t, f.nic.stats[fig])
-		assert.NotNil(t, f.nic.stats[fig].hist, "NIC figure %d holds its histogram", fig)
+		require.NotNil(t, f.nic.stat(fig))
+		assert.NotNil(t, f.nic.stat(fig).hist, "NIC figure %d holds its histogram", fig)
 	}
 	assert.Less(t, perFlow, int64(maxFlowBytes), "one flow's state must stay within the documented bound")
 	runtime.KeepAlive(a)

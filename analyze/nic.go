@@ -199,13 +199,22 @@ type cnpCand struct {
 
 const nicCands = 8
 
-// nicState is the NIC behaviour state of a request flow.
+// nicState is the NIC behaviour state of a request flow: the ring of its
+// last requests and its response latency, which every request flow with
+// ACKs writes; the rest, which only NAKs, resends, CNPs and CE marks
+// write, in nicEvents, allocated by the first of them (events).
 type nicState struct {
 	ring  [nicWindow]txRec
 	ringN int
 	ringH int
+	resp  *nicStat // figResponse, allocated by its first sample
+	*nicEvents
+}
 
-	stats [nicFigures]*nicStat // allocated by their first sample
+// nicEvents is the NIC state of a flow with NAKs, resends, CNPs or CE
+// marks.
+type nicEvents struct {
+	stats [nicFigures]*nicStat // all but figResponse (nicState.resp), allocated by their first sample
 
 	// The NAK or RNR NAK waiting for its resend.
 	nakPending bool
@@ -247,10 +256,42 @@ type nicState struct {
 
 // add adds a sample to a figure.
 func (n *nicState) add(fig int, v int64) {
-	if n.stats[fig] == nil {
-		n.stats[fig] = &nicStat{}
+	st := &n.resp
+	if fig != figResponse {
+		st = &n.events().stats[fig]
 	}
-	n.stats[fig].add(v)
+	if *st == nil {
+		*st = &nicStat{}
+	}
+	(*st).add(v)
+}
+
+// stat returns a figure's samples, nil when it has none.
+func (n *nicState) stat(fig int) *nicStat {
+	switch {
+	case fig == figResponse:
+		return n.resp
+	case n.nicEvents == nil:
+		return nil
+	}
+	return n.stats[fig]
+}
+
+// events returns the flow's NIC event state, allocating it.
+func (n *nicState) events() *nicEvents {
+	if n.nicEvents == nil {
+		n.nicEvents = &nicEvents{}
+	}
+	return n.nicEvents
+}
+
+// push adds a request to the ring of the last ones sent.
+func (n *nicState) push(r txRec) {
+	n.ring[n.ringH] = r
+	n.ringH = (n.ringH + 1) % nicWindow
+	if n.ringN < nicWindow {
+		n.ringN++
+	}
 }
 
 // nicOf returns the NIC state of a request flow, allocating it: the

@@ -32,6 +32,15 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 		return
 	}
 	n := nicOf(f)
+	if n.nicEvents == nil {
+		// No NAK, resend, CNP or CE mark so far: an in-order request, or
+		// a capture duplicate, only enters the ring.
+		if (obs != obsOld && obs != obsFill || isDup) && p.ECN != 3 {
+			n.push(txRec{psn: psn, bytes: uint32(p.Length), t: t})
+			return
+		}
+		n.events()
+	}
 	// A byte-identical repeat of the last request is a capture duplicate,
 	// unless a NAK asked for it.
 	back := (obs == obsOld || obs == obsFill) && (!isDup || n.nakPending)
@@ -109,11 +118,7 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 			a.endAfter(f, n, true)
 		}
 	}
-	n.ring[n.ringH] = txRec{psn: psn, bytes: uint32(p.Length), t: t}
-	n.ringH = (n.ringH + 1) % nicWindow
-	if n.ringN < nicWindow {
-		n.ringN++
-	}
+	n.push(txRec{psn: psn, bytes: uint32(p.Length), t: t})
 	if p.ECN == 3 {
 		n.down++
 		n.ceSeen = true
@@ -175,6 +180,7 @@ func (a *Analyzer) nicResponse(r *flowState, p *Packet) {
 		return
 	}
 	n := nicOf(f)
+	n.events()
 	psn := p.BTH.PSN
 	n.nakPending, n.nakRNR, n.nakPSN, n.nakT, n.nakFrame = true, rnr, psn, p.Time.UnixNano(), p.Frame
 	n.epActive = false
@@ -202,6 +208,7 @@ func (a *Analyzer) nicCNP(c *flowState, p *Packet) {
 		return
 	}
 	n := nicOf(f)
+	n.events()
 	t := p.Time.UnixNano()
 	if n.cnps > 0 {
 		d := t - n.lastCNP

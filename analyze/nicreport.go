@@ -35,7 +35,7 @@ func nicFloor(s *nicStat) int64 {
 // object: most flows have none to give (no CNP), and building their NIC
 // objects twice cost a report of 200,000 flows 600 MB of garbage.
 func (a *Analyzer) nicFindings(f *flowState) []Finding {
-	if n := f.nic; n == nil || !n.afterOn && n.cands == nil {
+	if n := f.nic; n == nil || n.nicEvents == nil || !n.afterOn && n.cands == nil {
 		return nil
 	}
 	_, fs := a.nicReport(f)
@@ -49,21 +49,28 @@ func (a *Analyzer) nicReport(f *flowState) (*NIC, []Finding) {
 	if !f.hasNIC {
 		return nil, nil
 	}
+	// A flow of one request has no NIC state yet, and one with no NAK,
+	// resend, CNP or CE mark no event state: their figures are zero.
+	var idle nicState
+	var idleEv nicEvents
 	n := f.nic
-	var idle nicState // a flow of one request has no NIC state yet: its figures are zero
 	if n == nil {
 		n = &idle
 	}
-	out := &NIC{GoBackNViolations: n.gbn, TimeoutResends: n.timeouts, RNREarly: n.rnrEarly, CNPs: n.cnps, CNPNoSlowdown: n.noSlow,
-		up: n.up, down: n.down, reqPackets: f.requestPackets(), hadCNPs: n.cnps > 0, hadECNCE: n.ceSeen}
-	for i, st := range n.stats {
-		if st != nil {
+	ev := n.nicEvents
+	if ev == nil {
+		ev = &idleEv
+	}
+	out := &NIC{GoBackNViolations: ev.gbn, TimeoutResends: ev.timeouts, RNREarly: ev.rnrEarly, CNPs: ev.cnps, CNPNoSlowdown: ev.noSlow,
+		up: ev.up, down: ev.down, reqPackets: f.requestPackets(), hadCNPs: ev.cnps > 0, hadECNCE: ev.ceSeen}
+	for fig := range nicFigures {
+		if st := n.stat(fig); st != nil {
 			c := st.clone()
-			out.stats[i] = &c
+			out.stats[fig] = &c
 		}
 	}
 	var fs []Finding
-	if n.afterOn {
+	if ev.afterOn {
 		if after, slow, ok := a.endAfter(f, n, false); ok {
 			if out.stats[figRateAfter] == nil {
 				out.stats[figRateAfter] = &nicStat{}
@@ -71,13 +78,13 @@ func (a *Analyzer) nicReport(f *flowState) (*NIC, []Finding) {
 			out.stats[figRateAfter].add(after)
 			if slow {
 				out.CNPNoSlowdown++
-				fs = append(fs, Finding{Frame: n.cnpFrame, Time: n.cnpTime, Kind: KindCNPNoSlowdown, Severity: SeverityWarning, Flow: f.flowID(), File: a.opts.File,
-					Detail: fmt.Sprintf("sender rate %s after the CNP, %s before: no slowdown", bps(after), bps(n.before))})
+				fs = append(fs, Finding{Frame: ev.cnpFrame, Time: ev.cnpTime, Kind: KindCNPNoSlowdown, Severity: SeverityWarning, Flow: f.flowID(), File: a.opts.File,
+					Detail: fmt.Sprintf("sender rate %s after the CNP, %s before: no slowdown", bps(after), bps(ev.before))})
 			}
 		}
 	}
-	if floor := nicFloor(out.stats[figCNPInterval]); floor > 0 && n.cands != nil {
-		for _, c := range n.cands[:n.candN] {
+	if floor := nicFloor(out.stats[figCNPInterval]); floor > 0 && ev.cands != nil {
+		for _, c := range ev.cands[:ev.candN] {
 			if c.ns*2 < floor {
 				out.CNPTooClose++
 				fs = append(fs, Finding{Frame: c.frame, Time: c.t, Kind: KindCNPTooClose, Severity: SeverityWarning, Flow: f.flowID(), File: a.opts.File,
