@@ -14,19 +14,25 @@ import (
 
 // TestNICStateLazy checks that a request flow's NIC state waits for its
 // second request, and that the first request, kept in the flow until
-// then, enters the ring with the PSN, length and time of its frame.
+// then, enters the ring with the PSN, length and time of its frame; and
+// that its event state waits for a resend (a repeat of the last request
+// is a capture duplicate, not a resend).
 func TestNICStateLazy(t *testing.T) {
 	only := ibFrame(t, hostA, hostB, &layers.BTH{Opcode: layers.OpcodeRCSendOnly, PKey: 0xFFFF, AckReq: true}, gopacket.Payload(make([]byte, 64)))
 	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
-		name  string
-		psns  []uint32
-		ringN int
+		name     string
+		psns     []uint32
+		ringN    int
+		events   bool
+		timeouts uint64
 	}{
-		{"one request: no NIC state", []uint32{7}, 0},
-		{"two requests: both in the ring", []uint32{7, 8}, 2},
-		{"three requests", []uint32{7, 8, 9}, 3},
-		{"a resend second", []uint32{7, 7}, 2},
+		{"one request: no NIC state", []uint32{7}, 0, false, 0},
+		{"two requests: both in the ring", []uint32{7, 8}, 2, false, 0},
+		{"three requests", []uint32{7, 8, 9}, 3, false, 0},
+		{"a repeat second: a capture duplicate", []uint32{7, 7}, 2, false, 0},
+		{"a resend after a later request: a timeout", []uint32{7, 8, 7}, 3, true, 1},
+		{"a hole filled: a reordering", []uint32{7, 9, 8}, 3, true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := New(Options{NoICRC: true})
@@ -49,6 +55,10 @@ func TestNICStateLazy(t *testing.T) {
 			require.NotNil(t, f.nic)
 			assert.False(t, f.hasNICFirst)
 			require.Equal(t, tc.ringN, f.nic.ringN)
+			assert.Equal(t, tc.events, f.nic.nicEvents != nil, "event state")
+			nic, _ := a.nicReport(f)
+			require.NotNil(t, nic)
+			assert.Equal(t, tc.timeouts, nic.TimeoutResends)
 			for i, psn := range tc.psns {
 				r := f.nic.ring[i]
 				assert.Equal(t, psn, r.psn, "ring %d", i)
