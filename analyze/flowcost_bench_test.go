@@ -1,8 +1,10 @@
 package analyze_test
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,6 +60,72 @@ func BenchmarkAnalyzeManyFlows(b *testing.B) {
 			runtime.ReadMemStats(&m1)
 			b.ReportMetric(float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc))/float64(flows), "state-B/flow")
 			runtime.KeepAlive(a)
+		})
+	}
+}
+
+// BenchmarkAnalyzeFlowLocality feeds the 65,536-QP mix of
+// BenchmarkAnalyzeManyFlows twice: in capture order, where the packets of
+// about 135,000 flows interleave at random, and with each flow's packets
+// together (in the order of the flows' first packets). The packets and
+// flows are the same; the difference is what the interleaving costs in
+// cache misses (the flows' state is far larger than the caches), the
+// rest of the cost over few flows is the flows' creation and reports
+// (docs/robustness.md, "Scale"). feed-ns/pkt and finish-ns/pkt split the
+// time between the packets and Analyzer.Finish.
+func BenchmarkAnalyzeFlowLocality(b *testing.B) {
+	fs := generate(b, synth.Config{Scenario: synth.ScenarioMix, Packets: 500_000, QPs: 65536})
+	n := len(fs.ends)
+	starts := make([]int, n)
+	for i := 1; i < n; i++ {
+		starts[i] = fs.ends[i-1]
+	}
+	// The flow of each frame: the index of the flow's first frame.
+	type flowOf struct {
+		src, dst analyze.Addr
+		qp       uint32
+	}
+	firstOf := map[flowOf]int{}
+	group := make([]int, n)
+	a := analyze.New(analyze.Options{NoICRC: true})
+	for i := range n {
+		p := a.Feed(fs.cis[i], fs.lt, fs.buf[starts[i]:fs.ends[i]])
+		k := flowOf{qp: 1 << 31} // frames outside any flow: one group
+		if p.BTH != nil {
+			k = flowOf{p.Src, p.Dst, p.BTH.DestQP}
+		}
+		if _, ok := firstOf[k]; !ok {
+			firstOf[k] = i
+		}
+		group[i] = firstOf[k]
+	}
+	captured := make([]int, n)
+	for i := range captured {
+		captured[i] = i
+	}
+	byFlow := slices.Clone(captured)
+	slices.SortStableFunc(byFlow, func(x, y int) int { return cmp.Compare(group[x], group[y]) })
+	for _, tc := range []struct {
+		name  string
+		order []int
+	}{{"capture-order", captured}, {"flow-by-flow", byFlow}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var feed, finish time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				a := analyze.New(analyze.Options{})
+				for _, i := range tc.order {
+					a.Feed(fs.cis[i], fs.lt, fs.buf[starts[i]:fs.ends[i]])
+				}
+				t1 := time.Now()
+				a.Finish()
+				feed += t1.Sub(t0)
+				finish += time.Since(t1)
+			}
+			b.ReportMetric(float64(feed.Nanoseconds())/float64(n*b.N), "feed-ns/pkt")
+			b.ReportMetric(float64(finish.Nanoseconds())/float64(n*b.N), "finish-ns/pkt")
+			b.ReportMetric(float64(len(firstOf)), "flows")
 		})
 	}
 }
