@@ -125,8 +125,8 @@ func TestRTTHistFew(t *testing.T) {
 }
 
 // TestRTTHistSparse checks which form a histogram takes: samples in few
-// buckets stay sparse pairs, whatever their number; more used buckets
-// than rttSparseMax allocate the counts.
+// buckets stay sparse pairs up to rttDenseAt samples; more used buckets
+// than rttSparseMax, or more samples, allocate the counts.
 func TestRTTHistSparse(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -135,9 +135,11 @@ func TestRTTHistSparse(t *testing.T) {
 		counts     bool
 	}{
 		{"few samples", rttFew, 3, 0, false},
-		{"many samples, three buckets", 100_000, 3, 3, false},
-		{"as many buckets as pairs", 10 * rttSparseMax, rttSparseMax, rttSparseMax, false},
-		{"one bucket more", 10 * (rttSparseMax + 1), rttSparseMax + 1, 0, true},
+		{"samples up to rttDenseAt, three buckets", rttDenseAt, 3, 3, false},
+		{"one sample more", rttDenseAt + 1, 3, 0, true},
+		{"many samples, three buckets", 100_000, 3, 0, true},
+		{"as many buckets as pairs", 5 * rttSparseMax, rttSparseMax, rttSparseMax, false},
+		{"one bucket more", rttSparseMax + 1, rttSparseMax + 1, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var h rttHist

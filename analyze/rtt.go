@@ -30,11 +30,14 @@ type rttCount struct {
 // rttBuckets is the number of buckets; rttFew how many samples a
 // histogram keeps as bucket numbers before it counts per bucket;
 // rttSparseMax how many buckets it counts in pairs (8 bytes each) before
-// it allocates its counts.
+// it allocates its counts, and rttDenseAt how many samples: past it the
+// 4 KiB of counts are little beside the flow's traffic, and a sample
+// costs an index, not a search of the pairs.
 const (
 	rttBuckets   = 64 * 16
 	rttFew       = 8
 	rttSparseMax = 128
+	rttDenseAt   = 1024
 )
 
 // isFew says the histogram still holds its samples as bucket numbers.
@@ -61,6 +64,12 @@ func (h *rttHist) addCount(b int, c uint32) {
 		for _, x := range h.few[:min(h.n, rttFew)] {
 			h.sparseAdd(int(x), 1)
 		}
+	}
+	if h.n >= rttDenseAt {
+		h.counts = h.dense()
+		h.sparse = nil
+		h.counts[b] += c
+		return
 	}
 	h.sparseAdd(b, c)
 }
