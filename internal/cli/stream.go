@@ -145,13 +145,25 @@ func (r *runner) streamJSON(w io.Writer, s *analyze.ReportStream) error {
 		return err
 	}
 	keep := r.keepFlows()
-	var f analyze.Flow // one flow at a time, encoded before the next: no copy on the heap per flow
-	if err := list("flows", func() (any, bool) {
-		var ok bool
-		f, ok = r.nextFlow(s, keep)
-		return &f, ok
-	}); err != nil {
-		return err
+	if workers := r.jobs(); workers > 1 {
+		bw.WriteString("  \"flows\": [")
+		n, err := writeFlowsJSON(bw, workers, func() (analyze.Flow, bool) { return r.nextFlow(s, keep) })
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			bw.WriteString("\n  ")
+		}
+		bw.WriteString("],\n")
+	} else {
+		var f analyze.Flow // one flow at a time, encoded before the next: no copy on the heap per flow
+		if err := list("flows", func() (any, bool) {
+			var ok bool
+			f, ok = r.nextFlow(s, keep)
+			return &f, ok
+		}); err != nil {
+			return err
+		}
 	}
 	end := s.End()
 	findings := filterFindings(end.Findings, keep)
