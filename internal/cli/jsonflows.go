@@ -81,6 +81,7 @@ func writeFlowsJSON(bw *bufio.Writer, workers int, next func() (analyze.Flow, bo
 				if _, err := bw.Write(bytes.TrimSuffix(s.buf.Bytes(), []byte("\n"))); err != nil {
 					werr = err
 					close(failed)
+					break
 				}
 				n++
 			}
@@ -89,6 +90,11 @@ func writeFlowsJSON(bw *bufio.Writer, workers int, next func() (analyze.Flow, bo
 	}()
 feed:
 	for {
+		select { // a failure first: select takes either of two ready cases
+		case <-failed:
+			break feed
+		default:
+		}
 		var s *flowSlot
 		select {
 		case s = <-free:
