@@ -113,18 +113,28 @@ type shardResult struct {
 	frames     []uint64 // per shard
 }
 
-// batchFrames and batchBytes bound a batch of frames sent to a shard;
-// batchesPerShard batches circulate between the reader and each shard.
-// The batches in flight are how far the reader may run ahead of the
-// slowest shard: with 4, shards sharing a core stalled the reader at
-// every turn of the scheduler (docs/parallel.md: -j 2 on the 1.1 GB mix,
-// 0.705 s with 4, 0.65 with 8, 0.61 with 16, 0.64 with 24, 0.665 with
-// 32, the chunks they hold then crowding the caches).
+// batchFrames and batchBytes bound a batch of frames sent to a shard.
 const (
-	batchFrames     = 256
-	batchBytes      = 1 << 18
-	batchesPerShard = 16
+	batchFrames = 256
+	batchBytes  = 1 << 18
 )
+
+// batchesPerShard is how many batches circulate between the reader and
+// each of the n−1 shards it does not analyze itself: how far the reader
+// may run ahead of the slowest. With 4, shards sharing a core stalled
+// the reader at every turn of the scheduler (docs/parallel.md: -j 2 on
+// the 1.1 GB mix, 4 shards, 0.705 s with 4 batches each, 0.65 with 8,
+// 0.61 with 16, 0.64 with 24, 0.665 with 32, the chunks they hold then
+// crowding the caches). Each batch may hold a 256 KiB chunk (pcap) or
+// batchBytes of copied frames (pcapng), so the batches of all shards are
+// bounded by maxBatches (12 MB), never fewer than 4 a shard.
+func batchesPerShard(n int) int {
+	return min(16, max(4, maxBatches/max(n-1, 1)))
+}
+
+// maxBatches bounds the batches in flight of all shards together (while
+// each shard may have 4).
+const maxBatches = 48
 
 // batch is frames for one shard: slices of a chunk the file was read
 // into (ch, its buffer src), or their bytes copied into buf (src is buf)
@@ -217,7 +227,8 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 	} else {
 		defer cr.Close()
 	}
-	pool := newChunkPool(n*batchesPerShard + 2)
+	batches := batchesPerShard(n)
+	pool := newChunkPool(n*batches + 2)
 	work := make([]chan *batch, n)
 	free := make([]chan *batch, n)
 	reports := make([]*analyze.Report, n)
@@ -229,9 +240,9 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 	// others each have a goroutine fed batches.
 	a0 := analyze.New(opts)
 	for s := 1; s < n; s++ {
-		work[s] = make(chan *batch, batchesPerShard)
-		free[s] = make(chan *batch, batchesPerShard)
-		for range batchesPerShard {
+		work[s] = make(chan *batch, batches)
+		free[s] = make(chan *batch, batches)
+		for range batches {
 			free[s] <- &batch{frames: make([]batchFrame, 0, batchFrames)}
 		}
 		wg.Add(1)

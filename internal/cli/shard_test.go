@@ -405,3 +405,16 @@ func TestShards(t *testing.T) {
 		assert.Equal(t, tc.want, shards(tc.jobs), "-j %d on 4 cores", tc.jobs)
 	}
 }
+
+// TestBatchesPerShard: 16 batches a shard on few shards (the reader runs
+// ahead of shards waiting for their core), then fewer, so that the
+// batches of all shards stay within maxBatches, and never fewer than 4.
+func TestBatchesPerShard(t *testing.T) {
+	for _, tc := range []struct{ shards, want int }{
+		{1, 16}, {2, 16}, {4, 16}, {5, 12}, {8, 6}, {13, 4}, {16, 4}, {64, 4}, {256, 4},
+	} {
+		got := batchesPerShard(tc.shards)
+		assert.Equal(t, tc.want, got, "%d shards", tc.shards)
+		assert.LessOrEqual(t, got*(tc.shards-1), max(maxBatches, 4*(tc.shards-1)), "%d shards: batches in flight", tc.shards)
+	}
+}
