@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"cmp"
+	"container/heap"
 	"errors"
 	"fmt"
 	"slices"
@@ -751,22 +752,21 @@ func replayCut(parts []*Report) (cutState, error) {
 // returns the frame (and time) at which they first outnumber what the
 // connections explain, as cmFlood decides (0: never).
 func replayFlood(parts []*Report) (uint64, time.Time) {
-	// Each shard's messages are in frame order: merged as they come, with
-	// no list of them all.
-	pos := make([]int, len(parts))
+	// Each shard's messages are in frame order: merged as they come
+	// through a heap of the shards' next messages, with no list of them
+	// all.
+	var next cmHeads
+	for s, p := range parts {
+		if len(p.shard.feed.cm) > 0 {
+			next = append(next, cmHead{s: s, frame: p.shard.feed.cm[0].frame})
+		}
+	}
+	heap.Init(&next)
 	var messages, conns uint64
-	for {
-		s := -1
-		for i, p := range parts {
-			if pos[i] < len(p.shard.feed.cm) && (s < 0 || p.shard.feed.cm[pos[i]].frame < parts[s].shard.feed.cm[pos[s]].frame) {
-				s = i
-			}
-		}
-		if s < 0 {
-			return 0, time.Time{}
-		}
-		e := &parts[s].shard.feed.cm[pos[s]]
-		pos[s]++
+	for len(next) > 0 {
+		h := &next[0]
+		cm := parts[h.s].shard.feed.cm
+		e := &cm[h.i]
 		messages++
 		if messages > cmMessagesPerConnection*conns+cmFloodSlack {
 			return e.frame, e.t
@@ -774,5 +774,33 @@ func replayFlood(parts []*Report) (uint64, time.Time) {
 		if e.grew {
 			conns++
 		}
+		if h.i++; h.i < len(cm) {
+			h.frame = cm[h.i].frame
+			heap.Fix(&next, 0)
+		} else {
+			heap.Pop(&next)
+		}
 	}
+	return 0, time.Time{}
+}
+
+// cmHead is a shard's next CM message in replayFlood: the shard, the
+// message's index in its list and its frame.
+type cmHead struct {
+	s, i  int
+	frame uint64
+}
+
+// cmHeads is a min-heap of cmHead by frame (container/heap).
+type cmHeads []cmHead
+
+func (h cmHeads) Len() int           { return len(h) }
+func (h cmHeads) Less(i, j int) bool { return h[i].frame < h[j].frame }
+func (h cmHeads) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *cmHeads) Push(x any)        { *h = append(*h, x.(cmHead)) }
+func (h *cmHeads) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
