@@ -30,7 +30,8 @@ const slotsPerWorker = 8
 // flows and one goroutine writes them, so that encoding, the longest
 // part of writing a flow, takes the cores -j allows (docs/parallel.md).
 // It returns how many flows it wrote and the first error of encoding or
-// writing; after an error it asks next for no more flows.
+// writing; once the writer has seen an error it asks next for no more
+// flows (those asked for before are encoded and dropped).
 func writeFlowsJSON(bw *bufio.Writer, workers int, next func() (analyze.Flow, bool)) (int, error) {
 	slots := make([]flowSlot, workers*slotsPerWorker)
 	free := make(chan *flowSlot, len(slots))
