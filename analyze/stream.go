@@ -19,35 +19,6 @@ type ReportStream struct {
 	// onRelease is the combined stream's Options.OnRelease, called every
 	// releaseEvery flows of all shards (the shards call none).
 	onRelease func()
-	// ahead: a combined stream's shards' flows, each shard's built in
-	// order on its own goroutine, started by the first Next, up to
-	// aheadFlows before they are read.
-	ahead []chan Flow
-}
-
-// aheadFlows is how many flows each shard of a combined stream builds
-// before they are read: enough to keep the cores busy while the writer
-// writes, few against a report of many flows.
-const aheadFlows = 64
-
-// buildAhead starts each shard's goroutine, which builds the shard's flows
-// in order into its channel and closes it after the last.
-func (s *ReportStream) buildAhead() {
-	s.ahead = make([]chan Flow, len(s.parts))
-	for i, p := range s.parts {
-		ch := make(chan Flow, aheadFlows)
-		s.ahead[i] = ch
-		go func() {
-			defer close(ch)
-			for {
-				f, ok := p.Next()
-				if !ok {
-					return
-				}
-				ch <- f
-			}
-		}()
-	}
 }
 
 // FinishStream is Finish for a report written while it is built: the
@@ -87,15 +58,12 @@ func (s *ReportStream) Next() (Flow, bool) {
 		if s.next >= len(s.cb.flows) {
 			return Flow{}, false
 		}
-		if s.ahead == nil {
-			s.buildAhead()
-		}
 		fr := s.cb.flows[s.next]
 		s.next++
 		if s.next%releaseEvery == 0 && s.onRelease != nil {
 			s.onRelease()
 		}
-		f := <-s.ahead[fr.s] // CombineShardStreams checked the order
+		f, _ := s.parts[fr.s].Next() // CombineShardStreams checked the order
 		return s.cb.flow(fr, f), true
 	}
 	if s.next >= len(s.b.a.flowList) {
@@ -118,10 +86,6 @@ func (s *ReportStream) End() *Report {
 	}
 	s.done = true
 	if s.cb != nil {
-		for _, ch := range s.ahead {
-			for range ch { // the flows beyond the flow cap: built, discarded
-			}
-		}
 		for _, p := range s.parts {
 			p.End()
 		}
@@ -191,9 +155,8 @@ func (s *ReportStream) Report() *Report {
 
 // CombineShardStreams is CombineShards for the streams of the shards
 // (FinishStream of Analyzers with Options.Shard): the stream it returns
-// gives the report CombineShards gives, flow by flow, each shard's flows
-// built on a goroutine of its own a few flows ahead of Next (read the
-// stream to its End, which ends them). When CombineShards would return an
+// gives the report CombineShards gives, flow by flow, building each
+// shard's flows as it gives them. When CombineShards would return an
 // error, or the shards' flows do not come in the order they are combined,
 // it returns no stream but an error (the parts' Next not called: use
 // their Report and CombineShards).
