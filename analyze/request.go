@@ -27,7 +27,7 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 	isDup := f.hasLast && f.lastKey == key
 	f.lastKey, f.hasLast = key, true
 
-	if m := f.psn.settleRead(bth.PSN); m > 0 && f.coldOf().readMTU == 0 {
+	if m := f.psn.settleRead(bth.PSN); m > 0 && (f.cold == nil || f.cold.readMTU == 0) {
 		f.rare().readMTU = int32(m)
 	}
 	wasSeen, prevHigh := f.psn.seen, f.psn.high

@@ -27,7 +27,7 @@ func (a *Analyzer) untypedTransports() map[int32]string {
 			out = map[int32]string{}
 		}
 		switch {
-		case f.coldOf().congestion.CNPs == 0:
+		case f.cold == nil || f.cold.congestion.CNPs == 0:
 			out[f.index] = transportUnknown
 		case f.conn >= 0 && a.conns.list[f.conn].Transport != nil:
 			out[f.index] = *a.conns.list[f.conn].Transport
