@@ -235,7 +235,8 @@ func TestHostPairKeyAgrees(t *testing.T) {
 			require.NoError(t, err)
 		})
 	}
-	require.Greater(t, checked, 1000)
+	// testdata alone has 932 such packets; ../shared adds more where present.
+	require.Greater(t, checked, 900)
 }
 
 // FuzzHostPairKey: HostPairKey never panics, and every frame the
