@@ -2,6 +2,8 @@ package analyze_test
 
 import (
 	"encoding/binary"
+	"encoding/json"
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -194,4 +196,84 @@ func TestCMReject(t *testing.T) {
 			assert.Equal(t, tc.findingsAt, at)
 		})
 	}
+}
+
+// TestMergeRenumbersFindingConnections: file A establishes a connection,
+// file B's REQ is rejected. After Merge, B's connection is #2, and the
+// cm_reject finding (text, JSON and typed field) names #2, the rejected
+// one, not A's established #1; so does a psn_before_start finding's
+// detail. Merged in the other order, the numbers swap with the
+// connections.
+func TestMergeRenumbersFindingConnections(t *testing.T) {
+	const commA, commB, passive = 0x11111111, 0x33333333, 0x22222222
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	analyzeFrames := func(file string, frames ...[]byte) *analyze.Report {
+		a := analyze.New(analyze.Options{File: file})
+		for i, f := range frames {
+			a.Feed(gopacket.CaptureInfo{Timestamp: start.Add(time.Duration(i) * time.Millisecond), CaptureLength: len(f), Length: len(f)}, gplayers.LinkTypeEthernet, f)
+		}
+		return a.Finish()
+	}
+	// A: REQ and REP establish; the requester's first WRITE is at PSN
+	// 90, before the 100 the REP said (psn_before_start names #1 in A).
+	repA := analyzeFrames("a.pcap",
+		madFrame(t, cmActive, cmPassive, cmMAD(0x0010, reqData(commA, 0xd1, 100, cmActive, cmPassive))),
+		madFrame(t, cmPassive, cmActive, cmMAD(0x0013, repData(passive, commA, 0xd2, 100))),
+		rcWrite(t, cmActive, cmPassive, 0xd2, 90))
+	repB := analyzeFrames("b.pcap",
+		madFrame(t, cmActive, cmPassive, cmMAD(0x0010, reqData(commB, 0xe1, 500, cmActive, cmPassive))),
+		madFrame(t, cmPassive, cmActive, cmMAD(0x0012, rejData(0, commB, 0, 28))))
+	kindOf := func(r *analyze.Report, k analyze.Kind) analyze.Finding {
+		for _, f := range r.Findings {
+			if f.Kind == k {
+				return f
+			}
+		}
+		t.Fatalf("no %s finding", k)
+		return analyze.Finding{}
+	}
+	require.Equal(t, 1, kindOf(repB, analyze.KindCMReject).Connection, "B alone: its connection is #1")
+	require.Equal(t, 1, kindOf(repA, analyze.KindPSNBeforeStart).Connection)
+
+	tests := []struct {
+		name                      string
+		first, second             *analyze.Report
+		rejectedID, establishedID int
+	}{
+		{"A then B", repA, repB, 2, 1},
+		{"B then A", repB, repA, 1, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			merged := &analyze.Report{}
+			require.NoError(t, merged.Merge(tc.first))
+			require.NoError(t, merged.Merge(tc.second))
+			require.Len(t, merged.Connections, 2)
+			rejected := merged.Connections[tc.rejectedID-1]
+			assert.Equal(t, analyze.StateRejected, rejected.State)
+			assert.Equal(t, uint32(commB), rejected.LocalCommID)
+			assert.Equal(t, analyze.StateEstablished, merged.Connections[tc.establishedID-1].State)
+
+			rej := kindOf(merged, analyze.KindCMReject)
+			assert.Equal(t, tc.rejectedID, rej.Connection)
+			assert.Equal(t, fmt.Sprintf("connection %d", tc.rejectedID), rej.FlowName())
+			b, err := json.Marshal(rej)
+			require.NoError(t, err)
+			assert.Contains(t, string(b), fmt.Sprintf(`"flow":"connection %d","connection":%d,`, tc.rejectedID, tc.rejectedID))
+
+			before := kindOf(merged, analyze.KindPSNBeforeStart)
+			assert.Equal(t, tc.establishedID, before.Connection)
+			assert.Equal(t, "10.0.0.1 → 10.0.0.2 QP 0x0000d2", before.FlowName(), "a flow's finding keeps its flow as its name")
+			assert.Equal(t, fmt.Sprintf("first request PSN 90 is before PSN 100, where connection %d said this side's requests start", tc.establishedID), before.Detail)
+		})
+	}
+	// The reports merged are unchanged (Merge may be called again).
+	assert.Equal(t, 1, kindOf(repB, analyze.KindCMReject).Connection)
+	assert.Equal(t, 1, kindOf(repA, analyze.KindPSNBeforeStart).Connection)
+}
+
+// rcWrite is an RC RDMA WRITE ONLY of 64 bytes to QP qp at PSN psn.
+func rcWrite(t *testing.T, src, dst net.IP, qp, psn uint32) []byte {
+	return roceFrame(t, src, dst, &layers.BTH{Opcode: layers.OpcodeRCRDMAWriteOnly, PKey: 0xFFFF, DestQP: qp, PSN: psn},
+		&layers.RETH{VA: 0x1000, RKey: 1, DMALength: 64}, gopacket.Payload(make([]byte, 64)))
 }

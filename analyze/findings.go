@@ -191,20 +191,42 @@ type Finding struct {
 	// Flow is the flow the finding is about; zero when it is about none
 	// (a malformed frame, the capture, the CM table, a CM REJ).
 	Flow FlowID
-	// Connection is the ID of the CM connection a cm_reject finding is
-	// about; 0 otherwise.
+	// Connection is the ID of the CM connection the finding names: the
+	// connection a cm_reject finding is about (its Flow is zero), the
+	// connection whose send PSN a psn_before_start finding's flow began
+	// before; 0 otherwise. Merge and CombineShards renumber it with the
+	// connections (withConnection), and the detail with it.
 	Connection int
 	Detail     string
 	File       string
+
+	// startPSNs: a psn_before_start finding's first request PSN and its
+	// connection's send PSN, for its detail (psnBeforeStartDetail).
+	startPSNs [2]uint32
+}
+
+// withConnection returns fd naming connection id instead of the one it
+// names (0: none), its detail said again with the new number.
+func (fd Finding) withConnection(id int) Finding {
+	fd.Connection = id
+	if fd.Kind == KindPSNBeforeStart && id != 0 {
+		fd.Detail = psnBeforeStartDetail(fd.startPSNs[0], fd.startPSNs[1], id)
+	}
+	return fd
+}
+
+// psnBeforeStartDetail is a psn_before_start finding's detail.
+func psnBeforeStartDetail(first, send uint32, conn int) string {
+	return fmt.Sprintf("first request PSN %d is before PSN %d, where connection %d said this side's requests start", first, send, conn)
 }
 
 // connectionPrefix begins the flow name of a finding about a connection.
 const connectionPrefix = "connection "
 
 // FlowName names what the finding is about: its flow ("src → dst QP
-// 0x…"), "connection N", or "".
+// 0x…"), else "connection N", or "".
 func (f *Finding) FlowName() string {
-	if f.Connection != 0 {
+	if f.Flow == (FlowID{}) && f.Connection != 0 {
 		return fmt.Sprintf("%s%d", connectionPrefix, f.Connection)
 	}
 	return f.Flow.String()
@@ -218,13 +240,15 @@ type findingJSON struct {
 	Kind     Kind      `json:"kind"`
 	Severity Severity  `json:"severity"`
 	Flow     string    `json:"flow"`
-	Detail   string    `json:"detail"`
-	File     string    `json:"file,omitempty"`
+	// Connection is Finding.Connection, absent when 0.
+	Connection int    `json:"connection,omitempty"`
+	Detail     string `json:"detail"`
+	File       string `json:"file,omitempty"`
 }
 
 // MarshalJSON writes the finding with its flow as FlowName.
 func (f Finding) MarshalJSON() ([]byte, error) {
-	return json.Marshal(findingJSON{Frame: f.Frame, Time: f.Time, Kind: f.Kind, Severity: f.Severity, Flow: f.FlowName(), Detail: f.Detail, File: f.File})
+	return json.Marshal(findingJSON{Frame: f.Frame, Time: f.Time, Kind: f.Kind, Severity: f.Severity, Flow: f.FlowName(), Connection: f.Connection, Detail: f.Detail, File: f.File})
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote.
@@ -233,13 +257,8 @@ func (f *Finding) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*f = Finding{Frame: j.Frame, Time: j.Time, Kind: j.Kind, Severity: j.Severity, Detail: j.Detail, File: j.File}
-	if n, ok := strings.CutPrefix(j.Flow, connectionPrefix); ok {
-		if _, err := fmt.Sscanf(n, "%d", &f.Connection); err == nil {
-			return nil
-		}
-	}
-	if j.Flow != "" {
+	*f = Finding{Frame: j.Frame, Time: j.Time, Kind: j.Kind, Severity: j.Severity, Connection: j.Connection, Detail: j.Detail, File: j.File}
+	if j.Flow != "" && (j.Connection == 0 || j.Flow != f.FlowName()) {
 		id, ok := parseFlowID(j.Flow)
 		if !ok {
 			return fmt.Errorf("analyze: finding flow %q is not \"src → dst QP 0x…\"", j.Flow)

@@ -75,7 +75,7 @@ func TestFindingJSON(t *testing.T) {
 		{"IPv6 and LIDs", analyze.Finding{Frame: 1, Time: at, Kind: analyze.KindCNP, Severity: analyze.SeverityInfo, Flow: analyze.FlowID{Src: "LID 1", Dst: "fe80::1", DestQP: 0xFFFFFF}},
 			`{"frame":1,"time":"2026-01-02T03:04:05.000000006Z","kind":"cnp","severity":"info","flow":"LID 1 → fe80::1 QP 0xffffff","detail":""}`},
 		{"connection", analyze.Finding{Frame: 3, Time: at, Kind: analyze.KindCMReject, Severity: analyze.SeverityError, Connection: 2, Detail: "CM REJ: x"},
-			`{"frame":3,"time":"2026-01-02T03:04:05.000000006Z","kind":"cm_reject","severity":"error","flow":"connection 2","detail":"CM REJ: x"}`},
+			`{"frame":3,"time":"2026-01-02T03:04:05.000000006Z","kind":"cm_reject","severity":"error","flow":"connection 2","connection":2,"detail":"CM REJ: x"}`},
 		{"no flow", analyze.Finding{Frame: 9, Time: at, Kind: analyze.KindMalformed, Severity: analyze.SeverityWarning, Detail: "short"},
 			`{"frame":9,"time":"2026-01-02T03:04:05.000000006Z","kind":"malformed","severity":"warning","flow":"","detail":"short"}`},
 	}

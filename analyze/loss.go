@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/roce-dissect/roce-dissect/layers"
@@ -225,7 +224,8 @@ func (a *Analyzer) startGap(f *flowState, p *Packet) {
 	switch {
 	case d < 0:
 		if fd := a.finding(p, KindPSNBeforeStart, SeverityWarning, f); fd != nil {
-			fd.Detail = fmt.Sprintf("first request PSN %d is before PSN %d, where connection %d said this side's requests start", first, *send, c.ID)
+			fd.startPSNs = [2]uint32{first, *send}
+			*fd = fd.withConnection(c.ID)
 		}
 	case d > 0 && d <= maxSeamJump:
 		t := &f.psn

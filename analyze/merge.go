@@ -120,7 +120,12 @@ func (r *Report) Merge(o *Report) error {
 	for i := range r.Flows {
 		c.NotCaptured += r.Flows[i].Requests.MissingNotCaptured
 	}
-	r.Findings = append(r.Findings, o.Findings...)
+	for _, fd := range o.Findings {
+		if fd.Connection != 0 {
+			fd = fd.withConnection(remap[fd.Connection])
+		}
+		r.Findings = append(r.Findings, fd)
+	}
 	sortFindings(r.Findings)
 	r.FindingsDropped += o.FindingsDropped
 	return nil

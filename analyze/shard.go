@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -686,26 +685,12 @@ func (m connRemap) id(id int) int {
 }
 
 // renumberFinding rewrites the connection ID a finding names (a shard's)
-// to the combined report's: a cm_reject finding's Connection, and the
-// connection a psn_before_start finding's detail names.
+// to the combined report's.
 func renumberFinding(fd Finding, remap connRemap) Finding {
-	if fd.Connection != 0 {
-		fd.Connection = remap.id(fd.Connection)
+	if fd.Connection == 0 {
+		return fd
 	}
-	if fd.Kind == KindPSNBeforeStart {
-		const marker = "where connection "
-		if i := strings.Index(fd.Detail, marker); i >= 0 {
-			rest := fd.Detail[i+len(marker):]
-			var id int
-			if _, err := fmt.Sscanf(rest, "%d", &id); err == nil {
-				old := fmt.Sprintf("%s%d ", marker, id)
-				if strings.HasPrefix(fd.Detail[i:], old) {
-					fd.Detail = fd.Detail[:i] + fmt.Sprintf("%s%d ", marker, remap.id(id)) + fd.Detail[i+len(old):]
-				}
-			}
-		}
-	}
-	return fd
+	return fd.withConnection(remap.id(fd.Connection))
 }
 
 // replayCut replays, in frame order over all shards, the decisions

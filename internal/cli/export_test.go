@@ -203,7 +203,7 @@ func TestExportReadBack(t *testing.T) {
 				require.Equal(t, len(wd), len(finds), "findings")
 				for i, x := range wd {
 					w, g := x.(map[string]any), finds[i]
-					for _, k := range []string{"frame", "kind", "severity", "flow", "detail"} {
+					for _, k := range []string{"frame", "kind", "severity", "flow", "detail", "connection"} {
 						assert.Equal(t, w[k], g[k], "finding %d: %s", i, k)
 					}
 					assert.Equal(t, file, g["file"])

@@ -161,6 +161,8 @@ type FindingRow struct {
 	Severity string `parquet:"severity,dict"`
 	Flow     string `parquet:"flow,dict"`
 	Detail   string `parquet:"detail"`
+	// Connection is the JSON finding's connection (null: none).
+	Connection *int32 `parquet:"connection,optional"`
 }
 
 // WriteReport writes the flows, connections and findings tables of rep to
@@ -187,6 +189,9 @@ func findingRow(capture, file string, f *analyze.Finding) FindingRow {
 	fr := FindingRow{Capture: capture, File: f.File, Frame: f.Frame, Time: unixNano(f.Time), Kind: string(f.Kind), Severity: f.Severity.String(), Flow: f.FlowName(), Detail: f.Detail}
 	if fr.File == "" {
 		fr.File = file
+	}
+	if f.Connection != 0 {
+		fr.Connection = ptr(int32(f.Connection))
 	}
 	return fr
 }
