@@ -46,6 +46,12 @@ type Options struct {
 	MaxFindings int
 	// File names the capture in findings when several files are merged.
 	File string
+	// Pieces, when set, are the files read one after another as the
+	// capture fed (a rotation): the details of findings name the frames
+	// of other frames by their file (Pieces.FrameName). The frames fed
+	// are numbered as one stream all the same; Pieces.Localize turns the
+	// report's references into their files'.
+	Pieces *Pieces
 	// DecodeRDAs says how the RD opcodes (0x40–0x54) are decoded: the
 	// zero value decides per packet (DC, NVIDIA's Dynamically Connected
 	// transport, unless the packet's length proves RD; see
@@ -170,9 +176,12 @@ type feedback struct{ truncated bool }
 func (f *feedback) SetTruncated()     { f.truncated = true }
 func (f *feedback) IsTruncated() bool { return f.truncated }
 
+// NextFrame is the number Feed gives the next frame.
+func (a *Analyzer) NextFrame() uint64 { return a.capture.Frames + max(a.opts.FirstFrame, 1) }
+
 // Feed analyzes one frame and returns its decoded view.
 func (a *Analyzer) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) *Packet {
-	return a.feed(a.capture.Frames+max(a.opts.FirstFrame, 1), ci, linkType, data)
+	return a.feed(a.NextFrame(), ci, linkType, data)
 }
 
 // feed analyzes one frame, numbered frame.

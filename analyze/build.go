@@ -215,6 +215,7 @@ func (b *reportBuild) end() *Report {
 	}
 	r.Findings, r.FindingsDropped = fl.listed(), fl.dropped
 	sortFindings(r.Findings)
+	a.opts.Pieces.Localize(r)
 	return r
 }
 

@@ -215,7 +215,7 @@ func (a *Analyzer) cutFinding() (Finding, bool) {
 		Detail: fmt.Sprintf("the capture tool cut %d frames (the first to %d bytes) without recording their length: sizes are taken from their IP/UDP, GRH or LRH lengths, their ICRCs cannot be checked", a.capture.CutFrames, a.cut.capLen)}
 	if a.cut.broken != 0 {
 		f.Severity = SeverityWarning
-		f.Detail += fmt.Sprintf("; but frame %d was captured whole at %d bytes, longer than the cut length: no tool cut this capture at %d bytes, so the frames counted as cut before it may be frames whose length fields lie, and those after it are malformed", a.cut.broken, a.cut.brokenLen, a.cut.capLen)
+		f.Detail += fmt.Sprintf("; but %s was captured whole at %d bytes, longer than the cut length: no tool cut this capture at %d bytes, so the frames counted as cut before it may be frames whose length fields lie, and those after it are malformed", a.opts.Pieces.FrameName(a.cut.broken), a.cut.brokenLen, a.cut.capLen)
 	}
 	return f, true
 }

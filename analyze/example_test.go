@@ -48,7 +48,7 @@ func Example() {
 	fmt.Printf("finding: frame %d %s: %s\n", r.Findings[0].Frame, r.Findings[0].Kind, r.Findings[0].Detail)
 	// Output:
 	// 10.0.0.1 → 10.0.0.2 QP 17: 4 packets, 4096 payload bytes, ICRC ok 4
-	// missing 1: [{From:102 To:102 Count:1 Frame:3}]
+	// missing 1: [{From:102 To:102 Count:1 Frame:3 File:}]
 	// finding: frame 3 psn_gap: PSN jumped to 103: PSN 102 missing: fate unknown (no response shows whether the responder got them)
 }
 

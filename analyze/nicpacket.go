@@ -54,7 +54,7 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 				if d < n.nakTimer {
 					n.rnrEarly++
 					if fd := a.finding(p, KindRNREarly, SeverityError, f); fd != nil {
-						fd.Detail = fmt.Sprintf("PSN %d resent %s after the RNR NAK of frame %d, which asked for %s", psn, time.Duration(d), n.nakFrame, time.Duration(n.nakTimer))
+						fd.Detail = fmt.Sprintf("PSN %d resent %s after the RNR NAK of %s, which asked for %s", psn, time.Duration(d), a.opts.Pieces.FrameName(n.nakFrame), time.Duration(n.nakTimer))
 					}
 				}
 			} else {
@@ -62,7 +62,7 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 				if psn != n.nakPSN {
 					n.gbn++
 					if fd := a.finding(p, KindGoBackN, SeverityError, f); fd != nil {
-						fd.Detail = fmt.Sprintf("resend after the NAK of frame %d restarted at PSN %d, not at the NAKed PSN %d", n.nakFrame, psn, n.nakPSN)
+						fd.Detail = fmt.Sprintf("resend after the NAK of %s restarted at PSN %d, not at the NAKed PSN %d", a.opts.Pieces.FrameName(n.nakFrame), psn, n.nakPSN)
 					}
 				}
 			}
@@ -95,7 +95,7 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 			}
 			n.gbn++
 			if fd := a.finding(p, KindGoBackN, SeverityError, f); fd != nil {
-				fd.Detail = fmt.Sprintf("go-back-N after the NAK of frame %d skipped PSNs %d–%d, sent before the NAK", n.epFrame, n.epExpect, to)
+				fd.Detail = fmt.Sprintf("go-back-N after the NAK of %s skipped PSNs %d–%d, sent before the NAK", a.opts.Pieces.FrameName(n.epFrame), n.epExpect, to)
 			}
 			n.epActive = false
 		default:

@@ -88,7 +88,7 @@ func (a *Analyzer) nicReport(f *flowState) (*NIC, []Finding) {
 			if c.ns*2 < floor {
 				out.CNPTooClose++
 				fs = append(fs, Finding{Frame: c.frame, Time: c.t, Kind: KindCNPTooClose, Severity: SeverityWarning, Flow: f.flowID(), File: a.opts.File,
-					Detail: fmt.Sprintf("CNP %s after the CNP of frame %d; this NIC's CNPs are otherwise at least %s apart", time.Duration(c.ns), c.prev, time.Duration(floor))})
+					Detail: fmt.Sprintf("CNP %s after the CNP of %s; this NIC's CNPs are otherwise at least %s apart", time.Duration(c.ns), a.opts.Pieces.FrameName(c.prev), time.Duration(floor))})
 			}
 		}
 	}

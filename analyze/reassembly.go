@@ -285,7 +285,7 @@ func (m *message) dmaCheck() dmaCheck { return dmaCheck{m.isWrite && m.hasDMA, m
 func (a *Analyzer) incomplete(f *flowState, p *Packet, frame, bytes uint64) {
 	f.rare().incomplete++
 	if fd := a.finding(p, KindIncomplete, SeverityWarning, f); fd != nil {
-		fd.Detail = fmt.Sprintf("message begun at frame %d is incomplete (%d bytes seen)", frame, bytes)
+		fd.Detail = fmt.Sprintf("message begun at %s is incomplete (%d bytes seen)", a.opts.Pieces.FrameName(frame), bytes)
 	}
 }
 

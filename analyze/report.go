@@ -66,12 +66,27 @@ type Capture struct {
 	// Options.MaxConnections (or the run's ConnectionBudget): counted, not
 	// tracked as connections.
 	ConnectionsDropped uint64 `json:"connections_dropped"`
+	// Files lists the files read one after another as this one capture
+	// (the pieces of a rotation, see Pieces), in the order read; absent
+	// for one file. Set by the reader of the files, not the Analyzer.
+	Files []CaptureFile `json:"files,omitempty"`
+}
+
+// CaptureFile is one file of a capture read as several (Capture.Files).
+type CaptureFile struct {
+	File      string     `json:"file"`
+	Frames    uint64     `json:"frames"`
+	FirstTime *time.Time `json:"first_time"`
+	LastTime  *time.Time `json:"last_time"`
 }
 
 // Malformed is one frame that could not be decoded.
 type Malformed struct {
 	Frame  uint64 `json:"frame"`
 	Reason string `json:"reason"`
+	// File is the file the frame is in, when the capture is several
+	// files read as one (Pieces); Frame is then its number there.
+	File string `json:"file,omitempty"`
 }
 
 // Endpoint is one side of a CM connection. The fields a header-only
@@ -108,6 +123,21 @@ type ConnFrames struct {
 	REJ  uint64 `json:"rej,omitempty"`
 	DREQ uint64 `json:"dreq,omitempty"`
 	DREP uint64 `json:"drep,omitempty"`
+	// Files names the file of each frame above when the capture is
+	// several files read as one (Pieces); the frames are then numbered
+	// in their files. Nil (absent) for one file.
+	Files *ConnFrameFiles `json:"files,omitempty"`
+}
+
+// ConnFrameFiles names the file of each of a connection's CM message
+// frames (ConnFrames.Files).
+type ConnFrameFiles struct {
+	REQ  string `json:"req,omitempty"`
+	REP  string `json:"rep,omitempty"`
+	RTU  string `json:"rtu,omitempty"`
+	REJ  string `json:"rej,omitempty"`
+	DREQ string `json:"dreq,omitempty"`
+	DREP string `json:"drep,omitempty"`
 }
 
 // Connection is a CM handshake: REQ, then REP/REJ, RTU, DREQ, DREP.
@@ -233,6 +263,9 @@ type Gap struct {
 	To    uint32 `json:"to"`
 	Count uint32 `json:"count"`
 	Frame uint64 `json:"frame"`
+	// File is the file Frame is in, when the capture is several files
+	// read as one (Pieces); Frame is then its number there.
+	File string `json:"file,omitempty"`
 }
 
 // Responses describes the responder's packets in a flow (ACK, NAK, READ

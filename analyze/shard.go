@@ -311,6 +311,7 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 		c.out.Flows = append(c.out.Flows, c.flow(fr, parts[fr.s].Flows[fr.i]))
 	}
 	c.listFindings()
+	opts.Pieces.Localize(c.out)
 	return c.out, errors.Join(c.errs...)
 }
 

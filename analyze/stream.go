@@ -38,10 +38,27 @@ func (a *Analyzer) FinishStream() *ReportStream {
 // Head returns the report's capture totals and connections, as Finish's
 // report has them; Flows and Findings are nil until End.
 func (s *ReportStream) Head() *Report {
+	var r *Report
 	if s.cb != nil {
-		return s.cb.out
+		r = s.cb.out
+	} else {
+		r = s.b.r
 	}
-	return s.b.r
+	s.pieces().Localize(r)
+	return r
+}
+
+// pieces are the files the stream's capture was read from, whose frame
+// references its reports name (none for a shard's stream, whose frames
+// the combiner numbers).
+func (s *ReportStream) pieces() *Pieces {
+	if s.cb != nil {
+		return s.cb.opts.Pieces
+	}
+	if s.b.a.opts.Shard {
+		return nil
+	}
+	return s.b.a.opts.Pieces
 }
 
 // Flows is how many flows Next gives in all.
@@ -64,13 +81,17 @@ func (s *ReportStream) Next() (Flow, bool) {
 			s.onRelease()
 		}
 		f, _ := s.parts[fr.s].Next() // CombineShardStreams checked the order
-		return s.cb.flow(fr, f), true
+		f = s.cb.flow(fr, f)
+		s.cb.opts.Pieces.LocalizeFlow(&f)
+		return f, true
 	}
 	if s.next >= len(s.b.a.flowList) {
 		return Flow{}, false
 	}
 	s.next++
-	return s.b.flow(s.next - 1), true
+	f := s.b.flow(s.next - 1)
+	s.pieces().LocalizeFlow(&f)
+	return f, true
 }
 
 // End builds the flows Next has not given (discarding them) and returns
@@ -91,6 +112,7 @@ func (s *ReportStream) End() *Report {
 		}
 		s.cb.listFindings()
 		s.cb.out.Flows = []Flow{}
+		s.pieces().Localize(s.cb.out)
 		return s.cb.out
 	}
 	r := s.b.end()
@@ -149,7 +171,7 @@ func (s *ReportStream) Report() *Report {
 	if r.Flows == nil {
 		r.Flows = []Flow{}
 	}
-	r.merge = true
+	r.merge = !s.pieces().multi() // a localized report cannot be merged
 	return r
 }
 

@@ -95,7 +95,7 @@ type runner struct {
 	listed *listedRows
 }
 
-func (r *runner) options(file string, multi bool) analyze.Options {
+func (r *runner) options(src *source, multi bool) analyze.Options {
 	o := analyze.Options{
 		Interval:  r.plotInterval(),
 		NoICRC:    r.cfg.noICRC,
@@ -109,8 +109,9 @@ func (r *runner) options(file string, multi bool) analyze.Options {
 	o.MaxConnections, o.ConnectionBudget = r.cfg.maxConns, r.connBudget
 	o.OnRelease = runtime.GC // Finish hands the flow table's memory to the report
 	if multi {
-		o.File = file
+		o.File = src.files[0]
 	}
+	o.Pieces = src.pieces
 	return o
 }
 
@@ -140,11 +141,38 @@ func (r *runner) openWith(name string, open func(string) (*capture.Reader, error
 // fileResult is the outcome of one file.
 type fileResult struct {
 	name   string
+	src    *source
 	report *analyze.Report
 	err    error
 	// stream, instead of report: the report written while it is built
 	// (streamReport).
 	stream *analyze.ReportStream
+}
+
+// title is how the text report names the result's capture.
+func (res fileResult) title() string {
+	if res.src != nil {
+		return res.src.name()
+	}
+	return displayName(res.name)
+}
+
+// exportFiles are the files the export's capture column names: the
+// pieces read, or files.
+func (res fileResult) exportFiles(files []string) []string {
+	if res.src != nil && res.src.pieces != nil {
+		return res.src.files
+	}
+	return files
+}
+
+// htmlFiles are the sources of the HTML report, one per collector: the
+// pieces read are one.
+func (res fileResult) htmlFiles(files []string) []string {
+	if res.src != nil && res.src.pieces != nil {
+		return []string{res.src.name()}
+	}
+	return files
 }
 
 // each reads the frames of one file, calling fn for each, and returns the
@@ -234,7 +262,7 @@ func (r *runner) analyzeAll(ctx context.Context, files []string, jobs int) ([]fi
 					col.Add(p)
 				}
 			}
-			results[i] = r.analyzeFile(ctx, i, name, multi, cpu, tap)
+			results[i] = r.analyzeFile(ctx, i, oneFile(name), multi, cpu, tap)
 		}()
 	}
 	wg.Wait()
@@ -242,17 +270,55 @@ func (r *runner) analyzeAll(ctx context.Context, files []string, jobs int) ([]fi
 	return results, samplers, collectors
 }
 
-// reportMode analyzes the files in parallel and prints the report(s).
+// reportMode analyzes the files and prints the report(s): the pieces of
+// one capture as one stream (source.go), other files each on its own, in
+// parallel, merged or matched as capture points.
 func (r *runner) reportMode(ctx context.Context, files []string) int {
-	multi := len(files) > 1
+	if src := r.piecesOf(files); src != nil {
+		res, collectors := r.analyzeSource(ctx, src)
+		var np *notPiecesError
+		if !errors.As(res.err, &np) {
+			return r.writeReports(ctx, []string{files[0]}, []fileResult{res}, nil, collectors)
+		}
+	}
 	results, samplers, collectors := r.analyzeAll(ctx, files, r.jobs())
-	if multi && r.jobs() > 1 && ctx.Err() == nil && (r.flowBudget.Refused() || r.connBudget.Refused()) {
+	if len(files) > 1 && r.jobs() > 1 && ctx.Err() == nil && (r.flowBudget.Refused() || r.connBudget.Refused()) {
 		// The files raced for the flows (or connections) of --max-flows:
 		// which got them depended on their speed. Again, one after
 		// another, so that the first files get them, as with -j 1.
 		results, samplers, collectors = r.analyzeAll(ctx, files, 1)
 	}
+	return r.writeReports(ctx, files, results, samplers, collectors)
+}
 
+// analyzeSource analyzes the pieces of one capture as one stream, with
+// fresh budgets, on the cores -j allows, and names the pieces read in
+// the report (Capture.Files).
+func (r *runner) analyzeSource(ctx context.Context, src *source) (fileResult, []*htmlreport.Collector) {
+	r.progress = startProgress(r.cfg.progress, r.stderr)
+	r.flowBudget = analyze.NewFlowBudget(r.cfg.maxFlows)
+	r.connBudget = analyze.NewFlowBudget(r.cfg.maxConns)
+	collectors := r.htmlCollectors(1)
+	var tap func(*analyze.Packet)
+	if collectors[0] != nil {
+		tap = collectors[0].Add
+	}
+	res := r.analyzeFile(ctx, 0, src, false, make(chan struct{}, 1), tap)
+	r.progress.stop()
+	files := src.captureFiles()
+	if res.stream != nil {
+		res.stream.Head().Capture.Files = files
+	} else if res.report != nil {
+		res.report.Capture.Files = files
+	}
+	return res, collectors
+}
+
+// writeReports prints the reports of the files analyzed (results, in the
+// order of files), merged or matched as capture points (samplers), and
+// writes the other outputs asked for.
+func (r *runner) writeReports(ctx context.Context, files []string, results []fileResult, samplers []*points.Sampler, collectors []*htmlreport.Collector) int {
+	multi := len(files) > 1
 	status := ExitOK
 	for _, res := range results {
 		if res.err != nil {
@@ -267,7 +333,7 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 		return ExitDamaged
 	}
 	if len(results) < len(files) {
-		files = files[:0]
+		files = nil
 		for _, res := range results {
 			files = append(files, res.name)
 		}
@@ -305,7 +371,7 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 	}
 	merged = r.filter(merged)
 	var err error
-	if r.cfg.export != "" && !r.exportReport(files, merged) {
+	if r.cfg.export != "" && !r.exportReport(results[0].exportFiles(files), merged) {
 		status = ExitDamaged
 	}
 	switch r.cfg.output {
@@ -330,7 +396,7 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 			r.writeText(fmt.Sprintf("all %d files", len(files)), merged, note)
 			r.writePoints(pts)
 		} else {
-			r.writeText(displayName(files[0]), merged, errText(results[0].err))
+			r.writeText(results[0].title(), merged, errText(results[0].err))
 		}
 	}
 	if err != nil {
@@ -348,7 +414,7 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 		}
 	}
 	if r.cfg.html != "" {
-		if err := r.writeHTML(files, merged, collectors); err != nil {
+		if err := r.writeHTML(results[0].htmlFiles(files), merged, collectors); err != nil {
 			fmt.Fprintf(r.stderr, "roce-dissect: --html %s: %v\n", r.cfg.html, err)
 			return ExitDamaged
 		}

@@ -1,32 +1,51 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/capture"
 	"github.com/roce-dissect/roce-dissect/internal/export"
 )
 
 // exporter returns the function that feeds a frame to a, and with
-// --export also writes its packet row (part part of the run's index-th
-// file), and the function that closes the packets file afterwards.
-func (r *runner) exporter(index, part int, name string, a *analyze.Analyzer, tap func(*analyze.Packet)) (func(*frame), func() error) {
+// --export also writes its packet row to the packets table of its file
+// (the run's index-th, or index+i-th for the i-th piece of src); start
+// is readSource's, which opens each file's table, and done returns the
+// errors of writing them.
+func (r *runner) exporter(index int, src *source, a *analyze.Analyzer, tap func(*analyze.Packet)) (feed func(*frame), start func(int, *capture.Reader) func(), done func() error) {
 	if r.cfg.export == "" {
 		return func(f *frame) {
 			p := a.Feed(f.ci, f.linkType, f.data)
 			if tap != nil {
 				tap(p)
 			}
-		}, func() error { return nil }
+		}, nil, func() error { return nil }
 	}
-	pw, err := export.NewPacketWriter(filepath.Join(r.cfg.export, export.PacketsFile(index, part)), displayName(name))
-	if err != nil {
-		err = fmt.Errorf("--export: %w", err)
-		pw = nil
+	// One packets table per file: the pieces of a capture each have
+	// theirs, with their frames numbered in the file.
+	var pw *export.PacketWriter
+	var errs []error
+	start = func(i int, _ *capture.Reader) func() {
+		name := src.files[i]
+		w, err := export.NewPacketWriter(filepath.Join(r.cfg.export, export.PacketsFile(index+i, 0)), displayName(name))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--export: %w", err))
+			return func() {}
+		}
+		w.SetFirstFrame(a.NextFrame())
+		pw = w
+		return func() {
+			if err := pw.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("--export: %w", err))
+			}
+			pw = nil
+		}
 	}
-	feed := func(f *frame) {
+	feed = func(f *frame) {
 		p := a.Feed(f.ci, f.linkType, f.data)
 		if pw != nil && r.exportSelects(p) {
 			pw.Add(p)
@@ -35,15 +54,7 @@ func (r *runner) exporter(index, part int, name string, a *analyze.Analyzer, tap
 			tap(p)
 		}
 	}
-	return feed, func() error {
-		if err != nil {
-			return err
-		}
-		if err := pw.Close(); err != nil {
-			return fmt.Errorf("--export: %w", err)
-		}
-		return nil
-	}
+	return feed, start, func() error { return errors.Join(errs...) }
 }
 
 // exportSelects reports whether --qp and --flow select p's row; the
@@ -81,8 +92,16 @@ func (r *runner) exportReport(files []string, rep *analyze.Report) bool {
 // file's report (-o parquet) as its flows are built, each flow's row
 // written before the next flow is built: the same rows as exportReport.
 func (r *runner) streamExport(res fileResult) error {
-	name := displayName(res.name)
-	rw, err := export.NewReportWriter(r.cfg.export, name, name)
+	files := res.exportFiles([]string{res.name})
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = displayName(f)
+	}
+	file := "" // several files: each finding names its own
+	if len(names) == 1 {
+		file = names[0]
+	}
+	rw, err := export.NewReportWriter(r.cfg.export, strings.Join(names, " "), file)
 	if err != nil {
 		return fmt.Errorf("--export %s: %w", r.cfg.export, err)
 	}

@@ -34,7 +34,7 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 	}
 	enc := json.NewEncoder(r.stdout)
 	for _, name := range files {
-		a := analyze.New(r.options(name, len(files) > 1))
+		a := analyze.New(r.options(oneFile(name), len(files) > 1))
 		fileLabel := ""
 		if len(files) > 1 {
 			fileLabel = displayName(name)

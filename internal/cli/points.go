@@ -143,7 +143,7 @@ func (r *runner) matchGroup(ctx context.Context, files, allNames []string, sampl
 	}
 	m := points.New(points.Options{Files: names, Offsets: offsets, Spans: spans})
 
-	type source struct {
+	type pointReader struct {
 		cr   *capture.Reader
 		a    *analyze.Analyzer
 		ci   gopacket.CaptureInfo
@@ -153,8 +153,8 @@ func (r *runner) matchGroup(ctx context.Context, files, allNames []string, sampl
 		n    uint64
 		ok   bool
 	}
-	srcs := make([]*source, len(group))
-	next := func(s *source, i int) {
+	srcs := make([]*pointReader, len(group))
+	next := func(s *pointReader, i int) {
 		s.ok = false
 		if r.cfg.count > 0 && s.n >= r.cfg.count {
 			return
@@ -173,10 +173,10 @@ func (r *runner) matchGroup(ctx context.Context, files, allNames []string, sampl
 			return nil, nil, err
 		}
 		defer cr.Close()
-		srcs[k] = &source{cr: cr, a: analyze.New(r.options(files[i], true))}
+		srcs[k] = &pointReader{cr: cr, a: analyze.New(r.options(oneFile(files[i]), true))}
 		next(srcs[k], k)
 	}
-	opts := r.options("", false)
+	opts := r.options(&source{files: []string{""}}, false)
 	opts.NoMerge = false // the groups' reports are merged
 	combined := analyze.New(opts)
 	type origin struct {

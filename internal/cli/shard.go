@@ -14,6 +14,7 @@ import (
 	gplayers "github.com/gopacket/gopacket/layers"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/capture"
 )
 
 // jobs is the number of cores -j allows (default: all).
@@ -44,64 +45,68 @@ func shards(n int) int {
 	return n
 }
 
-// analyzeFile analyzes one file. A file analyzed alone on jobs ≥ 2 cores
-// is sharded by host pair (docs/parallel.md): one reader, one Analyzer
-// per core, the shards' reports combined into the sequential report. A
-// file of several, or one whose packets something must see in file order
-// (tap: capture points, the HTML report; --export's packets table), is
-// read sequentially.
-func (r *runner) analyzeFile(ctx context.Context, index int, name string, multi bool, cpu chan struct{}, tap func(*analyze.Packet)) fileResult {
+// analyzeFile analyzes one source (a file, or the pieces of one
+// capture). A source analyzed alone on jobs ≥ 2 cores is sharded by host
+// pair (docs/parallel.md): one reader, one Analyzer per core, the shards'
+// reports combined into the sequential report. A file of several, or one
+// whose packets something must see in file order (tap: capture points,
+// the HTML report; --export's packets table), is read sequentially.
+func (r *runner) analyzeFile(ctx context.Context, index int, src *source, multi bool, cpu chan struct{}, tap func(*analyze.Packet)) fileResult {
 	// Standard input is read once: when the shards cannot be exact (a cap
 	// reached, flows that are not disjoint) there is no second reading to
 	// fall back to, so it stays sequential, as issue 14 asks.
-	if n := r.jobs(); !multi && n >= 2 && tap == nil && r.cfg.export == "" && name != "-" {
-		return r.analyzeSharded(ctx, name, shards(n))
+	if n := r.jobs(); !multi && n >= 2 && tap == nil && r.cfg.export == "" && src.files[0] != "-" {
+		return r.analyzeSharded(ctx, src, shards(n))
 	}
 	cpu <- struct{}{}
 	defer func() { <-cpu }()
-	return r.analyzeSequential(ctx, index, name, multi, tap)
+	return r.analyzeSequential(ctx, index, src, multi, tap)
 }
 
-// analyzeSequential analyzes a file with one Analyzer.
-func (r *runner) analyzeSequential(ctx context.Context, index int, name string, multi bool, tap func(*analyze.Packet)) fileResult {
-	a := analyze.New(r.options(name, multi))
-	feed, done := r.exporter(index, 0, name, a, tap)
-	err := r.each(ctx, name, feed)
+// analyzeSequential analyzes a source with one Analyzer.
+func (r *runner) analyzeSequential(ctx context.Context, index int, src *source, multi bool, tap func(*analyze.Packet)) fileResult {
+	a := analyze.New(r.options(src, multi))
+	feed, start, done := r.exporter(index, src, a, tap)
+	err := r.readSource(ctx, src, start, feed)
+	res := fileResult{name: src.files[0], src: src, err: errors.Join(err, done())}
 	if !multi && tap == nil && r.streams() {
-		return fileResult{name: name, stream: a.FinishStream(), err: errors.Join(err, done())}
+		res.stream = a.FinishStream()
+	} else {
+		res.report = a.Finish()
 	}
-	return fileResult{name: name, report: a.Finish(), err: errors.Join(err, done())}
+	return res
 }
 
-// analyzeSharded analyzes a file on n shards and combines them. When the
-// shards created more flows than --max-flows, it runs them again tracking
-// only the flows the sequential analysis tracks; when they are not
-// disjoint (docs/parallel.md), the file is analyzed sequentially. Standard
-// input cannot be read again: its combined report is then the shards'
-// best, with a note on stderr.
-func (r *runner) analyzeSharded(ctx context.Context, name string, n int) fileResult {
-	opts := r.options(name, false)
-	// One file: the budgets are MaxFlows and MaxConnections, which the
+// analyzeSharded analyzes a source on n shards and combines them. When
+// the shards created more flows than --max-flows, it runs them again
+// tracking only the flows the sequential analysis tracks; when they are
+// not disjoint (docs/parallel.md), the source is analyzed sequentially.
+// Standard input cannot be read again: its combined report is then the
+// shards' best, with a note on stderr.
+func (r *runner) analyzeSharded(ctx context.Context, src *source, n int) fileResult {
+	opts := r.options(src, false)
+	// One source: the budgets are MaxFlows and MaxConnections, which the
 	// combiner applies.
 	opts.FlowBudget, opts.ConnectionBudget = nil, nil
 	opts.Shard = true
-	res := r.shardPass(ctx, name, n, opts)
-	if res.err != nil && ctx.Err() != nil {
-		return res.fileResult
+	res := r.shardPass(ctx, src, n, opts)
+	var notPieces *notPiecesError
+	if res.err != nil && ctx.Err() != nil || errors.As(res.err, &notPieces) {
+		return res.fileResult // notPieces: the files are analyzed each on its own
 	}
 	var capErr *analyze.FlowCapError
 	switch {
 	case res.combineErr == nil:
-	case name == "-":
-		fmt.Fprintf(r.stderr, "roce-dissect: %s: note: -j %d: the report may differ from -j 1's (%v)\n", displayName(name), n, res.combineErr)
+	case src.files[0] == "-":
+		fmt.Fprintf(r.stderr, "roce-dissect: %s: note: -j %d: the report may differ from -j 1's (%v)\n", src.name(), n, res.combineErr)
 	case errors.As(res.combineErr, &capErr) && !errors.Is(res.combineErr, analyze.ErrNotDisjoint):
 		opts.FlowFrameLimit, opts.ConnFrameLimit = capErr.Frame, capErr.ConnFrame
-		res = r.shardPass(ctx, name, n, opts)
+		res = r.shardPass(ctx, src, n, opts)
 		if res.combineErr != nil {
-			return r.analyzeSequential(ctx, 0, name, false, nil)
+			return r.analyzeSequential(ctx, 0, src, false, nil)
 		}
 	default:
-		return r.analyzeSequential(ctx, 0, name, false, nil)
+		return r.analyzeSequential(ctx, 0, src, false, nil)
 	}
 	return res.fileResult
 }
@@ -220,13 +225,7 @@ func (b *batch) time(f *batchFrame) time.Time {
 // a frame is not copied; a chunk is reused once the reader has moved on
 // and every batch of its frames has been analyzed. The frames of a pcapng
 // file are copied into the batches.
-func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze.Options) shardResult {
-	cr, size, err := r.open(name)
-	if err != nil {
-		err = &openError{err}
-	} else {
-		defer cr.Close()
-	}
+func (r *runner) shardPass(ctx context.Context, src *source, n int, opts analyze.Options) shardResult {
 	batches := batchesPerShard(n)
 	pool := newChunkPool(n*batches + 2)
 	work := make([]chan *batch, n)
@@ -284,50 +283,63 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 	var num uint64 // eachFrom gives every frame in order: this is its number
 	place := newPlacer(n)
 	var in *chunk // the chunk the reader fills
-	chunks := cr != nil && cr.ReadChunks(func() []byte {
-		// The batches hold frames of the chunk in use only: send them
-		// before moving on.
+	var cr *capture.Reader
+	var chunks bool
+	// sendAll sends the batches that hold frames: before the reader
+	// moves on to another chunk or file.
+	sendAll := func() {
 		for s := 1; s < n; s++ {
 			if len(cur[s].frames) > 0 {
 				send(s)
 			}
 		}
-		c := pool.get(max(chunkSize, cr.ChunkMin()))
-		if in != nil {
-			pool.release(in) // Next copies from it before anyone gets it again
-		}
-		in = c
-		return c.buf
-	})
-	if cr != nil {
-		err = r.eachFrom(ctx, cr, size, func(f *frame) {
-			num++
-			key := analyze.HostPairKey(f.linkType, f.data)
-			s := place.shard(key)
-			if s == 0 {
-				a0.FeedShard(num, key, f.ci, f.linkType, f.data)
-				return
-			}
-			b := cur[s]
-			if len(b.frames) == batchFrames || !chunks && len(b.buf)+len(f.data) > batchBytes && len(b.frames) > 0 {
-				send(s)
-				b = cur[s]
-			}
-			var off int
-			if chunks {
-				if b.ch == nil {
-					b.ch, b.src = in, in.buf
-					in.refs.Add(1)
-				}
-				off = cr.ChunkPos() - len(f.data)
-			} else {
-				off = len(b.buf)
-				b.buf = append(b.buf, f.data...)
-			}
-			b.frames = append(b.frames, batchFrame{n: num, key: key, off: int64(off), length: f.ci.Length, caplen: int32(len(f.data)), lt: f.linkType})
-			b.putTime(&b.frames[len(b.frames)-1], f.ci.Timestamp)
-		})
 	}
+	start := func(_ int, c *capture.Reader) func() {
+		cr = c
+		chunks = cr.ReadChunks(func() []byte {
+			sendAll() // the batches hold frames of the chunk in use only
+			c := pool.get(max(chunkSize, cr.ChunkMin()))
+			if in != nil {
+				pool.release(in) // Next copies from it before anyone gets it again
+			}
+			in = c
+			return c.buf
+		})
+		return func() {
+			sendAll()
+			if in != nil {
+				pool.release(in)
+				in = nil
+			}
+		}
+	}
+	err := r.readSource(ctx, src, start, func(f *frame) {
+		num++
+		key := analyze.HostPairKey(f.linkType, f.data)
+		s := place.shard(key)
+		if s == 0 {
+			a0.FeedShard(num, key, f.ci, f.linkType, f.data)
+			return
+		}
+		b := cur[s]
+		if len(b.frames) == batchFrames || !chunks && len(b.buf)+len(f.data) > batchBytes && len(b.frames) > 0 {
+			send(s)
+			b = cur[s]
+		}
+		var off int
+		if chunks {
+			if b.ch == nil {
+				b.ch, b.src = in, in.buf
+				in.refs.Add(1)
+			}
+			off = cr.ChunkPos() - len(f.data)
+		} else {
+			off = len(b.buf)
+			b.buf = append(b.buf, f.data...)
+		}
+		b.frames = append(b.frames, batchFrame{n: num, key: key, off: int64(off), length: f.ci.Length, caplen: int32(len(f.data)), lt: f.linkType})
+		b.putTime(&b.frames[len(b.frames)-1], f.ci.Timestamp)
+	})
 	for s := 1; s < n; s++ {
 		if len(cur[s].frames) > 0 {
 			work[s] <- cur[s]
@@ -347,7 +359,7 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 			for s, p := range streams {
 				frames[s] = p.Head().Capture.Frames
 			}
-			return shardResult{fileResult{name: name, stream: cs, err: err}, nil, frames}
+			return shardResult{fileResult{name: src.files[0], src: src, stream: cs, err: err}, nil, frames}
 		}
 		for s, p := range streams { // an error: the reports, as without streams
 			reports[s] = p.Report()
@@ -361,7 +373,7 @@ func (r *runner) shardPass(ctx context.Context, name string, n int, opts analyze
 	for s, p := range reports {
 		frames[s] = p.Capture.Frames
 	}
-	return shardResult{fileResult{name: name, report: rep, err: err}, cerr, frames}
+	return shardResult{fileResult{name: src.files[0], src: src, report: rep, err: err}, cerr, frames}
 }
 
 // placer assigns host pairs to shards: a host pair seen for the first

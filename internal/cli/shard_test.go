@@ -71,9 +71,9 @@ func shardExact(t *testing.T, n int, args ...string) (*analyze.Report, int, erro
 	cfg, files, err := parseArgs(args)
 	require.NoError(t, err)
 	r := &runner{cfg: cfg}
-	opts := r.options(files[0], false)
+	opts := r.options(oneFile(files[0]), false)
 	opts.Shard = true
-	res := r.shardPass(context.Background(), files[0], n, opts)
+	res := r.shardPass(context.Background(), oneFile(files[0]), n, opts)
 	require.NoError(t, res.err)
 	busy := 0
 	for _, f := range res.frames {

@@ -315,7 +315,7 @@ func (r *runner) streamText(res fileResult) {
 	}
 	rr := *r
 	rr.listed = &listedRows{idx: listed, left: n - len(listed)}
-	rr.writeText(displayName(res.name), &rep, errText(res.err))
+	rr.writeText(res.title(), &rep, errText(res.err))
 }
 
 // worstTop is the index of the candidate the next flow would replace:

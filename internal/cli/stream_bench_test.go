@@ -11,9 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/stretchr/testify/require"
 
+	"github.com/roce-dissect/roce-dissect/internal/capture"
 	"github.com/roce-dissect/roce-dissect/internal/cli"
+	"github.com/roce-dissect/roce-dissect/internal/synth"
 )
 
 // peakHeap runs fn and returns the most heap its objects held meanwhile
@@ -76,4 +79,111 @@ func BenchmarkManyFlowsReport(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkRotation analyzes a 1 M-packet mix (roce-synth mix, 64 QPs)
+// whole and cut into 4 pieces given in reverse order, which are
+// read as one capture (source.go): at -j 1 and the default -j, the
+// pieces cost what the whole file does. It reports the peak heap of a
+// run (peak-heap-B/op) and its CPU time (cpu-ns/op).
+// ROCE_BENCH_ROTATION names a folder that keeps the captures between runs.
+func BenchmarkRotation(b *testing.B) {
+	dir := os.Getenv("ROCE_BENCH_ROTATION")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	whole, pieces := rotationCaptures(b, dir)
+	for _, j := range []string{"1", "0"} {
+		for name, files := range map[string][]string{"whole": {whole}, "pieces": pieces} {
+			b.Run(fmt.Sprintf("%s/j%s", name, j), func(b *testing.B) {
+				b.ReportAllocs()
+				args := append([]string{"-o", "json"}, files...)
+				if j != "0" {
+					args = append([]string{"-j", j}, args...)
+				}
+				var peak uint64
+				cpu0, runs := cpuTime(), 0
+				for b.Loop() {
+					peak = max(peak, peakHeap(func() {
+						if code := cli.Run(context.Background(), args, io.Discard, io.Discard); code != 0 {
+							b.Fatalf("exit status %d", code)
+						}
+					}))
+					runs++
+				}
+				b.ReportMetric(float64(peak), "peak-heap-B/op")
+				b.ReportMetric(float64(cpuTime()-cpu0)/float64(runs), "cpu-ns/op")
+			})
+		}
+	}
+}
+
+// rotationCaptures writes (or finds in dir) the 1 M-packet mix and its 4
+// pieces, the pieces in reverse order.
+func rotationCaptures(b *testing.B, dir string) (string, []string) {
+	b.Helper()
+	whole := filepath.Join(dir, "mix1m.pcap")
+	var pieces []string
+	for i := 3; i >= 0; i-- {
+		pieces = append(pieces, filepath.Join(dir, fmt.Sprintf("mix1m_%05d.pcap", i)))
+	}
+	if _, err := os.Stat(pieces[0]); err == nil {
+		return whole, pieces
+	}
+	f, err := os.Create(whole)
+	require.NoError(b, err)
+	_, err = synth.Generate(synth.Config{Scenario: synth.ScenarioMix, Packets: 1_000_000, QPs: 64, Seed: 4}, f, nil)
+	require.NoError(b, err)
+	require.NoError(b, f.Close())
+	require.NoError(b, splitCapture(whole, pieces[3], pieces[2], pieces[1], pieces[0]))
+	return whole, pieces
+}
+
+// splitCapture cuts a pcap file into pieces of about equal frames, as
+// editcap -c would.
+func splitCapture(whole string, pieces ...string) error {
+	count, err := capture.Open(whole)
+	if err != nil {
+		return err
+	}
+	var n int
+	for ; ; n++ {
+		if _, _, _, err := count.Next(); err == io.EOF {
+			break
+		} else if err != nil {
+			count.Close()
+			return err
+		}
+	}
+	count.Close()
+	cr, err := capture.Open(whole)
+	if err != nil {
+		return err
+	}
+	defer cr.Close()
+	for k, name := range pieces {
+		f, err := os.Create(name)
+		if err != nil {
+			return err
+		}
+		w := pcapgo.NewWriterNanos(f)
+		for i := k * n / len(pieces); i < (k+1)*n/len(pieces); i++ {
+			ci, data, lt, err := cr.Next()
+			if err != nil {
+				return err
+			}
+			if i == k*n/len(pieces) {
+				if err := w.WriteFileHeader(262144, lt); err != nil {
+					return err
+				}
+			}
+			if err := w.WritePacket(ci, data); err != nil {
+				return err
+			}
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

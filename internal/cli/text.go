@@ -240,6 +240,7 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 		fmt.Fprintf(w, "; %s to %s (%s)", c.FirstTime.UTC().Format(time.RFC3339Nano), c.LastTime.UTC().Format(time.RFC3339Nano), humanDuration(c.LastTime.Sub(*c.FirstTime)))
 	}
 	fmt.Fprintln(w)
+	writeCaptureFiles(w, c.Files)
 	if readErr != "" {
 		p.red.Fprintf(w, "  error: %s\n", readErr)
 	}
@@ -397,13 +398,42 @@ func lidString(e analyze.Endpoint) string {
 	return fmt.Sprint(*e.LID)
 }
 
+// writeCaptureFiles writes a line for each of the files read as one
+// capture (analyze.Capture.Files), none for one file.
+func writeCaptureFiles(w io.Writer, files []analyze.CaptureFile) {
+	if len(files) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  read as one capture: %d files whose time ranges follow one another; frames are numbered in their files\n", len(files))
+	rows := make([][3]string, len(files))
+	width := [2]int{}
+	for i, f := range files {
+		rows[i] = [3]string{f.File, fmt.Sprintf("%d frames", f.Frames), ""}
+		if f.FirstTime != nil {
+			rows[i][2] = fmt.Sprintf("%s to %s", f.FirstTime.UTC().Format(time.RFC3339Nano), f.LastTime.UTC().Format(time.RFC3339Nano))
+		}
+		width[0], width[1] = max(width[0], len(rows[i][0])), max(width[1], len(rows[i][1]))
+	}
+	for _, row := range rows {
+		fmt.Fprintf(w, "    %-*s  %*s  %s\n", width[0], row[0], width[1], row[1], row[2])
+	}
+}
+
 func connFrames(f analyze.ConnFrames) string {
 	var b strings.Builder
+	var files analyze.ConnFrameFiles
+	if f.Files != nil {
+		files = *f.Files
+	}
 	for _, x := range []struct {
-		name  string
-		frame uint64
-	}{{"REQ", f.REQ}, {"REP", f.REP}, {"RTU", f.RTU}, {"REJ", f.REJ}, {"DREQ", f.DREQ}, {"DREP", f.DREP}} {
-		if x.frame != 0 {
+		name, file string
+		frame      uint64
+	}{{"REQ", files.REQ, f.REQ}, {"REP", files.REP, f.REP}, {"RTU", files.RTU, f.RTU}, {"REJ", files.REJ, f.REJ}, {"DREQ", files.DREQ, f.DREQ}, {"DREP", files.DREP, f.DREP}} {
+		switch {
+		case x.frame == 0:
+		case x.file != "":
+			fmt.Fprintf(&b, " %s %s %d", x.name, x.file, x.frame)
+		default:
 			fmt.Fprintf(&b, " %s %d", x.name, x.frame)
 		}
 	}

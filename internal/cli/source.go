@@ -1,0 +1,241 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/capture"
+	"github.com/roce-dissect/roce-dissect/points"
+)
+
+// source is what one analysis reads as one stream of frames: one file,
+// or the pieces of one capture (files whose time ranges follow one
+// another: tcpdump -C/-G, editcap -c), read one after another in time
+// order whatever their order on the command line, so that their report
+// is the whole file's. The frames of the stream are numbered one after
+// another; the report names each frame by its file and its number there
+// (analyze.Pieces).
+type source struct {
+	files  []string
+	pieces *analyze.Pieces // nil for one file
+	starts []time.Time     // pieces: each file's first frame's time
+	read   []pieceRead     // pieces: what reading found in each file
+}
+
+// pieceRead is what reading found in one piece.
+type pieceRead struct {
+	frames      uint64
+	first, last time.Time // the earliest and the latest timestamps
+	seen        bool
+}
+
+// add counts a frame of time t.
+func (p *pieceRead) add(t time.Time) {
+	p.frames++
+	if !p.seen || t.Before(p.first) {
+		p.first = t
+	}
+	if !p.seen || t.After(p.last) {
+		p.last = t
+	}
+	p.seen = true
+}
+
+// oneFile is the source of one file.
+func oneFile(name string) *source { return &source{files: []string{name}} }
+
+// name is how the report's title names the source.
+func (s *source) name() string {
+	if s.pieces == nil {
+		return displayName(s.files[0])
+	}
+	return fmt.Sprintf("%d files read as one", len(s.files))
+}
+
+// notPiecesError says the files turned out not to follow one another in
+// time: a file began before the one read before it had ended.
+type notPiecesError struct {
+	file, prev  string
+	start, last time.Time
+}
+
+func (e *notPiecesError) Error() string {
+	return fmt.Sprintf("%s begins at %s, before %s ends at %s: the files are not pieces of one capture",
+		e.file, e.start.UTC().Format(time.RFC3339Nano), e.prev, e.last.UTC().Format(time.RFC3339Nano))
+}
+
+// piecesOf returns the files as the pieces of one capture in time order,
+// or nil when they cannot be, which leaves them to be analyzed each on
+// its own (capture points of the same traffic, or unrelated captures):
+// fewer than two files; standard input among them (it cannot be read
+// again should they turn out not to be pieces); --clock-offset given
+// (which says they are capture points); a file given twice (by path or
+// os.SameFile); a file that cannot be opened or has no frame; two files
+// that begin at the same instant; or files whose first packets share
+// transmissions (the same packets seen at two capture points, whatever
+// their clocks say: headSample). Whether each file ends before the next
+// begins is known only once it is read: readSource checks it.
+func (r *runner) piecesOf(files []string) *source {
+	if len(files) < 2 || slices.Contains(files, "-") || len(r.cfg.clockOffsets) > 0 {
+		return nil
+	}
+	type piece struct {
+		name  string
+		start time.Time
+		info  os.FileInfo
+	}
+	ps := make([]piece, 0, len(files))
+	samplers := make([]*points.Sampler, 0, len(files))
+	// One Analyzer decodes the heads of all files: the samplers read
+	// each packet's own fields, not the flows it builds.
+	a := analyze.New(r.options(oneFile(""), false))
+	for _, name := range files {
+		info, err := os.Stat(name)
+		if err != nil {
+			return nil
+		}
+		for _, p := range ps {
+			if os.SameFile(p.info, info) {
+				return nil
+			}
+		}
+		start, smp, ok := headSample(a, name)
+		if !ok {
+			return nil
+		}
+		ps = append(ps, piece{name, start, info})
+		samplers = append(samplers, smp)
+	}
+	if est := points.EstimateClocks(samplers, make([]*time.Duration, len(files))); len(est.Groups) > 0 {
+		return nil // capture points of the same traffic
+	}
+	// The samples are garbage now, a few megabytes that would otherwise
+	// set the heap's size for the run (GOGC doubles the live heap).
+	a, samplers = nil, nil
+	runtime.GC()
+	slices.SortStableFunc(ps, func(a, b piece) int { return a.start.Compare(b.start) })
+	src := &source{read: make([]pieceRead, len(ps))}
+	for i, p := range ps {
+		if i > 0 && !p.start.After(ps[i-1].start) {
+			return nil
+		}
+		src.files = append(src.files, p.name)
+		src.starts = append(src.starts, p.start)
+	}
+	names := make([]string, len(src.files))
+	for i, f := range src.files {
+		names[i] = displayName(f)
+	}
+	src.pieces = analyze.NewPieces(names)
+	return src
+}
+
+// headFrames is how many frames of each file headSample samples.
+const headFrames = 1024
+
+// headSample returns the time of a capture file's first frame and a
+// sample of the transmissions of its first headFrames frames, decoded by
+// a: capture
+// points of the same traffic share them whatever their clocks, the
+// pieces of a rotation do not (each continues where the one before
+// ended).
+func headSample(a *analyze.Analyzer, name string) (time.Time, *points.Sampler, bool) {
+	cr, err := capture.Open(name)
+	if err != nil {
+		return time.Time{}, nil, false
+	}
+	defer cr.Close()
+	smp := points.NewSampler(0)
+	var start time.Time
+	for n := 0; n < headFrames; n++ {
+		ci, data, lt, err := cr.Next()
+		if err != nil {
+			break
+		}
+		if n == 0 {
+			start = ci.Timestamp
+		}
+		smp.Add(a.Feed(ci, lt, data))
+	}
+	return start, smp, !start.IsZero()
+}
+
+// files is the report's list of the pieces read (Capture.Files), nil for
+// one file.
+func (s *source) captureFiles() []analyze.CaptureFile {
+	if s.pieces == nil {
+		return nil
+	}
+	out := make([]analyze.CaptureFile, len(s.files))
+	for i, f := range s.files {
+		out[i] = analyze.CaptureFile{File: displayName(f), Frames: s.read[i].frames}
+		if s.read[i].seen {
+			first, last := s.read[i].first, s.read[i].last
+			out[i].FirstTime, out[i].LastTime = &first, &last
+		}
+	}
+	return out
+}
+
+// readSource reads the files of src in order as one stream, calling
+// start (when not nil) with each file once it is open, before its first
+// frame, and the function start returns once its last frame is given;
+// fn gets each frame. A file that cannot be read to its end is named in
+// the error, and the next is read all the same; for pieces, a
+// *notPiecesError stops the reading when a file begins before the one
+// before it ended.
+func (r *runner) readSource(ctx context.Context, src *source, start func(i int, cr *capture.Reader) (end func()), fn func(*frame)) error {
+	if src.pieces == nil {
+		cr, size, err := r.open(src.files[0])
+		if err != nil {
+			return &openError{err}
+		}
+		defer cr.Close()
+		if start != nil {
+			defer start(0, cr)()
+		}
+		return r.eachFrom(ctx, cr, size, fn)
+	}
+	var num uint64 // the frames of the stream so far
+	var errs []error
+	for i, name := range src.files {
+		if i > 0 {
+			if prev := &src.read[i-1]; prev.seen && prev.last.After(src.starts[i]) {
+				return &notPiecesError{file: displayName(name), prev: displayName(src.files[i-1]), start: src.starts[i], last: prev.last}
+			}
+		}
+		src.pieces.Begin(i, num+1)
+		cr, size, err := r.open(name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %v", displayName(name), err))
+			continue
+		}
+		var end func()
+		if start != nil {
+			end = start(i, cr)
+		}
+		st := &src.read[i]
+		err = r.eachFrom(ctx, cr, size, func(f *frame) {
+			num++
+			st.add(f.ci.Timestamp)
+			fn(f)
+		})
+		if end != nil {
+			end()
+		}
+		cr.Close()
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			errs = append(errs, fmt.Errorf("%s: %v", displayName(name), err))
+		}
+	}
+	return errors.Join(errs...)
+}
