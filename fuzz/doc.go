@@ -4,7 +4,7 @@
 // command (FuzzCapture), the analyzer fed a sequence of frames
 // (FuzzAnalyzerSequence), and the same frames fed to shards and combined
 // (FuzzShardSequence). The per-package targets (layers, cm, analyze,
-// internal/capture) fuzz one decoder each; these fuzz the joints between
+// capture) fuzz one decoder each; these fuzz the joints between
 // them. The package has no API: everything is in its tests. README.md says
 // how to run them.
 package fuzz

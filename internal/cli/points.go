@@ -14,7 +14,7 @@ import (
 	gplayers "github.com/gopacket/gopacket/layers"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
-	"github.com/roce-dissect/roce-dissect/internal/capture"
+	"github.com/roce-dissect/roce-dissect/capture"
 	"github.com/roce-dissect/roce-dissect/points"
 )
 

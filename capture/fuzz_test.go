@@ -9,7 +9,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
-	"github.com/roce-dissect/roce-dissect/internal/capture"
+	"github.com/roce-dissect/roce-dissect/capture"
 )
 
 // FuzzReader reads arbitrary bytes as a capture: it must not panic, every

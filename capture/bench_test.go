@@ -7,7 +7,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
-	"github.com/roce-dissect/roce-dissect/internal/capture"
+	"github.com/roce-dissect/roce-dissect/capture"
 )
 
 // BenchmarkReaderNext measures one Next over in-memory captures of 10,000
