@@ -250,27 +250,8 @@ func TestOverlappingFilesAreNotPieces(t *testing.T) {
 	rot, ok := rotate(t, dir, "../../testdata/loss_nak_gobackn.pcap", 2)
 	require.True(t, ok)
 	// The second piece, shifted back into the first's time range.
-	late := rot.files[1]
-	cr, err := capture.Open(late)
-	require.NoError(t, err)
 	shifted := filepath.Join(dir, "shifted.pcap")
-	f, err := os.Create(shifted)
-	require.NoError(t, err)
-	w := pcapgo.NewWriterNanos(f)
-	for n := 0; ; n++ {
-		ci, data, lt, err := cr.Next()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
-		if n == 0 {
-			require.NoError(t, w.WriteFileHeader(262144, lt))
-		}
-		ci.Timestamp = ci.Timestamp.Add(-2 * time.Microsecond)
-		require.NoError(t, w.WritePacket(ci, data))
-	}
-	cr.Close()
-	require.NoError(t, f.Close())
+	shiftCapture(t, rot.files[1], shifted, -2*time.Microsecond)
 	for name, files := range map[string][]string{
 		"overlapping": {rot.files[0], shifted},
 		"given twice": {rot.files[0], rot.files[0]},

@@ -167,17 +167,25 @@ func (r *runner) matchGroup(ctx context.Context, files, allNames []string, sampl
 		s.ci, s.data, s.lt, s.ok = ci, data, lt, true
 		s.t = ci.Timestamp.UnixNano() - int64(m.Offset(i))
 	}
+	// The points' Analyzers, which decode each file's packets for the
+	// matcher, share a budget of their own; the combined report has the
+	// caps of the run's one report. Neither draws on the first pass's
+	// budgets, which the files' own reports spent.
+	pointFlows, pointConns := analyze.NewFlowBudget(r.cfg.maxFlows), analyze.NewFlowBudget(r.cfg.maxConns)
 	for k, i := range group {
 		cr, _, err := r.open(files[i])
 		if err != nil {
 			return nil, nil, err
 		}
 		defer cr.Close()
-		srcs[k] = &pointReader{cr: cr, a: analyze.New(r.options(oneFile(files[i]), true))}
+		o := r.options(oneFile(files[i]), true)
+		o.FlowBudget, o.ConnectionBudget = pointFlows, pointConns
+		srcs[k] = &pointReader{cr: cr, a: analyze.New(o)}
 		next(srcs[k], k)
 	}
 	opts := r.options(&source{files: []string{""}}, false)
 	opts.NoMerge = false // the groups' reports are merged
+	opts.FlowBudget, opts.ConnectionBudget = nil, nil
 	combined := analyze.New(opts)
 	type origin struct {
 		file  int

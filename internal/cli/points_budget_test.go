@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/capture"
+	"github.com/roce-dissect/roce-dissect/internal/synth"
+)
+
+// TestCapturePointsOwnBudget: two capture points of the same traffic
+// (a mix of 2,000 QPs: 2,000 CM connections and 2,697 flows, and
+// the same packets 2 µs later at a second tap) with --max-connections
+// 3000 and --max-flows 4000: the first pass reads both files (twice the
+// connections and flows, more than the caps of the run), but the combined report, whose budget is its own, tracks
+// every connection and flow of the traffic, as the one file's report
+// does, and says no table was full.
+func TestCapturePointsOwnBudget(t *testing.T) {
+	dir := t.TempDir()
+	a := generate(t, dir, "a.pcap", synth.Config{Scenario: synth.ScenarioMix, Packets: 12000, QPs: 2000, Seed: 7})
+	b := filepath.Join(dir, "b.pcap")
+	shiftCapture(t, a, b, 2*time.Microsecond)
+	caps := []string{"--max-connections", "3000", "--max-flows", "4000", "-o", "json"}
+	type report struct {
+		Capture struct {
+			ConnectionsDropped uint64 `json:"connections_dropped"`
+			FlowsDropped       uint64 `json:"flows_dropped"`
+		} `json:"capture"`
+		Connections []any `json:"connections"`
+		Flows       []any `json:"flows"`
+		Findings    []struct {
+			Kind string `json:"kind"`
+		} `json:"findings"`
+		Points *struct{} `json:"points"`
+	}
+	read := func(files ...string) report {
+		code, out, errs := runCLI(append(caps, files...)...)
+		require.Equal(t, 0, code, errs)
+		var r report
+		require.NoError(t, json.Unmarshal([]byte(out), &r))
+		return r
+	}
+	one := read(a)
+	require.Equal(t, 2000, len(one.Connections))
+	require.Greater(t, len(one.Flows), 2000)
+	require.Zero(t, one.Capture.ConnectionsDropped)
+	require.Zero(t, one.Capture.FlowsDropped)
+	both := read(a, b)
+	require.NotNil(t, both.Points, "the files are capture points")
+	assert.Equal(t, len(one.Connections), len(both.Connections))
+	assert.Equal(t, len(one.Flows), len(both.Flows))
+	assert.Zero(t, both.Capture.ConnectionsDropped)
+	assert.Zero(t, both.Capture.FlowsDropped)
+	for _, f := range both.Findings {
+		assert.NotContains(t, []string{"connection_table_full", "flow_table_full"}, f.Kind)
+	}
+}
+
+// shiftCapture writes the frames of in to out with their times moved by d.
+func shiftCapture(t *testing.T, in, out string, d time.Duration) {
+	t.Helper()
+	cr, err := capture.Open(in)
+	require.NoError(t, err)
+	defer cr.Close()
+	f, err := os.Create(out)
+	require.NoError(t, err)
+	w := pcapgo.NewWriterNanos(f)
+	for n := 0; ; n++ {
+		ci, data, lt, err := cr.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		if n == 0 {
+			require.NoError(t, w.WriteFileHeader(262144, lt))
+		}
+		ci.Timestamp = ci.Timestamp.Add(d)
+		require.NoError(t, w.WritePacket(ci, data))
+	}
+	require.NoError(t, f.Close())
+}
