@@ -50,10 +50,14 @@ type cmStats struct {
 func (a *Analyzer) admitConnection(p *Packet) bool {
 	t := &a.conns
 	a.shard.noteConnGrew()
-	if len(t.list) < a.opts.MaxConnections && (a.opts.ConnFrameLimit == 0 || p.Frame <= a.opts.ConnFrameLimit) && a.opts.ConnectionBudget.take() {
+	beyond := a.opts.ConnFrameLimit != 0 && p.Frame > a.opts.ConnFrameLimit // the frame the caller knows the cap stops at
+	if !beyond && len(t.list) < a.opts.MaxConnections && a.opts.ConnectionBudget.take() {
 		return true
 	}
 	a.capture.ConnectionsDropped++
+	if !beyond {
+		a.shard.noteRefusedConn(p.Frame)
+	}
 	if t.stats.first == 0 {
 		t.stats.first, t.stats.firstAt = p.Frame, p.Time
 	}

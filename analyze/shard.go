@@ -53,6 +53,11 @@ type shardFeed struct {
 	short    []shortRec // every RDMA frame shorter than its length fields
 	whole    []wholeRec // each RDMA frame captured whole longer than all before it
 	overflow bool       // more events than maxShardEvents: not replayable
+
+	// The flows and connections the caps refused (capRefusals), for
+	// CombineShards to find which the sequential analysis tracks.
+	refusedFlows capRefusals
+	refusedConns capRefusals
 }
 
 // maxShardEvents bounds each list of events a shard keeps for the replay;
@@ -117,6 +122,22 @@ func (s *shardFeed) noteShort(p *Packet, capLen, n int, kind shortFrame) {
 func (s *shardFeed) noteWhole(frame uint64, capLen int) {
 	if s.room(len(s.whole)) {
 		s.whole = append(s.whole, wholeRec{frame, capLen})
+	}
+}
+
+// noteRefusedFlow records a flow (by its key's hash) a cap refused at
+// frame (nil-safe).
+func (s *shardFeed) noteRefusedFlow(h, frame uint64) {
+	if s != nil {
+		s.refusedFlows.note(h, frame)
+	}
+}
+
+// noteRefusedConn records a REQ with a new CommID a cap refused at frame
+// (nil-safe).
+func (s *shardFeed) noteRefusedConn(frame uint64) {
+	if s != nil {
+		s.refusedConns.note(frame, frame)
 	}
 }
 
@@ -277,12 +298,14 @@ func (a *Analyzer) FeedShard(frame, key uint64, ci gopacket.CaptureInfo, linkTyp
 // analysis would have joined: only the sequential analysis is exact.
 var ErrNotDisjoint = errors.New("shards not disjoint")
 
-// FlowCapError says the shards created more flows than Options.MaxFlows,
-// or more connections than Options.MaxConnections: the sequential
-// analysis tracks the flows created up to Frame (0: every flow) and the
-// connections whose REQ is up to ConnFrame (0: every one), which a second
-// run with Options.FlowFrameLimit = Frame and ConnFrameLimit = ConnFrame
-// reproduces.
+// FlowCapError says the shards did not track the flows (connections) the
+// sequential analysis tracks under Options.MaxFlows (MaxConnections):
+// more than the cap, or others than the first by creation, when shards
+// sharing the run's budget raced for its last flows (shardcap.go). The
+// sequential analysis tracks the flows created up to Frame (0: every
+// flow) and the connections whose REQ is up to ConnFrame (0: every one),
+// which a second run with Options.FlowFrameLimit = Frame and
+// ConnFrameLimit = ConnFrame reproduces.
 type FlowCapError struct {
 	Frame, ConnFrame uint64
 }
@@ -372,10 +395,22 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 		}
 	}
 	slices.SortFunc(flows, func(a, b flowRef) int { return cmp.Compare(a.created, b.created) })
-	var capDropped []flowRef
+	created := make([]uint64, len(flows))
+	for i, fr := range flows {
+		created[i] = fr.created
+	}
+	refused := make([]*capRefusals, len(parts))
+	for s, p := range parts {
+		refused[s] = &p.shard.feed.refusedFlows
+	}
 	var capErr FlowCapError
-	if len(flows) > opts.MaxFlows {
-		capErr.Frame = flows[opts.MaxFlows-1].created
+	exactFlows, frame, err := capDecision(created, refused, opts.MaxFlows)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	capErr.Frame = frame
+	var capDropped []flowRef
+	if len(flows) > opts.MaxFlows { // the best without a second pass
 		flows, capDropped = flows[:opts.MaxFlows], flows[opts.MaxFlows:]
 	}
 
@@ -395,11 +430,22 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 		}
 	}
 	sort.SliceStable(conns, func(i, j int) bool { return conns[i].req < conns[j].req })
+	reqs := make([]uint64, len(conns))
+	for i, c := range conns {
+		reqs[i] = c.req
+	}
+	for s, p := range parts {
+		refused[s] = &p.shard.feed.refusedConns
+	}
+	exactConns, connFrame, err := capDecision(reqs, refused, opts.MaxConnections)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	capErr.ConnFrame = connFrame
 	if len(conns) > opts.MaxConnections {
-		capErr.ConnFrame = conns[opts.MaxConnections-1].req
 		conns = conns[:opts.MaxConnections] // the best without a second pass
 	}
-	if capErr.Frame != 0 || capErr.ConnFrame != 0 {
+	if !exactFlows || !exactConns {
 		errs = append(errs, &capErr)
 	}
 	remap := make([]connRemap, len(parts))

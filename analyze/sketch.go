@@ -16,10 +16,19 @@ type sketch struct {
 
 const sketchBits = 1 << 20
 
-func (s *sketch) add(k flowKey) {
+func (s *sketch) add(k flowKey) { s.addHash(k.hash()) }
+
+// addHash adds a key by its hash.
+func (s *sketch) addHash(h uint64) {
 	if s.bits == nil {
 		s.bits = make([]uint64, sketchBits/64)
 	}
+	v := h % sketchBits
+	s.bits[v/64] |= 1 << (v % 64)
+}
+
+// hash is a 64-bit hash of the flow key: its addresses, LIDs and QP.
+func (k flowKey) hash() uint64 {
 	var buf [16 + 16 + 2 + 2 + 4]byte
 	src, dst := k.src.IP.As16(), k.dst.IP.As16()
 	copy(buf[0:16], src[:])
@@ -35,8 +44,7 @@ func (s *sketch) add(k flowKey) {
 	for _, c := range buf {
 		h = (h ^ uint64(c)) * 1099511628211
 	}
-	v := fmix64(h) % sketchBits
-	s.bits[v/64] |= 1 << (v % 64)
+	return fmix64(h)
 }
 
 func (s *sketch) estimate() uint64 {

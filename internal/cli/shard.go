@@ -85,9 +85,6 @@ func (r *runner) analyzeSequential(ctx context.Context, index int, src *source, 
 // shards' best, with a note on stderr.
 func (r *runner) analyzeSharded(ctx context.Context, src *source, n int) fileResult {
 	opts := r.options(src, false)
-	// One source: the budgets are MaxFlows and MaxConnections, which the
-	// combiner applies.
-	opts.FlowBudget, opts.ConnectionBudget = nil, nil
 	opts.Shard = true
 	res := r.shardPass(ctx, src, n, opts)
 	var notPieces *notPiecesError
@@ -101,6 +98,8 @@ func (r *runner) analyzeSharded(ctx context.Context, src *source, n int) fileRes
 		fmt.Fprintf(r.stderr, "roce-dissect: %s: note: -j %d: the report may differ from -j 1's (%v)\n", src.name(), n, res.combineErr)
 	case errors.As(res.combineErr, &capErr) && !errors.Is(res.combineErr, analyze.ErrNotDisjoint):
 		opts.FlowFrameLimit, opts.ConnFrameLimit = capErr.Frame, capErr.ConnFrame
+		res = shardResult{}
+		runtime.GC() // the first pass's flows, before the second makes its own
 		res = r.shardPass(ctx, src, n, opts)
 		if res.combineErr != nil {
 			return r.analyzeSequential(ctx, 0, src, false, nil)
@@ -226,6 +225,9 @@ func (b *batch) time(f *batchFrame) time.Time {
 // and every batch of its frames has been analyzed. The frames of a pcapng
 // file are copied into the batches.
 func (r *runner) shardPass(ctx context.Context, src *source, n int, opts analyze.Options) shardResult {
+	// The shards share the caps of one source (analyze/shardcap.go): they
+	// track no more flows and connections together than -j 1 does.
+	opts.FlowBudget, opts.ConnectionBudget = analyze.NewFlowBudget(r.cfg.maxFlows), analyze.NewFlowBudget(r.cfg.maxConns)
 	batches := batchesPerShard(n)
 	pool := newChunkPool(n*batches + 2)
 	work := make([]chan *batch, n)
@@ -353,15 +355,21 @@ func (r *runner) shardPass(ctx context.Context, src *source, n int, opts analyze
 	}
 	wg.Wait()
 	if stream {
+		frames := make([]uint64, n)
+		for s, p := range streams {
+			frames[s] = p.Head().Capture.Frames
+		}
 		cs, cerr := analyze.CombineShardStreams(streams, opts)
 		if cerr == nil {
-			frames := make([]uint64, n)
-			for s, p := range streams {
-				frames[s] = p.Head().Capture.Frames
-			}
 			return shardResult{fileResult{name: src.files[0], src: src, stream: cs, err: err}, nil, frames}
 		}
-		for s, p := range streams { // an error: the reports, as without streams
+		if ctx.Err() == nil {
+			// The shards are run again or the source analyzed
+			// sequentially (analyzeSharded): their reports would be
+			// built only to be dropped.
+			return shardResult{fileResult{name: src.files[0], src: src, err: err}, cerr, frames}
+		}
+		for s, p := range streams { // cancelled: the reports, as without streams
 			reports[s] = p.Report()
 		}
 	}
@@ -394,6 +402,12 @@ type placer struct {
 	total  uint64
 }
 
+// maxPlaced is how many host pairs the placer places by the shards' work
+// and remembers; later ones go to the shard their key's hash says, which
+// spreads a great number of host pairs evenly without a map entry each
+// (a million one-frame host pairs would cost 40 MB).
+const maxPlaced = 1 << 16
+
 // readerShare is the reading of a frame against its analysis, 1/4.
 const readerShare = 4
 
@@ -415,8 +429,11 @@ func (p *placer) shard(key uint64) int {
 	c := &p.cache[key%uint64(len(p.cache))]
 	if c.key != key {
 		s, ok := p.of[key]
-		if !ok {
-			s = 0
+		switch {
+		case ok:
+		case len(p.of) > maxPlaced:
+			s = int32(mix64(key) % uint64(len(p.frames)))
+		default:
 			for i := range p.frames {
 				if w, ws := p.work(i), p.work(int(s)); w < ws || w == ws && p.pairs[i] < p.pairs[s] {
 					s = int32(i)
@@ -429,6 +446,15 @@ func (p *placer) shard(key uint64) int {
 	}
 	p.frames[c.shard]++
 	return int(c.shard)
+}
+
+// mix64 spreads the bits of a host-pair key (MurmurHash3's finalizer).
+func mix64(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	k *= 0xc4ceb9fe1a85ec53
+	return k ^ k>>33
 }
 
 // work is shard i's work so far, in frames analyzed.

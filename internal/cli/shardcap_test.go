@@ -1,0 +1,58 @@
+package cli_test
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestShardCapsSameReport: with a cap hit by flows or connections spread
+// over every shard, every -j gives -j 1's report byte for byte, run after
+// run: the shards share the cap's budget, race for its last flows, and
+// the combiner finds and reruns what -j 1 tracks.
+func TestShardCapsSameReport(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, fn func(io.Writer) error) string {
+		path := filepath.Join(dir, name)
+		f, err := os.Create(path)
+		require.NoError(t, err)
+		require.NoError(t, fn(f))
+		require.NoError(t, f.Close())
+		return path
+	}
+	pairs := write("pairs.pcap", func(w io.Writer) error { return writeHostPairs(w, 20000) })
+	reqs := write("reqs.pcap", func(w io.Writer) error { return writeHostPairREQs(w, 5000) })
+	for _, tc := range []struct {
+		name string
+		args []string
+		hit  []string // what -j 1's JSON says of the caps
+	}{
+		{"max-flows", []string{"--max-flows", "3000", pairs}, []string{`"packets_of_dropped_flows": 17000,`}},
+		{"max-connections", []string{"--max-connections", "1000", reqs}, []string{`"connections_dropped": 4000`}},
+		{"both caps", []string{"--max-flows", "700", "--max-connections", "900", reqs}, []string{`"packets_of_dropped_flows": 4300,`, `"connections_dropped": 4100`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, out := range []string{"json", "text"} {
+				args := append([]string{"-o", out}, tc.args...)
+				code, want, errs := run(t, nil, append([]string{"-j", "1"}, args...)...)
+				require.Equal(t, 0, code, errs)
+				for _, hit := range tc.hit {
+					if out == "json" {
+						require.True(t, strings.Contains(want, hit), "-j 1's report says %s", hit)
+					}
+				}
+				for _, j := range []string{"2", "3", "8"} {
+					for i := range 3 {
+						code, got, errs := run(t, nil, append([]string{"-j", j}, args...)...)
+						require.Equal(t, 0, code, errs)
+						require.True(t, want == got, "-j %s run %d: %s differs from -j 1's", j, i, out)
+					}
+				}
+			}
+		})
+	}
+}
