@@ -50,7 +50,7 @@ type shardFeed struct {
 	// Capture-wide decisions a shard makes with only its own frames,
 	// replayed by CombineShards in frame order over all shards.
 	cm       []cmEvent  // every CM message
-	short    []shortRec // every RDMA frame shorter than its length fields
+	short    []shortRun // the RDMA frames shorter than their length fields (shardcut.go)
 	whole    []wholeRec // each RDMA frame captured whole longer than all before it
 	overflow bool       // more events than maxShardEvents: not replayable
 
@@ -70,15 +70,6 @@ type cmEvent struct {
 	frame uint64
 	t     time.Time
 	grew  bool
-}
-
-// shortRec is a frame classifyShort judged.
-type shortRec struct {
-	frame  uint64
-	t      time.Time
-	capLen int
-	n      int
-	kind   shortFrame
 }
 
 // wholeRec is an RDMA frame captured whole, longer than every one before
@@ -108,13 +99,6 @@ func (s *shardFeed) noteCM(p *Packet) {
 func (s *shardFeed) noteConnGrew() {
 	if s != nil && len(s.cm) > 0 {
 		s.cm[len(s.cm)-1].grew = true
-	}
-}
-
-// noteShort records a frame classifyShort judged (nil-safe).
-func (s *shardFeed) noteShort(p *Packet, capLen, n int, kind shortFrame) {
-	if s != nil && s.room(len(s.short)) {
-		s.short = append(s.short, shortRec{frame: p.Frame, t: p.Time, capLen: capLen, n: n, kind: kind})
 	}
 }
 
@@ -738,46 +722,6 @@ func renumberFinding(fd Finding, remap connRemap) Finding {
 		return fd
 	}
 	return fd.withConnection(remap.id(fd.Connection))
-}
-
-// replayCut replays, in frame order over all shards, the decisions
-// classifyShort took in each shard with only its own frames (its
-// decisions hang on the capture's cut length and longest whole frame so
-// far). It returns the capture's cut state, or an error when a shard
-// decided otherwise than the capture-wide rule does.
-func replayCut(parts []*Report) (cutState, error) {
-	type ev struct {
-		frame uint64
-		short *shortRec
-		whole int
-	}
-	var evs []ev
-	for _, p := range parts {
-		f := p.shard.feed
-		for i := range f.short {
-			evs = append(evs, ev{frame: f.short[i].frame, short: &f.short[i]})
-		}
-		for _, w := range f.whole {
-			evs = append(evs, ev{frame: w.frame, whole: w.capLen})
-		}
-	}
-	sort.Slice(evs, func(i, j int) bool { return evs[i].frame < evs[j].frame })
-	var s cutState
-	for _, e := range evs {
-		if e.short == nil {
-			s.noteWhole(e.frame, e.whole)
-			continue
-		}
-		r := e.short
-		kind := classifyShort(r.capLen, r.n, &s)
-		if kind != r.kind {
-			return cutState{}, fmt.Errorf("%w: frame %d is judged cut by the capture tool in one shard and not in the capture, or the other way round", ErrNotDisjoint, r.frame)
-		}
-		if kind == shortToolCut && s.first == 0 {
-			s.first, s.capLen, s.time = r.frame, r.capLen, r.t
-		}
-	}
-	return s, nil
 }
 
 // replayFlood replays the CM messages of all shards in frame order and
