@@ -18,15 +18,38 @@
 // allocating. Reports of parts analyzed separately combine with
 // Report.Merge (reports as Analyzers return them: see ErrNotMergeable).
 //
-// Where things are: Feed (analyzer.go) decodes a frame (decode.go) into
-// a Packet (packet.go) and hands it to its flow (flow.go: the flow table
-// and its keys). Requests follow the PSN stream (request.go, psn.go),
-// messages are reassembled (reassembly.go), responses give ACK/NAK counts,
-// the RTT and the reverse flow (response.go, rtt.go, pendingring.go); the path MTU is in
-// mtu.go, the throughput series in series.go, CM connections in conn.go,
-// loss attribution in loss.go and lossclass.go, NIC timing in nic.go,
-// nicpacket.go and nicreport.go. Finish/Report build the Report
-// (build.go), Merge combines them (merge.go, mergepsn.go).
+// Where things are, file by file:
+//
+//   - Feeding: analyzer.go (Options, Analyzer, Feed), decode.go (a frame's
+//     headers), packet.go (the decoded Packet), origlen.go (original
+//     lengths past reason), cut.go (frames shorter than their length
+//     fields: a tool's cut or a lie), madcheck.go (MADs on QP0/QP1),
+//     portrewrite.go (a NIC sniffer's rewritten UDP source port),
+//     framefindings.go (the findings of the last frame fed).
+//   - Flows: flow.go (the flow table and its keys), flowaddr.go (addresses),
+//     flowbound.go (bounded per-flow state), flowtime.go (flow times),
+//     budget.go (the run's flow and connection budgets), sketch.go (the
+//     dropped flows' distinct count), transport.go (a flow's transport
+//     name).
+//   - Requests and responses: request.go, psn.go and psnbound.go (the PSN
+//     stream), reassembly.go (messages), response.go (ACK, NAK, READ
+//     responses), rtt.go and pendingring.go (request → ACK time), mtu.go
+//     (path MTU), series.go (throughput over time).
+//   - CM: conn.go (pairing CM messages into connections), cmcap.go (the
+//     connection table's bounds and the CM flood).
+//   - Loss and the NIC: loss.go (where a missing PSN was lost),
+//     lossclass.go (its classification), nic.go, nicpacket.go and
+//     nicreport.go (how the NICs recovered, and the capture side).
+//   - Findings: findings.go (the kinds, one table), findinglist.go (the
+//     severity-aware cap).
+//   - Reports: report.go (the Report and its JSON contract), build.go
+//     (Finish, Report), stream.go (a report written flow by flow), pieces.go
+//     (frame references of a capture read from several files).
+//   - Combining: merge.go, mergecm.go and mergepsn.go (Report.Merge of
+//     separately analyzed files); shard.go (Options.Shard, FeedShard,
+//     CombineShards), shardcap.go (the caps when shards share a budget),
+//     shardcut.go (tool-cut frames replayed over the shards), hostpair.go
+//     (HostPairKey, the shards' key).
 //
 // Adding a finding kind: a Kind constant and one entry in Kinds
 // (findings.go), and the same row in docs/analysis.md's table of
