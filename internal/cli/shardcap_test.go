@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/internal/cli"
 )
 
 // TestShardCapsSameReport: with a cap hit by flows or connections spread
@@ -54,5 +57,53 @@ func TestShardCapsSameReport(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkShardCaps: the peak heap (peak-heap-B/op) and CPU time of a
+// run whose caps are hit by flows or connections spread over every
+// shard, at -j 1, 2, 8 and the default: 200,000 one-frame host pairs
+// with --max-flows 20000, and 100,000 CM REQs of as many host pairs with
+// --max-connections 10000 (docs/robustness.md, "The caps at every -j").
+func BenchmarkShardCaps(b *testing.B) {
+	dir := b.TempDir()
+	write := func(name string, fn func(io.Writer) error) string {
+		path := filepath.Join(dir, name)
+		f, err := os.Create(path)
+		require.NoError(b, err)
+		require.NoError(b, fn(f))
+		require.NoError(b, f.Close())
+		return path
+	}
+	pairs := write("pairs.pcap", func(w io.Writer) error { return writeHostPairs(w, 200_000) })
+	reqs := write("reqs.pcap", func(w io.Writer) error { return writeHostPairREQs(w, 100_000) })
+	for _, in := range []struct {
+		name string
+		args []string
+	}{
+		{"flows", []string{"--max-flows", "20000", pairs}},
+		{"connections", []string{"--max-connections", "10000", reqs}},
+	} {
+		for _, j := range []string{"1", "2", "8", "default"} {
+			b.Run(in.name+"/j"+j, func(b *testing.B) {
+				b.ReportAllocs()
+				args := append([]string{"-o", "json"}, in.args...)
+				if j != "default" {
+					args = append([]string{"-j", j}, args...)
+				}
+				var peak uint64
+				cpu0, runs := cpuTime(), 0
+				for b.Loop() {
+					peak = max(peak, peakHeap(func() {
+						if code := cli.Run(context.Background(), args, io.Discard, io.Discard); code != 0 {
+							b.Fatalf("exit status %d", code)
+						}
+					}))
+					runs++
+				}
+				b.ReportMetric(float64(peak), "peak-heap-B/op")
+				b.ReportMetric(float64(cpuTime()-cpu0)/float64(runs), "cpu-ns/op")
+			})
+		}
 	}
 }
