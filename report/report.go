@@ -1,13 +1,10 @@
-// Package report renders an analyze.Report the way the roce-dissect
-// command prints it: as the text report (capture summary, connections,
-// flow table, findings worst first) or as its JSON (docs/json.md).
 package report
 
 import (
 	"io"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
-	"github.com/roce-dissect/roce-dissect/internal/cli"
+	"github.com/roce-dissect/roce-dissect/points"
 )
 
 // TextOptions say how WriteText renders.
@@ -16,13 +13,50 @@ type TextOptions struct {
 	Title string
 	// Colour adds ANSI colours (errors red, warnings yellow).
 	Colour bool
+	// ReadErr, when not empty, says why the capture could not be read to
+	// its end: the report covers what was read, and says so.
+	ReadErr string
+	// AllFlows lists every flow in the flow table; otherwise a report of
+	// more than TextFlowLimit flows lists the TextFlowLimit with the most
+	// payload and every flow with a problem (FlowHasProblem).
+	AllFlows bool
+	// Listed, when not nil, are the flows (indexes into the report's) the
+	// flow table lists, chosen by the caller (a report written while it
+	// was built keeps only those); Unlisted is how many it leaves out.
+	Listed   []int
+	Unlisted int
+	// Points, when not nil, adds the "Capture points" section.
+	Points *points.Report
 }
 
 // WriteText writes rep as roce-dissect's text report and returns the
 // first write error.
 func WriteText(w io.Writer, rep *analyze.Report, o TextOptions) error {
-	return cli.WriteReport(w, o.Title, rep, o.Colour)
+	ew := &errWriter{w: w}
+	t := &textWriter{w: ew, p: NewPalette(o.Colour), o: o}
+	t.report(rep)
+	t.writePoints(o.Points)
+	return ew.err
 }
 
-// WriteJSON writes rep as roce-dissect -o json does.
-func WriteJSON(w io.Writer, rep *analyze.Report) error { return cli.WriteReportJSON(w, rep) }
+// errWriter keeps the first error of w and writes nothing after it.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(b []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(b)
+	e.err = err
+	return n, err
+}
+
+// textWriter writes one text report.
+type textWriter struct {
+	w io.Writer
+	p Palette
+	o TextOptions
+}

@@ -17,11 +17,13 @@ import (
 	"time"
 
 	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/mattn/go-isatty"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/capture"
 	"github.com/roce-dissect/roce-dissect/internal/htmlreport"
 	"github.com/roce-dissect/roce-dissect/points"
+	"github.com/roce-dissect/roce-dissect/report"
 )
 
 // Exit statuses.
@@ -54,7 +56,8 @@ func RunWithStdin(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	out := newOutput(stdout)
 	out.perFrame = isTerminal(stdout) || slices.Contains(files, "-") && isLive(stdin)
-	r := &runner{cfg: cfg, stdin: stdin, stdout: out, out: out, stderr: stderr, pal: newPalette(cfg.color, stdout)}
+	colour := colourOn(cfg.color, stdout)
+	r := &runner{cfg: cfg, stdin: stdin, stdout: out, out: out, stderr: stderr, colour: colour, pal: report.NewPalette(colour)}
 	var code int
 	if cfg.packets || cfg.verbose || cfg.hex {
 		code = r.packetMode(ctx, files)
@@ -82,7 +85,8 @@ type runner struct {
 	stdout io.Writer // out, as a plain writer
 	out    *output
 	stderr io.Writer
-	pal    palette
+	colour bool // --color and the terminal: the output is coloured
+	pal    report.Palette
 
 	progress *progress
 	// flowBudget caps the flows of all the files of the run together
@@ -90,9 +94,6 @@ type runner struct {
 	flowBudget *analyze.FlowBudget
 	// connBudget caps the CM connections of the run (--max-connections).
 	connBudget *analyze.FlowBudget
-	// listed, when set, is the text report's flow table as streamReport
-	// chose it (listedFlows).
-	listed *listedRows
 }
 
 func (r *runner) options(src *source, multi bool) analyze.Options {
@@ -147,6 +148,27 @@ type fileResult struct {
 	// stream, instead of report: the report written while it is built
 	// (streamReport).
 	stream *analyze.ReportStream
+}
+
+// writeText writes rep's text report (report.WriteText) to the output,
+// with the run's colours and --all-flows; a write error is the output's.
+func (r *runner) writeText(o report.TextOptions, rep *analyze.Report) {
+	o.Colour, o.AllFlows = r.colour, r.cfg.allFlows
+	_ = report.WriteText(r.stdout, rep, o)
+}
+
+// colourOn says whether the output is coloured: --color=always, or auto
+// on a terminal without NO_COLOR.
+func colourOn(mode string, w io.Writer) bool {
+	switch mode {
+	case "always":
+		return true
+	case "auto":
+		if f, ok := w.(*os.File); ok && os.Getenv("NO_COLOR") == "" {
+			return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+		}
+	}
+	return false
 }
 
 // title is how the text report names the result's capture.
@@ -377,14 +399,14 @@ func (r *runner) writeReports(ctx context.Context, files []string, results []fil
 	switch r.cfg.output {
 	case "parquet": // --export only
 	case "json":
-		err = writeJSONPoints(r.stdout, merged, pts)
+		err = report.WriteJSONPoints(r.stdout, merged, pts)
 	case "csv":
-		err = writeFlowsCSV(r.stdout, merged)
+		err = report.WriteFlowsCSV(r.stdout, merged)
 	default:
 		if multi {
 			failed := 0
 			for _, res := range results {
-				r.writeText(res.name, res.report, errText(res.err))
+				r.writeText(report.TextOptions{Title: res.name, ReadErr: errText(res.err)}, res.report)
 				if res.err != nil {
 					failed++
 				}
@@ -393,10 +415,9 @@ func (r *runner) writeReports(ctx context.Context, files []string, results []fil
 			if failed > 0 {
 				note = fmt.Sprintf("%d of %d files had errors (see above)", failed, len(files))
 			}
-			r.writeText(fmt.Sprintf("all %d files", len(files)), merged, note)
-			r.writePoints(pts)
+			r.writeText(report.TextOptions{Title: fmt.Sprintf("all %d files", len(files)), ReadErr: note, Points: pts}, merged)
 		} else {
-			r.writeText(results[0].title(), merged, errText(results[0].err))
+			r.writeText(report.TextOptions{Title: results[0].title(), ReadErr: errText(results[0].err)}, merged)
 		}
 	}
 	if err != nil {

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"encoding/csv"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -11,75 +9,8 @@ import (
 	"github.com/roce-dissect/roce-dissect/analyze"
 )
 
-var flowCSVHeader = []string{
-	"src", "dst", "dest_qp", "transport", "connection", "packets", "wire_bytes", "payload_bytes",
-	"first_time", "last_time", "duration_seconds", "throughput_bps", "wire_bps",
-	"mtu_inferred", "mtu_negotiated", "mtu_max_payload",
-	"requests", "psn_first", "psn_last", "missing", "retransmitted", "duplicates", "out_of_order",
-	"acks", "naks", "rnr_naks", "read_responses", "atomic_acks", "rtt_median_ns",
-	"messages", "message_bytes", "incomplete_messages",
-	"ecn_ce", "fecn", "becn", "cnps", "icrc_ok", "icrc_bad", "icrc_unverifiable",
-}
-
-func optU32(v *uint32) string {
-	if v == nil {
-		return ""
-	}
-	return strconv.FormatUint(uint64(*v), 10)
-}
-
-func optF(v *float64) string {
-	if v == nil {
-		return ""
-	}
-	return strconv.FormatFloat(*v, 'f', 0, 64)
-}
-
-func optIntCSV(v *int) string {
-	if v == nil {
-		return ""
-	}
-	return strconv.Itoa(*v)
-}
-
+// u writes an unsigned integer in decimal.
 func u(v uint64) string { return strconv.FormatUint(v, 10) }
-
-// writeFlowsCSV writes the flow table.
-func writeFlowsCSV(w io.Writer, rep *analyze.Report) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(flowCSVHeader); err != nil {
-		return err
-	}
-	for i := range rep.Flows {
-		_ = cw.Write(flowCSVRow(&rep.Flows[i]))
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-// flowCSVRow is the row of a flow in the flow table.
-func flowCSVRow(f *analyze.Flow) []string {
-	conn := ""
-	if f.Connection != nil {
-		conn = strconv.Itoa(*f.Connection)
-	}
-	rtt := ""
-	if f.Responses.RTT != nil {
-		rtt = strconv.FormatInt(f.Responses.RTT.MedianNs, 10)
-	}
-	return []string{
-		f.Src, f.Dst, u(uint64(f.DestQP)), f.Transport, conn, u(f.Packets), u(f.WireBytes), u(f.PayloadBytes),
-		f.FirstTime.UTC().Format(time.RFC3339Nano), f.LastTime.UTC().Format(time.RFC3339Nano),
-		strconv.FormatFloat(f.LastTime.Sub(f.FirstTime).Seconds(), 'f', 9, 64), optF(f.ThroughputBps), optF(f.WireBps),
-		optIntCSV(f.MTU.Inferred), optIntCSV(f.MTU.Negotiated), strconv.Itoa(f.MTU.MaxPayload),
-		u(f.Requests.Packets), optU32(f.Requests.PSNFirst), optU32(f.Requests.PSNLast), u(f.Requests.Missing),
-		u(f.Requests.Retransmitted), u(f.Requests.Duplicates), u(f.Requests.OutOfOrder),
-		u(f.Responses.ACKs), u(f.Responses.NAKs), u(f.Responses.RNRNAKs), u(f.Responses.ReadResponses), u(f.Responses.AtomicACKs), rtt,
-		u(f.Messages.Count), u(f.Messages.Bytes), u(f.Messages.Incomplete),
-		u(f.Congestion.ECNCE), u(f.Congestion.FECN), u(f.Congestion.BECN), u(f.Congestion.CNPs),
-		u(f.ICRC.OK), u(f.ICRC.Bad), u(f.ICRC.Unverifiable),
-	}
-}
 
 var packetCSVHeader = []string{
 	"frame", "time", "src", "dst", "opcode", "opcode_name", "dest_qp", "psn", "ack_req", "fecn", "becn", "pkey",
@@ -92,6 +23,9 @@ var packetCSVHeader = []string{
 // ECN field and the kinds of the frame's findings (space-separated).
 var packetCSVExtraHeader = []string{"time_relative_seconds", "file", "ecn", "finding_kinds"}
 
+// packetCSVExtra is the end of a packet's -P -o csv row: its time since
+// the file's first frame (rel), its file (file: "" for one file), its ECN
+// field and the kinds of its frame's findings.
 func packetCSVExtra(p *analyze.Packet, rel time.Duration, file string, findings []analyze.Finding) []string {
 	ecn := ""
 	if p.Encap == analyze.EncapRoCEv2 || p.GRH != nil {
@@ -104,6 +38,8 @@ func packetCSVExtra(p *analyze.Packet, rel time.Duration, file string, findings 
 	return []string{strconv.FormatFloat(rel.Seconds(), 'f', 9, 64), file, ecn, strings.Join(kinds, " ")}
 }
 
+// packetCSVRow is the start of a packet's -P -o csv row (its headers'
+// fields), rel its time since the file's first frame.
 func packetCSVRow(p *analyze.Packet, rel time.Duration) []string {
 	row := make([]string, len(packetCSVHeader))
 	row[0] = u(p.Frame)

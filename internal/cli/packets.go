@@ -14,6 +14,7 @@ import (
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/cm"
 	"github.com/roce-dissect/roce-dissect/layers"
+	"github.com/roce-dissect/roce-dissect/report"
 )
 
 // frame is one record read from a capture.
@@ -98,7 +99,7 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 func summary(p *analyze.Packet) string {
 	var b strings.Builder
 	bth := p.BTH
-	fmt.Fprintf(&b, "%s QP=%s PSN=%d", bth.OpcodeName(), qpString(bth.DestQP), bth.PSN)
+	fmt.Fprintf(&b, "%s QP=%s PSN=%d", bth.OpcodeName(), report.QP(bth.DestQP), bth.PSN)
 	if bth.AckReq {
 		b.WriteString(" A")
 	}
@@ -115,7 +116,7 @@ func summary(p *analyze.Packet) string {
 		b.WriteString(" ECN-CE")
 	}
 	if h := p.DETH; h != nil {
-		fmt.Fprintf(&b, " QKey=0x%08x SrcQP=%s", h.QKey, qpString(h.SrcQP))
+		fmt.Fprintf(&b, " QKey=0x%08x SrcQP=%s", h.QKey, report.QP(h.SrcQP))
 	}
 	if h := p.DCETH; h != nil {
 		fmt.Fprintf(&b, " DCETH=0x%08x:%08x", h.Word0, h.Word1)
@@ -141,10 +142,10 @@ func summary(p *analyze.Packet) string {
 	if mad := p.MADLayer; mad != nil {
 		fmt.Fprintf(&b, " MAD %s %s %s", mad.Header.MgmtClass, mad.Header.Method, mad.Header.AttributeName())
 		if req, ok := mad.CM().(*cm.ConnectRequest); ok {
-			fmt.Fprintf(&b, " LocalQPN=%s StartPSN=%d MTU=%s", qpString(req.LocalQPN), req.StartingPSN, req.PathMTU)
+			fmt.Fprintf(&b, " LocalQPN=%s StartPSN=%d MTU=%s", report.QP(req.LocalQPN), req.StartingPSN, req.PathMTU)
 		}
 		if rep, ok := mad.CM().(*cm.ConnectReply); ok {
-			fmt.Fprintf(&b, " LocalQPN=%s StartPSN=%d", qpString(rep.LocalQPN), rep.StartingPSN)
+			fmt.Fprintf(&b, " LocalQPN=%s StartPSN=%d", report.QP(rep.LocalQPN), rep.StartingPSN)
 		}
 	}
 	if p.PayloadLen >= 0 {
@@ -156,26 +157,26 @@ func summary(p *analyze.Packet) string {
 func (r *runner) writeLine(p *analyze.Packet, rel time.Duration) {
 	pal := r.pal
 	if p.BTH == nil {
-		fmt.Fprintf(r.stdout, "%6d %.9f %s → %s %s\n", p.Frame, rel.Seconds(), p.Src, p.Dst, pal.red.Sprintf("malformed: %v", p.Err))
+		fmt.Fprintf(r.stdout, "%6d %.9f %s → %s %s\n", p.Frame, rel.Seconds(), p.Src, p.Dst, pal.Red.Sprintf("malformed: %v", p.Err))
 		return
 	}
 	icrc := icrcWord(pal, p)
 	mark := ""
 	if p.Findings > 0 {
-		mark = pal.yellow.Sprint(" !")
+		mark = pal.Yellow.Sprint(" !")
 	}
 	fmt.Fprintf(r.stdout, "%6d %.9f %s → %s %s %s%s\n", p.Frame, rel.Seconds(), p.Src, p.Dst, summary(p), icrc, mark)
 }
 
-func icrcWord(pal palette, p *analyze.Packet) string {
+func icrcWord(pal report.Palette, p *analyze.Packet) string {
 	switch p.ICRC.Status {
 	case layers.ICRCOK:
 		if p.SrcPortRewritten {
-			return pal.green.Sprintf("ICRC=ok(src port %d)", p.OriginalSrcPort)
+			return pal.Green.Sprintf("ICRC=ok(src port %d)", p.OriginalSrcPort)
 		}
-		return pal.green.Sprint("ICRC=ok")
+		return pal.Green.Sprint("ICRC=ok")
 	case layers.ICRCBad:
-		return pal.red.Sprintf("ICRC=bad(%s, expected %s)", layers.ICRCWire(p.ICRC.Value), layers.ICRCWire(p.ICRC.Expected))
+		return pal.Red.Sprintf("ICRC=bad(%s, expected %s)", layers.ICRCWire(p.ICRC.Value), layers.ICRCWire(p.ICRC.Expected))
 	}
 	return "ICRC=unverifiable"
 }

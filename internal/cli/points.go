@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -251,68 +250,4 @@ func earliest(hs []head) int {
 		}
 	}
 	return bi
-}
-
-// writePoints writes the "Capture points" text section.
-func (r *runner) writePoints(pts *points.Report) {
-	if pts == nil {
-		return
-	}
-	w, p := r.stdout, r.pal
-	fmt.Fprintln(w)
-	p.bold.Fprintln(w, "Capture points")
-	for i, f := range pts.Files {
-		errs := "error unknown"
-		if f.OffsetErrorNs >= 0 {
-			errs = "± " + time.Duration(f.OffsetErrorNs).String()
-		}
-		if f.Method == points.MethodReference || f.Method == points.MethodOverride {
-			errs = "exact"
-		}
-		fmt.Fprintf(w, "  %d. %s: clock %+v (%s, %s)\n", i+1, f.File, time.Duration(f.ClockOffsetNs), errs, f.Method)
-	}
-	if len(pts.Links) == 0 {
-		fmt.Fprintln(w, "  no flow seen at two points")
-		return
-	}
-	header := []cell{{text: "FLOW", left: true}, {text: "FROM → TO", left: true}, {text: "MATCHED"}, {text: "LOST"}, {text: "NOT CAPTURED"}, {text: "CORRUPTED"}, {text: "REORDERED"}, {text: "DELAY MIN"}, {text: "MEDIAN"}, {text: "P99"}, {text: "MAX"}}
-	p.table(w, "  ", header, len(pts.Links), func(i int, row []cell) []cell {
-		l := &pts.Links[i]
-		lost := cell{text: fmt.Sprint(l.Lost)}
-		if l.Lost > 0 {
-			lost.c = p.red
-		}
-		corr := cell{text: fmt.Sprint(l.Corrupted)}
-		if l.Corrupted > 0 {
-			corr.c = p.red
-		}
-		d := l.OneWayDelayNs
-		return append(row,
-			cell{text: linkFlow(l).String(), left: true},
-			cell{text: l.From + " → " + l.To, left: true},
-			cell{text: fmt.Sprint(l.Matched)}, lost, cell{text: fmt.Sprint(l.NotCaptured)}, corr, cell{text: fmt.Sprint(l.Reordered)},
-			cell{text: time.Duration(d.Min).String()}, cell{text: time.Duration(d.Median).String()},
-			cell{text: time.Duration(d.P99).String()}, cell{text: time.Duration(d.Max).String()})
-	})
-	for i := range pts.Links {
-		writeLinkLosses(w, p, &pts.Links[i])
-	}
-}
-
-// writeLinkLosses lists a link's lost and corrupted PSNs with their frames.
-func writeLinkLosses(w io.Writer, p palette, l *points.Link) {
-	for k, psn := range l.LostPSNs {
-		p.red.Fprintf(w, "  lost between %s and %s: PSN %d (%s frame %d), %s\n", l.From, l.To, psn, l.From, l.LostFrames[k], linkFlow(l))
-	}
-	for k, psn := range l.CorruptedPSNs {
-		p.red.Fprintf(w, "  corrupted between %s and %s: PSN %d (bad ICRC at %s frame %d), %s\n", l.From, l.To, psn, l.To, l.CorruptedFrames[k], linkFlow(l))
-	}
-	if n := uint64(len(l.LostPSNs)); l.Lost > n {
-		fmt.Fprintf(w, "  … and %d more lost\n", l.Lost-n)
-	}
-}
-
-// linkFlow names the flow of a link as findings do.
-func linkFlow(l *points.Link) analyze.FlowID {
-	return analyze.FlowID{Src: l.Src, Dst: l.Dst, DestQP: l.DestQP}
 }

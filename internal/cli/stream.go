@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/report"
 )
 
 // streams says whether the report of one file is written while it is
@@ -67,7 +68,7 @@ func (r *runner) nextFlow(s *analyze.ReportStream, keep map[analyze.FlowID]bool)
 // streamCSV is writeFlowsCSV of a stream.
 func (r *runner) streamCSV(w io.Writer, s *analyze.ReportStream) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(flowCSVHeader); err != nil {
+	if err := cw.Write(report.FlowCSVHeader()); err != nil {
 		return err
 	}
 	for {
@@ -75,7 +76,7 @@ func (r *runner) streamCSV(w io.Writer, s *analyze.ReportStream) error {
 		if !ok {
 			break
 		}
-		_ = cw.Write(flowCSVRow(&f))
+		_ = cw.Write(report.FlowCSVRow(&f))
 	}
 	s.End()
 	cw.Flush()
@@ -205,32 +206,24 @@ func filterFindings(fs []analyze.Finding, keep map[analyze.FlowID]bool) []analyz
 	return out
 }
 
-// listedRows is the text report's flow table chosen while the flows are
-// built: the indexes (in the report's flows) of those listed, and how
-// many flows it leaves out.
-type listedRows struct {
-	idx  []int
-	left int
-}
-
 // keptFlow is a flow the streamed text report keeps: listed in its table
 // (a problem, or among the most payload), or in its NIC section.
 type keptFlow struct {
 	n    int // the flow's place among all the flows
 	flow analyze.Flow
 	// problem and nic: kept whatever the other flows are; top: one of
-	// the textFlowLimit flows with the most payload so far.
+	// the report.TextFlowLimit flows with the most payload so far.
 	problem, nic, top bool
 }
 
 // streamText writes the text report of a stream, keeping of the flows
-// only those it shows: every flow with a problem, the textFlowLimit
+// only those it shows: every flow with a problem, the report.TextFlowLimit
 // flows with the most payload (candidates while they come) and those of
 // the NIC section. With --all-flows every flow is listed, so kept.
 func (r *runner) streamText(res fileResult) {
 	s := res.stream
 	var kept []*keptFlow
-	var top []*keptFlow // at most textFlowLimit flows without a problem
+	var top []*keptFlow // at most report.TextFlowLimit flows without a problem
 	all := r.cfg.allFlows
 	keep := r.keepFlows()
 	n, evicted := 0, 0
@@ -239,18 +232,18 @@ func (r *runner) streamText(res fileResult) {
 		if !ok {
 			break
 		}
-		problem, nic := all || flowHasProblem(&f), false
+		problem, nic := all || report.FlowHasProblem(&f), false
 		if f.NIC != nil {
-			v, e := nicEvents(f.NIC)
+			v, e := report.NICEvents(f.NIC)
 			nic = v+e > 0
 		}
 		// a later flow beats a kept one on more payload only (the stable
 		// order keeps the earlier on a tie)
 		w := -1
-		if !problem && len(top) == textFlowLimit {
+		if !problem && len(top) == report.TextFlowLimit {
 			w = worstTop(top)
 		}
-		isTop := !problem && (len(top) < textFlowLimit || f.PayloadBytes > top[w].flow.PayloadBytes)
+		isTop := !problem && (len(top) < report.TextFlowLimit || f.PayloadBytes > top[w].flow.PayloadBytes)
 		if problem || nic || isTop { // only a flow kept is copied to the heap
 			k := &keptFlow{n: n, flow: f, problem: problem, nic: nic, top: isTop}
 			switch {
@@ -264,7 +257,7 @@ func (r *runner) streamText(res fileResult) {
 			kept = append(kept, k)
 		}
 		n++
-		if evicted > textFlowLimit && evicted > len(kept)/2 { // drop the candidates evicted
+		if evicted > report.TextFlowLimit && evicted > len(kept)/2 { // drop the candidates evicted
 			kept = slices.DeleteFunc(kept, func(k *keptFlow) bool { return !k.problem && !k.nic && !k.top })
 			evicted = 0
 		}
@@ -279,10 +272,10 @@ func (r *runner) streamText(res fileResult) {
 	}
 	rep.Findings = filterFindings(rep.Findings, keep) // of the flows selected, kept or not
 	// The table: every flow when there are few (or --all-flows), else the
-	// textFlowLimit with the most payload (the earlier on a tie) and
+	// report.TextFlowLimit with the most payload (the earlier on a tie) and
 	// every flow with a problem.
 	var listed []int
-	if all || n <= textFlowLimit {
+	if all || n <= report.TextFlowLimit {
 		for i := range kept {
 			listed = append(listed, i)
 		}
@@ -304,7 +297,7 @@ func (r *runner) streamText(res fileResult) {
 			return 0
 		})
 		in := make([]bool, len(kept))
-		for _, i := range byPayload[:min(textFlowLimit, len(byPayload))] {
+		for _, i := range byPayload[:min(report.TextFlowLimit, len(byPayload))] {
 			in[i] = true
 		}
 		for i, k := range kept {
@@ -313,9 +306,7 @@ func (r *runner) streamText(res fileResult) {
 			}
 		}
 	}
-	rr := *r
-	rr.listed = &listedRows{idx: listed, left: n - len(listed)}
-	rr.writeText(res.title(), &rep, errText(res.err))
+	r.writeText(report.TextOptions{Title: res.title(), ReadErr: errText(res.err), Listed: listed, Unlisted: n - len(listed)}, &rep)
 }
 
 // worstTop is the index of the candidate the next flow would replace:

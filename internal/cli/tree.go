@@ -16,6 +16,7 @@ import (
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/cm"
 	"github.com/roce-dissect/roce-dissect/layers"
+	"github.com/roce-dissect/roce-dissect/report"
 )
 
 // The -V protocol tree: one title line per header (column 0, as tshark
@@ -28,7 +29,7 @@ import (
 // tree writes one frame's protocol tree.
 type tree struct {
 	w   io.Writer
-	pal palette
+	pal report.Palette
 }
 
 // title starts a header.
@@ -51,7 +52,7 @@ func (t *tree) note(depth int, format string, a ...any) {
 
 // warn writes a bracketed remark in the warning colour.
 func (t *tree) warn(depth int, format string, a ...any) {
-	fmt.Fprintf(t.w, "%s%s\n", strings.Repeat("    ", depth), t.pal.yellow.Sprintf("[%s]", fmt.Sprintf(format, a...)))
+	fmt.Fprintf(t.w, "%s%s\n", strings.Repeat("    ", depth), t.pal.Yellow.Sprintf("[%s]", fmt.Sprintf(format, a...)))
 }
 
 // yesNo shows a one-bit flag as tshark does: its value, then Set/Not set.
@@ -142,7 +143,7 @@ func (r *runner) writeTree(p *analyze.Packet, f *frame, rel time.Duration, file 
 	if file != "" {
 		head += ", file " + file
 	}
-	r.pal.bold.Fprintln(t.w, head)
+	r.pal.Bold.Fprintln(t.w, head)
 	t.field(1, "Arrival Time", "%s", p.Time.UTC().Format("2006-01-02T15:04:05.000000000Z"))
 	if p.CapLength < p.Length {
 		t.note(1, "cut by the capture: %d of %d bytes captured", p.CapLength, p.Length)
@@ -178,14 +179,14 @@ func (r *runner) writeTree(p *analyze.Packet, f *frame, rel time.Duration, file 
 }
 
 // severityColour picks a finding's colour.
-func severityColour(pal palette, sev analyze.Severity) *color.Color {
+func severityColour(pal report.Palette, sev analyze.Severity) *color.Color {
 	switch sev {
 	case analyze.SeverityError:
-		return pal.red
+		return pal.Red
 	case analyze.SeverityWarning:
-		return pal.yellow
+		return pal.Yellow
 	}
-	return pal.bold
+	return pal.Bold
 }
 
 // layer writes one decoded layer.

@@ -1,4 +1,4 @@
-package cli
+package report
 
 import (
 	"fmt"
@@ -15,8 +15,9 @@ var nicKinds = map[analyze.Kind]bool{
 	analyze.KindGoBackN: true, analyze.KindRNREarly: true, analyze.KindCNPTooClose: true, analyze.KindCNPNoSlowdown: true,
 }
 
-// nicEvents is how much a flow's NIC object has to say: violations first.
-func nicEvents(n *analyze.NIC) (violations, events uint64) {
+// NICEvents is how much a flow's NIC object has to say, violations
+// first: the NIC section lists the flows with any.
+func NICEvents(n *analyze.NIC) (violations, events uint64) {
 	violations = n.GoBackNViolations + n.RNREarly + n.CNPTooClose + n.CNPNoSlowdown
 	events = n.CNPs + n.TimeoutResends
 	for _, f := range []*analyze.Figure{n.NAKResendNs, n.RNRResendNs, n.ECNToCNPNs} {
@@ -30,12 +31,12 @@ func nicEvents(n *analyze.NIC) (violations, events uint64) {
 // writeNIC writes the "NIC behaviour" section: per flow with NAKs,
 // resends or CNPs, the figures and the conformance violations with their
 // frames, worst flow first.
-func (r *runner) writeNIC(w io.Writer, rep *analyze.Report) {
-	p := r.pal
+func (t *textWriter) writeNIC(w io.Writer, rep *analyze.Report) {
+	p := t.p
 	var flows []*analyze.Flow
 	for i := range rep.Flows {
 		if n := rep.Flows[i].NIC; n != nil {
-			if v, e := nicEvents(n); v+e > 0 {
+			if v, e := NICEvents(n); v+e > 0 {
 				flows = append(flows, &rep.Flows[i])
 			}
 		}
@@ -44,15 +45,15 @@ func (r *runner) writeNIC(w io.Writer, rep *analyze.Report) {
 		return
 	}
 	sort.SliceStable(flows, func(i, j int) bool {
-		vi, ei := nicEvents(flows[i].NIC)
-		vj, ej := nicEvents(flows[j].NIC)
+		vi, ei := NICEvents(flows[i].NIC)
+		vj, ej := NICEvents(flows[j].NIC)
 		if vi != vj {
 			return vi > vj
 		}
 		return ei > ej
 	})
 	fmt.Fprintln(w)
-	p.bold.Fprintln(w, "NIC behaviour")
+	p.Bold.Fprintln(w, "NIC behaviour")
 	for _, f := range flows {
 		n := f.NIC
 		fmt.Fprintf(w, "  %s: capture at the %s side (%s)\n", f.ID(), n.CaptureSide, n.CaptureSideReason)
@@ -87,7 +88,7 @@ func (r *runner) writeNIC(w io.Writer, rep *analyze.Report) {
 		}
 		for _, fd := range rep.Findings {
 			if nicKinds[fd.Kind] && fd.Flow == f.ID() {
-				fmt.Fprintf(w, "    %s frame %d %s: %s\n", p.severity(fd.Severity).Sprintf("%-7s", strings.ToUpper(fd.Severity.String())), fd.Frame, fd.Kind, fd.Detail)
+				fmt.Fprintf(w, "    %s frame %d %s: %s\n", p.Severity(fd.Severity).Sprintf("%-7s", strings.ToUpper(fd.Severity.String())), fd.Frame, fd.Kind, fd.Detail)
 			}
 		}
 	}

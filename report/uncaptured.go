@@ -1,4 +1,4 @@
-package cli
+package report
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ func qpOrUnknown(qp *uint32) string {
 	if qp == nil {
 		return uncaptured
 	}
-	return qpString(*qp)
+	return QP(*qp)
 }
 
 func numOrUnknown[T uint32 | uint16 | int](v *T) string {

@@ -1,4 +1,4 @@
-package cli
+package report_test
 
 import (
 	"bytes"
@@ -11,12 +11,13 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/capture"
+	"github.com/roce-dissect/roce-dissect/report"
 )
 
 // TestStreamedJSONIsTheReport: the streamed JSON decodes to exactly what
 // encoding/json makes of the whole analyze.Report.
 func TestStreamedJSONIsTheReport(t *testing.T) {
-	for _, file := range []string{"../../testdata/loss_nak_gobackn.pcap", "../../testdata/mix_small.pcap", "../../testdata/rnr_corrupt_icrc.pcap"} {
+	for _, file := range []string{"../testdata/loss_nak_gobackn.pcap", "../testdata/mix_small.pcap", "../testdata/rnr_corrupt_icrc.pcap"} {
 		r, err := capture.Open(file)
 		require.NoError(t, err)
 		a := analyze.New(analyze.Options{})
@@ -31,7 +32,7 @@ func TestStreamedJSONIsTheReport(t *testing.T) {
 		r.Close()
 		rep := a.Report()
 		var streamed bytes.Buffer
-		require.NoError(t, writeJSON(&streamed, rep))
+		require.NoError(t, report.WriteJSON(&streamed, rep))
 		whole, err := json.Marshal(rep)
 		require.NoError(t, err)
 		var got, want any

@@ -1,177 +1,16 @@
-package cli
+package report
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/fatih/color"
-	"github.com/mattn/go-isatty"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
-	"github.com/roce-dissect/roce-dissect/points"
 )
-
-// palette colours the text output: problems red, warnings yellow, healthy
-// green. Each colour is set on or off for this run only (no global state).
-type palette struct {
-	on                       bool
-	red, yellow, green, bold *color.Color
-}
-
-func newPalette(mode string, w io.Writer) palette {
-	on := false
-	switch mode {
-	case "always":
-		on = true
-	case "auto":
-		if f, ok := w.(*os.File); ok && os.Getenv("NO_COLOR") == "" {
-			on = isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
-		}
-	}
-	p := palette{on: on, red: color.New(color.FgRed, color.Bold), yellow: color.New(color.FgYellow), green: color.New(color.FgGreen), bold: color.New(color.Bold)}
-	for _, c := range []*color.Color{p.red, p.yellow, p.green, p.bold} {
-		if on {
-			c.EnableColor()
-		} else {
-			c.DisableColor()
-		}
-	}
-	return p
-}
-
-func (p palette) severity(s analyze.Severity) *color.Color {
-	switch s {
-	case analyze.SeverityError:
-		return p.red
-	case analyze.SeverityWarning:
-		return p.yellow
-	}
-	return p.green
-}
-
-// writeJSON writes the report as indented JSON, exactly the JSON of
-// analyze.Report, one element of its lists at a time: encoding the whole
-// report at once holds it twice in memory (a million flows are gigabytes).
-func writeJSON(w io.Writer, rep *analyze.Report) error { return writeJSONPoints(w, rep, nil) }
-
-// writeJSONPoints is writeJSON with the capture points' "points" object
-// when pts is not nil.
-func writeJSONPoints(w io.Writer, rep *analyze.Report, pts *points.Report) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
-	put := func(prefix string, v any) error {
-		b, err := json.MarshalIndent(v, prefix, "  ")
-		if err == nil {
-			_, err = bw.Write(b)
-		}
-		return err
-	}
-	list := func(name string, n int, elem func(int) any) error {
-		fmt.Fprintf(bw, "  %q: [", name)
-		for i := range n {
-			if i > 0 {
-				bw.WriteString(",")
-			}
-			bw.WriteString("\n    ")
-			if err := put("    ", elem(i)); err != nil {
-				return err
-			}
-		}
-		if n > 0 {
-			bw.WriteString("\n  ")
-		}
-		_, err := bw.WriteString("],\n")
-		return err
-	}
-	bw.WriteString("{\n  \"capture\": ")
-	if err := put("  ", rep.Capture); err != nil {
-		return err
-	}
-	bw.WriteString(",\n")
-	for _, l := range []struct {
-		name string
-		n    int
-		elem func(int) any
-	}{
-		{"connections", len(rep.Connections), func(i int) any { return &rep.Connections[i] }},
-		{"flows", len(rep.Flows), func(i int) any { return &rep.Flows[i] }},
-		{"findings", len(rep.Findings), func(i int) any { return &rep.Findings[i] }},
-	} {
-		if err := list(l.name, l.n, l.elem); err != nil {
-			return err
-		}
-	}
-	if pts != nil {
-		bw.WriteString("  \"points\": ")
-		if err := put("  ", pts); err != nil {
-			return err
-		}
-		bw.WriteString(",\n")
-	}
-	fmt.Fprintf(bw, "  \"findings_dropped\": %d\n}\n", rep.FindingsDropped)
-	return bw.Flush()
-}
-
-// cell is one table cell with an optional colour.
-type cell struct {
-	text string
-	c    *color.Color
-	left bool
-}
-
-// table writes aligned columns: the header, then n rows that row(i, buf)
-// fills. Widths come from the plain text (a first pass over the rows),
-// colour is added after padding; rows are made twice rather than kept, so
-// that a table of a million flows is not held in memory.
-func (p palette) table(w io.Writer, indent string, header []cell, n int, row func(i int, buf []cell) []cell) {
-	widths := make([]int, len(header))
-	measure := func(cells []cell) {
-		for i, c := range cells {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], utf8.RuneCountInString(c.text))
-		}
-	}
-	measure(header)
-	var buf []cell
-	for i := range n {
-		buf = row(i, buf[:0])
-		measure(buf)
-	}
-	var b strings.Builder
-	emit := func(cells []cell) {
-		b.Reset()
-		b.WriteString(indent)
-		for i, c := range cells {
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c.text))
-			text := c.text
-			if c.c != nil {
-				text = c.c.Sprint(c.text)
-			}
-			if c.left {
-				b.WriteString(text + pad)
-			} else {
-				b.WriteString(pad + text)
-			}
-			if i < len(cells)-1 {
-				b.WriteString("  ")
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
-	emit(header)
-	for i := range n {
-		buf = row(i, buf[:0])
-		emit(buf)
-	}
-}
 
 // humanBytes renders a byte count in SI units.
 func humanBytes(n uint64) string {
@@ -213,7 +52,8 @@ func humanDuration(d time.Duration) string {
 	return fmt.Sprintf("%.3fs", d.Seconds())
 }
 
-func qpString(qp uint32) string { return fmt.Sprintf("0x%06x", qp) }
+// QP writes a queue pair number as the reports do: 0x and six hex digits.
+func QP(qp uint32) string { return fmt.Sprintf("0x%06x", qp) }
 
 func optInt(v *int) string {
 	if v == nil {
@@ -222,16 +62,14 @@ func optInt(v *int) string {
 	return fmt.Sprint(*v)
 }
 
-// writeText prints the report for people. readErr, when not empty, says
-// why the capture could not be read completely; the report then covers
-// what was read, and says so.
-func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
-	w, p := r.stdout, r.pal
+// report prints the report for people.
+func (t *textWriter) report(rep *analyze.Report) {
+	w, p, readErr := t.w, t.p, t.o.ReadErr
 	c := rep.Capture
-	p.bold.Fprintf(w, "Capture %s\n", title)
+	p.Bold.Fprintf(w, "Capture %s\n", t.o.Title)
 	fmt.Fprintf(w, "  %d frames: %d RDMA, %d other, ", c.Frames, c.RoCEPackets, c.OtherPackets)
 	if c.Malformed > 0 {
-		p.red.Fprintf(w, "%d malformed", c.Malformed)
+		p.Red.Fprintf(w, "%d malformed", c.Malformed)
 	} else {
 		fmt.Fprintf(w, "%d malformed", c.Malformed)
 	}
@@ -242,17 +80,17 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 	fmt.Fprintln(w)
 	writeCaptureFiles(w, c.Files)
 	if readErr != "" {
-		p.red.Fprintf(w, "  error: %s\n", readErr)
+		p.Red.Fprintf(w, "  error: %s\n", readErr)
 	}
 	if c.NotCaptured > 0 {
-		p.yellow.Fprintf(w, "  the capture missed %s that the responders acknowledged (capture-side drops, not network loss)\n", plural(int(c.NotCaptured), "request packet"))
+		p.Yellow.Fprintf(w, "  the capture missed %s that the responders acknowledged (capture-side drops, not network loss)\n", plural(int(c.NotCaptured), "request packet"))
 	}
 	writeSnifferNote(w, c)
 	if c.FlowsDropped > 0 {
-		p.yellow.Fprintf(w, "  flow table full: about %d more flows (%d packets) counted but not tracked (--max-flows)\n", c.FlowsDropped, c.PacketsOfDroppedFlows)
+		p.Yellow.Fprintf(w, "  flow table full: about %d more flows (%d packets) counted but not tracked (--max-flows)\n", c.FlowsDropped, c.PacketsOfDroppedFlows)
 	}
 	if c.ConnectionsDropped > 0 {
-		p.yellow.Fprintf(w, "  connection table full: %d more CM connections (REQs) counted but not tracked (--max-connections)\n", c.ConnectionsDropped)
+		p.Yellow.Fprintf(w, "  connection table full: %d more CM connections (REQs) counted but not tracked (--max-connections)\n", c.ConnectionsDropped)
 	}
 	if c.CutFrames > 0 {
 		fmt.Fprintf(w, "  %d frames cut by the capture tool without recording their length: sizes from their headers\n", c.CutFrames)
@@ -260,16 +98,16 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 
 	if len(rep.Connections) > 0 {
 		fmt.Fprintln(w)
-		p.bold.Fprintln(w, "Connections (CM)")
+		p.Bold.Fprintln(w, "Connections (CM)")
 		header := []cell{{text: "#", left: true}, {text: "TRANSPORT", left: true}, {text: "REQUESTER", left: true}, {text: "QPN"}, {text: "SENDS FROM PSN"}, {text: ""}, {text: "RESPONDER", left: true}, {text: "QPN"}, {text: "SENDS FROM PSN"}, {text: "MTU"}, {text: "STATE", left: true}}
 		p.table(w, "  ", header, len(rep.Connections), func(i int, row []cell) []cell {
 			cn := &rep.Connections[i]
-			state := cell{text: cn.State, left: true, c: p.green}
+			state := cell{text: cn.State, left: true, c: p.Green}
 			switch cn.State {
 			case analyze.StateRejected:
-				state = cell{text: "rejected: " + cn.RejectReason, left: true, c: p.red}
+				state = cell{text: "rejected: " + cn.RejectReason, left: true, c: p.Red}
 			case analyze.StateRequested:
-				state.c = p.yellow
+				state.c = p.Yellow
 			}
 			return append(row,
 				cell{text: fmt.Sprint(cn.ID), left: true}, cell{text: strOrUnknown(cn.Transport), left: true},
@@ -289,7 +127,7 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 	}
 
 	fmt.Fprintln(w)
-	p.bold.Fprintln(w, "Flows")
+	p.Bold.Fprintln(w, "Flows")
 	if len(rep.Flows) == 0 {
 		fmt.Fprintln(w, "  no RDMA flows")
 	} else {
@@ -298,17 +136,17 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 		if sniffed {
 			header = append(header, cell{text: "SRC PORT", left: true})
 		}
-		listed, left := r.listedFlows(rep)
+		listed, left := t.listedFlows(rep)
 		p.table(w, "  ", header, len(listed), func(i int, row []cell) []cell {
 			f := &rep.Flows[listed[i]]
 			row = append(row,
-				cell{text: f.Src + " → " + f.Dst, left: true}, cell{text: qpString(f.DestQP)}, cell{text: f.Transport, left: true},
+				cell{text: f.Src + " → " + f.Dst, left: true}, cell{text: QP(f.DestQP)}, cell{text: f.Transport, left: true},
 				cell{text: fmt.Sprint(f.Packets)}, cell{text: humanBytes(f.PayloadBytes)}, cell{text: humanDuration(f.LastTime.Sub(f.FirstTime))},
 				cell{text: humanRate(f.ThroughputBps)}, rttCell(f),
 				mtuCell(p, f),
-				countCell(p, f.Requests.Missing, p.red), countCell(p, f.Requests.Retransmitted+f.Requests.Duplicates, p.yellow),
-				countCell(p, f.Responses.NAKs+f.Responses.RNRNAKs, p.red), countCell(p, f.Congestion.CNPs, p.yellow),
-				countCell(p, f.Congestion.ECNCE, p.yellow), countCell(p, f.ICRC.Bad, p.red))
+				countCell(p, f.Requests.Missing, p.Red), countCell(p, f.Requests.Retransmitted+f.Requests.Duplicates, p.Yellow),
+				countCell(p, f.Responses.NAKs+f.Responses.RNRNAKs, p.Red), countCell(p, f.Congestion.CNPs, p.Yellow),
+				countCell(p, f.Congestion.ECNCE, p.Yellow), countCell(p, f.ICRC.Bad, p.Red))
 			if sniffed {
 				row = append(row, srcPortCell(f))
 			}
@@ -319,14 +157,14 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 		}
 	}
 
-	r.writeNIC(w, rep)
+	t.writeNIC(w, rep)
 
 	fmt.Fprintln(w)
 	if len(rep.Findings) == 0 {
 		if readErr != "" {
-			p.yellow.Fprintln(w, "No problems found in what could be read.")
+			p.Yellow.Fprintln(w, "No problems found in what could be read.")
 		} else {
-			p.green.Fprintln(w, "No problems found.")
+			p.Green.Fprintln(w, "No problems found.")
 		}
 		return
 	}
@@ -336,16 +174,16 @@ func (r *runner) writeText(title string, rep *analyze.Report, readErr string) {
 	for _, f := range fs {
 		counts[f.Severity]++
 	}
-	p.bold.Fprintf(w, "Findings (worst first): %s, %s, %s\n", plural(counts[analyze.SeverityError], "error"), plural(counts[analyze.SeverityWarning], "warning"), fmt.Sprintf("%d info", counts[analyze.SeverityInfo]))
+	p.Bold.Fprintf(w, "Findings (worst first): %s, %s, %s\n", plural(counts[analyze.SeverityError], "error"), plural(counts[analyze.SeverityWarning], "warning"), fmt.Sprintf("%d info", counts[analyze.SeverityInfo]))
 	for _, f := range fs {
 		where := fmt.Sprintf("frame %d", f.Frame)
 		if f.File != "" {
 			where = f.File + " " + where
 		}
-		fmt.Fprintf(w, "  %s %s %s  %s: %s\n", p.severity(f.Severity).Sprintf("%-7s", strings.ToUpper(f.Severity.String())), where, f.Kind, f.FlowName(), f.Detail)
+		fmt.Fprintf(w, "  %s %s %s  %s: %s\n", p.Severity(f.Severity).Sprintf("%-7s", strings.ToUpper(f.Severity.String())), where, f.Kind, f.FlowName(), f.Detail)
 	}
 	if rep.FindingsDropped > 0 {
-		p.yellow.Fprintf(w, "  … and %d more findings not listed\n", rep.FindingsDropped)
+		p.Yellow.Fprintf(w, "  … and %d more findings not listed\n", rep.FindingsDropped)
 	}
 }
 
@@ -358,17 +196,17 @@ func rttCell(f *analyze.Flow) cell {
 	return cell{text: humanDuration(time.Duration(f.Responses.RTT.MedianNs))}
 }
 
-func countCell(p palette, n uint64, bad *color.Color) cell {
+func countCell(p Palette, n uint64, bad *color.Color) cell {
 	if n == 0 {
-		return cell{text: "0", c: p.green}
+		return cell{text: "0", c: p.Green}
 	}
 	return cell{text: fmt.Sprint(n), c: bad}
 }
 
-func mtuCell(p palette, f *analyze.Flow) cell {
+func mtuCell(p Palette, f *analyze.Flow) cell {
 	text := optInt(f.MTU.Inferred) + "/" + optInt(f.MTU.Negotiated)
 	if f.MTU.Inferred != nil && f.MTU.Negotiated != nil && *f.MTU.Inferred != *f.MTU.Negotiated || f.MTU.AboveNegotiated > 0 {
-		return cell{text: text, c: p.red}
+		return cell{text: text, c: p.Red}
 	}
 	return cell{text: text}
 }

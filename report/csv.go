@@ -1,0 +1,84 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+)
+
+// FlowCSVHeader is the header of the CSV flow table (-o csv).
+func FlowCSVHeader() []string { return slices.Clone(flowCSVHeader) }
+
+var flowCSVHeader = []string{
+	"src", "dst", "dest_qp", "transport", "connection", "packets", "wire_bytes", "payload_bytes",
+	"first_time", "last_time", "duration_seconds", "throughput_bps", "wire_bps",
+	"mtu_inferred", "mtu_negotiated", "mtu_max_payload",
+	"requests", "psn_first", "psn_last", "missing", "retransmitted", "duplicates", "out_of_order",
+	"acks", "naks", "rnr_naks", "read_responses", "atomic_acks", "rtt_median_ns",
+	"messages", "message_bytes", "incomplete_messages",
+	"ecn_ce", "fecn", "becn", "cnps", "icrc_ok", "icrc_bad", "icrc_unverifiable",
+}
+
+func optU32(v *uint32) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatUint(uint64(*v), 10)
+}
+
+func optF(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'f', 0, 64)
+}
+
+func optIntCSV(v *int) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.Itoa(*v)
+}
+
+func u(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// WriteFlowsCSV writes the flow table as CSV, as -o csv does.
+func WriteFlowsCSV(w io.Writer, rep *analyze.Report) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(flowCSVHeader); err != nil {
+		return err
+	}
+	for i := range rep.Flows {
+		_ = cw.Write(FlowCSVRow(&rep.Flows[i]))
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// FlowCSVRow is the row of a flow in the CSV flow table.
+func FlowCSVRow(f *analyze.Flow) []string {
+	conn := ""
+	if f.Connection != nil {
+		conn = strconv.Itoa(*f.Connection)
+	}
+	rtt := ""
+	if f.Responses.RTT != nil {
+		rtt = strconv.FormatInt(f.Responses.RTT.MedianNs, 10)
+	}
+	return []string{
+		f.Src, f.Dst, u(uint64(f.DestQP)), f.Transport, conn, u(f.Packets), u(f.WireBytes), u(f.PayloadBytes),
+		f.FirstTime.UTC().Format(time.RFC3339Nano), f.LastTime.UTC().Format(time.RFC3339Nano),
+		strconv.FormatFloat(f.LastTime.Sub(f.FirstTime).Seconds(), 'f', 9, 64), optF(f.ThroughputBps), optF(f.WireBps),
+		optIntCSV(f.MTU.Inferred), optIntCSV(f.MTU.Negotiated), strconv.Itoa(f.MTU.MaxPayload),
+		u(f.Requests.Packets), optU32(f.Requests.PSNFirst), optU32(f.Requests.PSNLast), u(f.Requests.Missing),
+		u(f.Requests.Retransmitted), u(f.Requests.Duplicates), u(f.Requests.OutOfOrder),
+		u(f.Responses.ACKs), u(f.Responses.NAKs), u(f.Responses.RNRNAKs), u(f.Responses.ReadResponses), u(f.Responses.AtomicACKs), rtt,
+		u(f.Messages.Count), u(f.Messages.Bytes), u(f.Messages.Incomplete),
+		u(f.Congestion.ECNCE), u(f.Congestion.FECN), u(f.Congestion.BECN), u(f.Congestion.CNPs),
+		u(f.ICRC.OK), u(f.ICRC.Bad), u(f.ICRC.Unverifiable),
+	}
+}
