@@ -25,41 +25,7 @@ func TestCapDecision(t *testing.T) {
 		limit := 1 + rng.IntN(flows+10)
 		maxRec := 1 + rng.IntN(8) // small, so that records overflow
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			// Flow i is created at frame i+1 in a random shard.
-			of := make([][]uint64, shards)
-			for i := range flows {
-				s := rng.IntN(shards)
-				of[s] = append(of[s], uint64(i+1))
-			}
-			// The shards take turns at random, each creating its next
-			// flow while the budget lasts, recording refusals.
-			budget := limit
-			next := make([]int, shards)
-			var tracked []uint64
-			refused := make([]*capRefusals, shards)
-			for s := range refused {
-				refused[s] = &capRefusals{}
-			}
-			for left := flows; left > 0; left-- {
-				s := rng.IntN(shards)
-				for next[s] == len(of[s]) {
-					s = (s + 1) % shards
-				}
-				f := of[s][next[s]]
-				next[s]++
-				if budget > 0 {
-					budget--
-					tracked = append(tracked, f)
-					continue
-				}
-				r := refused[s]
-				if len(r.frames) == maxRec {
-					r.full = true
-				}
-				if !r.full {
-					r.frames = append(r.frames, f)
-				}
-			}
+			tracked, refused := raceForBudget(rng, shards, flows, limit, maxRec)
 			slices.Sort(tracked)
 			// The sequential rule.
 			want := make([]uint64, 0, flows)
@@ -89,4 +55,45 @@ func TestCapDecision(t *testing.T) {
 			assert.Equal(t, wantFrame, frame)
 		})
 	}
+}
+
+// raceForBudget creates flows 1…flows (flow i at frame i) in shards
+// chosen at random, each shard creating its flows in frame order, the
+// shards taking turns at random while a budget of limit lasts; each shard
+// records up to maxRec refusals. It returns the creation frames of the
+// flows tracked and each shard's refusals.
+func raceForBudget(rng *rand.Rand, shards, flows, limit, maxRec int) ([]uint64, []*capRefusals) {
+	of := make([][]uint64, shards)
+	for i := range flows {
+		s := rng.IntN(shards)
+		of[s] = append(of[s], uint64(i+1))
+	}
+	budget := limit
+	next := make([]int, shards)
+	var tracked []uint64
+	refused := make([]*capRefusals, shards)
+	for s := range refused {
+		refused[s] = &capRefusals{}
+	}
+	for left := flows; left > 0; left-- {
+		s := rng.IntN(shards)
+		for next[s] == len(of[s]) {
+			s = (s + 1) % shards
+		}
+		f := of[s][next[s]]
+		next[s]++
+		if budget > 0 {
+			budget--
+			tracked = append(tracked, f)
+			continue
+		}
+		r := refused[s]
+		if len(r.frames) == maxRec {
+			r.full = true
+		}
+		if !r.full {
+			r.frames = append(r.frames, f)
+		}
+	}
+	return tracked, refused
 }

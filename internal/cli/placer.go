@@ -1,0 +1,82 @@
+package cli
+
+// placer assigns host pairs to shards: a host pair seen for the first
+// time goes to the shard with the least work so far (the fewest host
+// pairs on a tie), and stays there. A shard's work is its frames; shard
+// 0, which the reader analyzes itself, has besides every frame's reading
+// (readerShare of the frames of all shards, about what reading a frame
+// costs against analyzing it), so that it takes fewer host pairs. Any
+// assignment of whole host pairs gives the same report; this one
+// balances the shards better than a hash modulo N when there are few
+// host pairs. It depends only on the frames, so a second pass assigns
+// them alike.
+type placer struct {
+	of     map[uint64]int32
+	cache  [256]placed
+	frames []uint64
+	pairs  []int
+	total  uint64
+}
+
+// maxPlaced is how many host pairs the placer places by the shards' work
+// and remembers; later ones go to the shard their key's hash says, which
+// spreads a great number of host pairs evenly without a map entry each
+// (a million one-frame host pairs would cost 40 MB).
+const maxPlaced = 1 << 16
+
+// readerShare is the reading of a frame against its analysis, 1/4.
+const readerShare = 4
+
+type placed struct {
+	key   uint64
+	shard int32
+}
+
+// newPlacer returns a placer for n shards. Frames of no host pair (key
+// 0: no state of theirs links them to others) go to shard 0, which the
+// zero cache entry already says.
+func newPlacer(n int) *placer {
+	return &placer{of: map[uint64]int32{0: 0}, frames: make([]uint64, n), pairs: make([]int, n)}
+}
+
+// shard returns the shard of a frame of host pair key.
+func (p *placer) shard(key uint64) int {
+	p.total++
+	c := &p.cache[key%uint64(len(p.cache))]
+	if c.key != key {
+		s, ok := p.of[key]
+		switch {
+		case ok:
+		case len(p.of) > maxPlaced:
+			s = int32(mix64(key) % uint64(len(p.frames)))
+		default:
+			for i := range p.frames {
+				if w, ws := p.work(i), p.work(int(s)); w < ws || w == ws && p.pairs[i] < p.pairs[s] {
+					s = int32(i)
+				}
+			}
+			p.of[key] = s
+			p.pairs[s]++
+		}
+		*c = placed{key, s}
+	}
+	p.frames[c.shard]++
+	return int(c.shard)
+}
+
+// mix64 spreads the bits of a host-pair key (MurmurHash3's finalizer).
+func mix64(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	k *= 0xc4ceb9fe1a85ec53
+	return k ^ k>>33
+}
+
+// work is shard i's work so far, in frames analyzed.
+func (p *placer) work(i int) uint64 {
+	if i == 0 {
+		return p.frames[0] + p.total/readerShare
+	}
+	return p.frames[i]
+}

@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/htmlreport"
+	"github.com/roce-dissect/roce-dissect/points"
+	"github.com/roce-dissect/roce-dissect/report"
+)
+
+// reportMode analyzes the files and prints the report(s): the pieces of
+// one capture as one stream (source.go), other files each on its own, in
+// parallel, merged or matched as capture points.
+func (r *runner) reportMode(ctx context.Context, files []string) int {
+	if src := r.piecesOf(files); src != nil {
+		res, collectors := r.analyzeSource(ctx, src)
+		var np *notPiecesError
+		if !errors.As(res.err, &np) {
+			return r.writeReports(ctx, []string{files[0]}, []fileResult{res}, nil, collectors)
+		}
+	}
+	results, samplers, collectors := r.analyzeAll(ctx, files, r.jobs())
+	if len(files) > 1 && r.jobs() > 1 && ctx.Err() == nil && (r.flowBudget.Refused() || r.connBudget.Refused()) {
+		// The files raced for the flows (or connections) of --max-flows:
+		// which got them depended on their speed. Again, one after
+		// another, so that the first files get them, as with -j 1.
+		results, samplers, collectors = r.analyzeAll(ctx, files, 1)
+	}
+	return r.writeReports(ctx, files, results, samplers, collectors)
+}
+
+// analyzeSource analyzes the pieces of one capture as one stream, with
+// fresh budgets, on the cores -j allows, and names the pieces read in
+// the report (Capture.Files).
+func (r *runner) analyzeSource(ctx context.Context, src *source) (fileResult, []*htmlreport.Collector) {
+	r.progress = startProgress(r.cfg.progress, r.stderr)
+	r.flowBudget = analyze.NewFlowBudget(r.cfg.maxFlows)
+	r.connBudget = analyze.NewFlowBudget(r.cfg.maxConns)
+	collectors := r.htmlCollectors(1)
+	var tap func(*analyze.Packet)
+	if collectors[0] != nil {
+		tap = collectors[0].Add
+	}
+	res := r.analyzeFile(ctx, 0, src, false, make(chan struct{}, 1), tap)
+	r.progress.stop()
+	files := src.captureFiles()
+	if res.stream != nil {
+		res.stream.Head().Capture.Files = files
+	} else if res.report != nil {
+		res.report.Capture.Files = files
+	}
+	return res, collectors
+}
+
+// writeReports prints the reports of the files analyzed (results, in the
+// order of files), merged or matched as capture points (samplers), and
+// writes the other outputs asked for.
+func (r *runner) writeReports(ctx context.Context, files []string, results []fileResult, samplers []*points.Sampler, collectors []*htmlreport.Collector) int {
+	status := ExitOK
+	for _, res := range results {
+		if res.err != nil {
+			fmt.Fprintf(r.stderr, "roce-dissect: %s: %v\n", displayName(res.name), res.err)
+			status = ExitDamaged
+		}
+	}
+	// A file that could not be opened (missing, a directory, not a
+	// capture) has no report, not an empty one.
+	results = slices.DeleteFunc(results, func(res fileResult) bool { return isOpenError(res.err) })
+	if len(results) == 0 {
+		return ExitDamaged
+	}
+	if len(results) < len(files) {
+		files = nil
+		for _, res := range results {
+			files = append(files, res.name)
+		}
+		samplers = nil
+	}
+	if results[0].stream != nil { // one file, default views: written while built
+		return r.streamReport(results[0], status)
+	}
+	merged, pts, status := r.combine(ctx, files, results, samplers, status)
+	return r.writeOutputs(files, results, merged, pts, collectors, status)
+}
+
+// combine merges the reports of the files analyzed each on its own, or
+// matches them as capture points (samplers), and returns the report of
+// them all, the points' report (nil when none) and the exit status.
+func (r *runner) combine(ctx context.Context, files []string, results []fileResult, samplers []*points.Sampler, status int) (*analyze.Report, *points.Report, int) {
+	merged := results[0].report
+	if len(results) > 1 {
+		merged = &analyze.Report{Connections: []analyze.Connection{}, Flows: []analyze.Flow{}, Findings: []analyze.Finding{}}
+		for _, res := range results {
+			if err := merged.Merge(res.report); err != nil {
+				fmt.Fprintf(r.stderr, "roce-dissect: %s: %v\n", displayName(res.name), err)
+				status = ExitDamaged
+			}
+		}
+	}
+	var pts *points.Report
+	if samplers != nil && status == ExitOK {
+		reports := make([]*analyze.Report, len(results))
+		for i := range results {
+			reports[i] = results[i].report
+		}
+		if m, p, err := r.capturePoints(ctx, files, samplers, reports); err != nil {
+			fmt.Fprintf(r.stderr, "roce-dissect: capture points: %v\n", err)
+			status = ExitDamaged
+		} else if p != nil {
+			merged, pts = m, p
+		}
+	}
+	return merged, pts, status
+}
+
+// writeOutputs writes the outputs asked for of the report of the files
+// (merged; results, each file's) and returns the exit status.
+func (r *runner) writeOutputs(files []string, results []fileResult, merged *analyze.Report, pts *points.Report, collectors []*htmlreport.Collector, status int) int {
+	for i := range results {
+		results[i].report = r.filter(results[i].report)
+	}
+	merged = r.filter(merged)
+	var err error
+	if r.cfg.export != "" && !r.exportReport(results[0].exportFiles(files), merged) {
+		status = ExitDamaged
+	}
+	switch r.cfg.output {
+	case "parquet": // --export only
+	case "json":
+		err = report.WriteJSONPoints(r.stdout, merged, pts)
+	case "csv":
+		err = report.WriteFlowsCSV(r.stdout, merged)
+	default:
+		r.writeTexts(files, results, merged, pts)
+	}
+	if err != nil {
+		r.outputError(err)
+		return ExitDamaged
+	}
+	if r.cfg.plot != "" {
+		var iv time.Duration
+		if r.cfg.intervalSet {
+			iv = r.cfg.interval
+		}
+		if err := writePlot(r.cfg.plot, merged, iv); err != nil {
+			fmt.Fprintf(r.stderr, "roce-dissect: --plot %s: %v\n", r.cfg.plot, err)
+			return ExitDamaged
+		}
+	}
+	if r.cfg.html != "" {
+		if err := r.writeHTML(results[0].htmlFiles(files), merged, collectors); err != nil {
+			fmt.Fprintf(r.stderr, "roce-dissect: --html %s: %v\n", r.cfg.html, err)
+			return ExitDamaged
+		}
+	}
+	return status
+}
+
+// writeTexts writes the text report: of one capture, or each file's
+// report, then that of them all.
+func (r *runner) writeTexts(files []string, results []fileResult, merged *analyze.Report, pts *points.Report) {
+	if len(results) == 1 {
+		r.writeText(report.TextOptions{Title: results[0].title(), ReadErr: errText(results[0].err)}, merged)
+		return
+	}
+	failed := 0
+	for _, res := range results {
+		r.writeText(report.TextOptions{Title: res.name, ReadErr: errText(res.err)}, res.report)
+		if res.err != nil {
+			failed++
+		}
+	}
+	note := ""
+	if failed > 0 {
+		note = fmt.Sprintf("%d of %d files had errors (see above)", failed, len(files))
+	}
+	r.writeText(report.TextOptions{Title: fmt.Sprintf("all %d files", len(files)), ReadErr: note, Points: pts}, merged)
+}
