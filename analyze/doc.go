@@ -46,8 +46,9 @@
 //     (Finish, Report), stream.go (a report written flow by flow), pieces.go
 //     (frame references of a capture read from several files).
 //   - Combining: merge.go, mergecm.go and mergepsn.go (Report.Merge of
-//     separately analyzed files); shard.go (Options.Shard, FeedShard,
-//     CombineShards), shardcap.go (the caps when shards share a budget),
+//     separately analyzed files); shard.go (Options.Shard, FeedShard, what a
+//     shard records), combine.go (CombineShards), shardcm.go (CommIDs,
+//     connection numbers and the CM flood across shards), shardcap.go (the caps when shards share a budget),
 //     shardcut.go (tool-cut frames replayed over the shards), hostpair.go
 //     (HostPairKey, the shards' key).
 //

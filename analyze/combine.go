@@ -1,0 +1,358 @@
+package analyze
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// ErrNotDisjoint says shard reports share state that the sequential
+// analysis would have joined: only the sequential analysis is exact.
+var ErrNotDisjoint = errors.New("shards not disjoint")
+
+// FlowCapError says the shards did not track the flows (connections) the
+// sequential analysis tracks under Options.MaxFlows (MaxConnections):
+// more than the cap, or others than the first by creation, when shards
+// sharing the run's budget raced for its last flows (shardcap.go). The
+// sequential analysis tracks the flows created up to Frame (0: every
+// flow) and the connections whose REQ is up to ConnFrame (0: every one),
+// which a second run with Options.FlowFrameLimit = Frame and
+// ConnFrameLimit = ConnFrame reproduces.
+type FlowCapError struct {
+	Frame, ConnFrame uint64
+}
+
+func (e *FlowCapError) Error() string {
+	return fmt.Sprintf("more flows or connections than the caps: only flows created up to frame %d and connections requested up to frame %d (0: all) are tracked", e.Frame, e.ConnFrame)
+}
+
+// CombineShards builds the report of a capture from the reports of its
+// shards (Analyzers with Options.Shard, fed disjoint sets of host pairs
+// with FeedShard, their reports from Finish), given the Options the
+// shards had. The result is the report one Analyzer fed every frame
+// would have made, byte for byte, unless an error says otherwise: a
+// FlowCapError (run the shards again with Options.FlowFrameLimit), or
+// ErrNotDisjoint (analyze the capture sequentially). With an error the
+// report returned is the best the shards give (flows beyond the cap
+// counted as dropped).
+func CombineShards(parts []*Report, opts Options) (*Report, error) {
+	c, err := newCombiner(parts, opts)
+	if c == nil {
+		return nil, err
+	}
+	c.dropCapped()
+	c.out.Flows = make([]Flow, 0, len(c.flows))
+	for _, fr := range c.flows {
+		c.out.Flows = append(c.out.Flows, c.flow(fr, parts[fr.s].Flows[fr.i]))
+	}
+	c.listFindings()
+	opts.Pieces.Localize(c.out)
+	return c.out, errors.Join(c.errs...)
+}
+
+// flowRef is a shard's flow: its creation frame, shard and index.
+type flowRef struct {
+	created uint64
+	s, i    int32
+}
+
+// combiner combines the reports of shards (CombineShards) in three
+// steps, so that a stream of the combined report (CombineShardStreams)
+// can write the capture and connections, then each flow, then the
+// findings: newCombiner (the capture, the connections and the flows'
+// order), flow (one flow), listFindings.
+type combiner struct {
+	parts      []*Report
+	opts       Options
+	errs       []error
+	flows      []flowRef // in creation order: those tracked
+	capDropped []flowRef // beyond the flow cap
+	remap      []connRemap
+	out        *Report
+	end        Analyzer // the capture's end findings
+	added      uint64   // findings found, listed or not
+}
+
+func newCombiner(parts []*Report, opts Options) (*combiner, error) {
+	opts = opts.withDefaults()
+	var errs []error
+	for s, p := range parts {
+		if p.shard == nil {
+			return nil, fmt.Errorf("analyze: part %d is not a shard's report", s)
+		}
+		if p.shard.misplaced > 0 {
+			errs = append(errs, fmt.Errorf("%w: %d frames decode to another host pair than they were sharded by (the first: frame %d)", ErrNotDisjoint, p.shard.misplaced, p.shard.firstMis))
+		}
+		if p.shard.feed.overflow {
+			errs = append(errs, fmt.Errorf("%w: more than %d CM messages, cut or whole frames in one shard to replay", ErrNotDisjoint, maxShardEvents))
+		}
+	}
+	if err := commIDsDisjoint(parts); err != nil {
+		errs = append(errs, err)
+	}
+	cut, err := replayCut(parts)
+	if err != nil {
+		errs = append(errs, err)
+	}
+
+	// Flows in creation order; the first MaxFlows are those tracked.
+	n := 0
+	for _, p := range parts {
+		n += len(p.shard.flows)
+	}
+	flows := make([]flowRef, 0, n)
+	for s, p := range parts {
+		for i := range p.shard.flows {
+			flows = append(flows, flowRef{p.shard.feed.created[i], int32(s), int32(i)})
+		}
+	}
+	slices.SortFunc(flows, func(a, b flowRef) int { return cmp.Compare(a.created, b.created) })
+	created := make([]uint64, len(flows))
+	for i, fr := range flows {
+		created[i] = fr.created
+	}
+	refused := make([]*capRefusals, len(parts))
+	for s, p := range parts {
+		refused[s] = &p.shard.feed.refusedFlows
+	}
+	var capErr FlowCapError
+	exactFlows, frame, err := capDecision(created, refused, opts.MaxFlows)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	capErr.Frame = frame
+	var capDropped []flowRef
+	if len(flows) > opts.MaxFlows { // the best without a second pass
+		flows, capDropped = flows[:opts.MaxFlows], flows[opts.MaxFlows:]
+	}
+
+	// Connections in creation (REQ) order, renumbered.
+	type connRef struct {
+		req  uint64
+		s, i int
+	}
+	nConns := 0
+	for _, p := range parts {
+		nConns += len(p.Connections)
+	}
+	conns := make([]connRef, 0, nConns)
+	for s, p := range parts {
+		for i, c := range p.Connections {
+			conns = append(conns, connRef{c.Frames.REQ, s, i})
+		}
+	}
+	sort.SliceStable(conns, func(i, j int) bool { return conns[i].req < conns[j].req })
+	reqs := make([]uint64, len(conns))
+	for i, c := range conns {
+		reqs[i] = c.req
+	}
+	for s, p := range parts {
+		refused[s] = &p.shard.feed.refusedConns
+	}
+	exactConns, connFrame, err := capDecision(reqs, refused, opts.MaxConnections)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	capErr.ConnFrame = connFrame
+	if len(conns) > opts.MaxConnections {
+		conns = conns[:opts.MaxConnections] // the best without a second pass
+	}
+	if !exactFlows || !exactConns {
+		errs = append(errs, &capErr)
+	}
+	remap := make([]connRemap, len(parts))
+	for s, p := range parts {
+		remap[s] = make(connRemap, len(p.Connections)+1)
+	}
+	out := &Report{Connections: make([]Connection, 0, len(conns)), merge: !slices.ContainsFunc(parts, func(p *Report) bool { return !p.merge })}
+	for k, cr := range conns {
+		c := parts[cr.s].Connections[cr.i]
+		remap[cr.s].set(c.ID, k+1)
+		c.ID = k + 1
+		out.Connections = append(out.Connections, c)
+	}
+
+	// Which incomplete messages a flow's loss log kept depends on the
+	// findings listed when it is full.
+	var added uint64 // findings found, listed or not
+	refsFull := false
+	for _, p := range parts {
+		added += uint64(len(p.Findings)) + p.shard.fedDropped
+		for _, f := range p.shard.flows {
+			refsFull = refsFull || f.refsFull
+		}
+	}
+	if refsFull && added > uint64(opts.MaxFindings) {
+		errs = append(errs, fmt.Errorf("%w: a flow has more incomplete messages than its loss log keeps, and the findings cap decides which it keeps", ErrNotDisjoint))
+	}
+
+	cb := &combiner{parts: parts, opts: opts, errs: errs, flows: flows, capDropped: capDropped, remap: remap, out: out, added: added}
+	cb.capture(cut)
+	return cb, errors.Join(errs...)
+}
+
+// flow is the combined report's flow of fr, f its shard's.
+func (cb *combiner) flow(fr flowRef, f Flow) Flow {
+	if f.Connection != nil {
+		if id := cb.remap[fr.s].id(*f.Connection); id != 0 {
+			f.Connection = &id
+		} else {
+			f.Connection = nil // beyond the connection cap (not exact: see capErr)
+		}
+	}
+	return f
+}
+
+// listFindings lists the combined report's findings.
+func (cb *combiner) listFindings() {
+	parts, opts, remap, out, flows := cb.parts, cb.opts, cb.remap, cb.out, cb.flows
+	// Findings: those listed while frames were fed, replayed in the order
+	// they were listed (by the frame fed then) through the capture's cap;
+	// then those made at the end, as Analyzer.report lists them; then the
+	// sort. A shard lists every finding of its own that the capture lists
+	// (the cap keeps, of each severity, the first ones found, and a shard
+	// has fewer of each to compete), so the replay lists what one Analyzer
+	// would have listed.
+	type findRef struct {
+		at   uint64
+		s, i int
+	}
+	var feed []findRef
+	added := cb.added
+	pos := make([][]int, len(parts))
+	for s, p := range parts {
+		for i := range p.Findings {
+			feed = append(feed, findRef{p.shard.at[i], s, i})
+		}
+		pos[s] = make([]int, len(p.Findings))
+	}
+	sort.SliceStable(feed, func(i, j int) bool { return feed[i].at < feed[j].at })
+	fl := findingList{max: opts.MaxFindings}
+	for _, fr := range feed {
+		pos[fr.s][fr.i] = -1
+		if fd := fl.add(parts[fr.s].Findings[fr.i].Severity); fd != nil {
+			pos[fr.s][fr.i] = len(fl.list) - 1
+			*fd = renumberFinding(parts[fr.s].Findings[fr.i], remap[fr.s])
+		}
+	}
+	push := func(s int, fds []Finding) {
+		for _, fd := range fds {
+			added++
+			fl.push(renumberFinding(fd, remap[s]))
+		}
+	}
+	for _, fr := range flows {
+		if x := parts[fr.s].shard.flows[fr.i].x; x != nil {
+			push(int(fr.s), x.nic)
+		}
+	}
+	for _, fr := range flows {
+		sf := parts[fr.s].shard.flows[fr.i].x
+		if sf == nil {
+			continue
+		}
+		push(int(fr.s), sf.loss)
+		for _, k := range sf.marks {
+			if k < 0 {
+				continue
+			}
+			if idx := pos[fr.s][k]; idx >= 0 && fl.list[idx].Kind == KindIncomplete {
+				fl.list[idx].Detail += notCapturedNote
+				fl.setSeverity(idx, SeverityInfo)
+			}
+		}
+		push(int(fr.s), sf.end)
+	}
+	if fd, ok := cb.end.cutFinding(); ok {
+		added++
+		fl.push(fd)
+	}
+	for _, fd := range cb.end.cmFindings() {
+		added++
+		fl.push(fd)
+	}
+	out.Findings = fl.listed()
+	out.FindingsDropped = added - uint64(len(out.Findings))
+	sortFindings(out.Findings)
+}
+
+// capture adds up the combined report's capture.
+func (cb *combiner) capture(cut cutState) {
+	parts, opts, out := cb.parts, cb.opts, cb.out
+	c := &out.Capture
+	var sk sketch
+	var cms cmStats
+	var orphansKept uint64
+	var malformed []Malformed
+	for _, p := range parts {
+		pc := &p.Capture
+		c.Frames += pc.Frames
+		c.RoCEPackets += pc.RoCEPackets
+		c.OtherPackets += pc.OtherPackets
+		c.Malformed += pc.Malformed
+		c.Bytes += pc.Bytes
+		c.PacketsOfDroppedFlows += pc.PacketsOfDroppedFlows
+		c.NotCaptured += pc.NotCaptured
+		c.ICRCPortRewritten += pc.ICRCPortRewritten
+		c.OriginalLengthsClamped += pc.OriginalLengthsClamped
+		c.CutFrames += pc.CutFrames
+		c.ConnectionsDropped += pc.ConnectionsDropped
+		st := p.shard.cmStats
+		cms.messages += st.messages
+		cms.ignored += st.ignored
+		if st.first != 0 && (cms.first == 0 || st.first < cms.first) {
+			cms.first, cms.firstAt = st.first, st.firstAt
+		}
+		orphansKept += uint64(len(p.cmOrphans))
+		malformed = append(malformed, pc.MalformedFrames...)
+		if pc.FirstTime != nil && (c.FirstTime == nil || pc.FirstTime.Before(*c.FirstTime)) {
+			t := *pc.FirstTime
+			c.FirstTime = &t
+		}
+		if pc.LastTime != nil && (c.LastTime == nil || pc.LastTime.After(*c.LastTime)) {
+			t := *pc.LastTime
+			c.LastTime = &t
+		}
+		if p.shard.sketch != nil {
+			if sk.bits == nil {
+				sk.bits = make([]uint64, sketchBits/64)
+			}
+			for i, w := range p.shard.sketch {
+				sk.bits[i] |= w
+			}
+		}
+		out.cmOrphans = append(out.cmOrphans, p.cmOrphans...)
+	}
+	if c.FirstTime != nil {
+		c.DurationSeconds = c.LastTime.Sub(*c.FirstTime).Seconds()
+	}
+	sort.SliceStable(malformed, func(i, j int) bool { return malformed[i].Frame < malformed[j].Frame })
+	c.MalformedFrames = malformed[:min(len(malformed), opts.MaxFindings):min(len(malformed), opts.MaxFindings)]
+	if c.MalformedFrames == nil {
+		c.MalformedFrames = []Malformed{}
+	}
+	sort.SliceStable(out.cmOrphans, func(i, j int) bool { return out.cmOrphans[i].frame < out.cmOrphans[j].frame })
+	if maxOrphans := min(maxCMOrphans, opts.MaxConnections); len(out.cmOrphans) > maxOrphans {
+		out.cmOrphans = out.cmOrphans[:maxOrphans]
+	}
+	// Orphans the shards kept but the capture's cap does not: ignored.
+	cms.ignored += orphansKept - uint64(len(out.cmOrphans))
+	c.FlowsDropped = sk.estimate()
+	cms.floodAt, cms.floodT = replayFlood(parts)
+	cb.end = Analyzer{opts: opts, capture: Capture{CutFrames: c.CutFrames, ConnectionsDropped: c.ConnectionsDropped}, cut: cut}
+	cb.end.conns.list, cb.end.conns.stats = out.Connections, cms
+}
+
+// dropCapped counts the flows beyond the flow cap as dropped (only when
+// the cap was exceeded: an estimate; reads their Flows).
+func (cb *combiner) dropCapped() {
+	c := &cb.out.Capture
+	for _, fr := range cb.capDropped {
+		f := &cb.parts[fr.s].Flows[fr.i]
+		c.FlowsDropped++
+		c.PacketsOfDroppedFlows += f.Packets
+		c.NotCaptured -= f.Requests.MissingNotCaptured
+	}
+}
