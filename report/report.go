@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"io"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
@@ -32,26 +33,11 @@ type TextOptions struct {
 // WriteText writes rep as roce-dissect's text report and returns the
 // first write error.
 func WriteText(w io.Writer, rep *analyze.Report, o TextOptions) error {
-	ew := &errWriter{w: w}
-	t := &textWriter{w: ew, p: NewPalette(o.Colour), o: o}
+	bw := bufio.NewWriter(w) // keeps the first error, and writes nothing after it
+	t := &textWriter{w: bw, p: NewPalette(o.Colour), o: o}
 	t.report(rep)
 	t.writePoints(o.Points)
-	return ew.err
-}
-
-// errWriter keeps the first error of w and writes nothing after it.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(b []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(b)
-	e.err = err
-	return n, err
+	return bw.Flush()
 }
 
 // textWriter writes one text report.

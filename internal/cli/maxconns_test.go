@@ -18,32 +18,13 @@ import (
 // writeREQs writes a pcap of n CM REQs (UD SEND ONLY to QP1, 256-byte
 // MADs encoded by package cm, correct ICRCs) with LocalCommIDs first,
 // first+1, …: n connections.
-func writeREQs(w io.Writer, first, n int) error {
-	pc, err := newTestPcap(w)
-	if err != nil {
-		return err
-	}
-	eth, ip, udp, err := testHosts()
-	if err != nil {
-		return err
-	}
-	buf := gopacket.NewSerializeBuffer()
-	for i := first; i < first+n; i++ {
-		bth := &layers.BTH{Opcode: layers.OpcodeUDSendOnly, PKey: 0xFFFF, DestQP: 1}
-		if err := bth.SetNetworkLayerForChecksum(ip, udp); err != nil {
-			return err
-		}
-		mad := &cm.MAD{Header: cm.Header{BaseVersion: 1, MgmtClass: cm.ClassCM, ClassVersion: 2, Method: 3},
-			Message: &cm.ConnectRequest{LocalCommID: uint32(i), LocalQPN: uint32(i), TransportServiceType: cm.TransportRC}}
-		if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true},
-			eth, ip, udp, bth, &layers.DETH{QKey: 0x80010000, SrcQP: 1}, mad, &layers.ICRC{}); err != nil {
-			return err
-		}
-		if err := pc.write(1_700_000_000, uint32(i), buf.Bytes()); err != nil {
-			return err
-		}
-	}
-	return pc.flush()
+func writeREQs(w io.Writer, first, n int) error { return writeEach(w, first, n, nil, reqLayers) }
+
+// reqLayers are the IB headers of a REQ with LocalCommID and LocalQPN i.
+func reqLayers(i int) []gopacket.SerializableLayer {
+	mad := &cm.MAD{Header: cm.Header{BaseVersion: 1, MgmtClass: cm.ClassCM, ClassVersion: 2, Method: 3},
+		Message: &cm.ConnectRequest{LocalCommID: uint32(i), LocalQPN: uint32(i), TransportServiceType: cm.TransportRC}}
+	return []gopacket.SerializableLayer{&layers.BTH{Opcode: layers.OpcodeUDSendOnly, PKey: 0xFFFF, DestQP: 1}, &layers.DETH{QKey: 0x80010000, SrcQP: 1}, mad}
 }
 
 // TestMaxConnections: --max-connections caps the CM connections of the run

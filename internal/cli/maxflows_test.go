@@ -24,29 +24,9 @@ func writeManyQPs(w io.Writer, n int) error { return writeQPs(w, 1, n) }
 
 // writeQPs is writeManyQPs to QPs first, first+1, …, first+n-1.
 func writeQPs(w io.Writer, first, n int) error {
-	pc, err := newTestPcap(w)
-	if err != nil {
-		return err
-	}
-	eth, ip, udp, err := testHosts()
-	if err != nil {
-		return err
-	}
-	buf := gopacket.NewSerializeBuffer()
-	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
-	for i := first; i < first+n; i++ {
-		bth := &layers.BTH{Opcode: layers.OpcodeRCSendOnly, PKey: 0xFFFF, DestQP: uint32(i), PSN: uint32(i)}
-		if err := bth.SetNetworkLayerForChecksum(ip, udp); err != nil {
-			return err
-		}
-		if err := gopacket.SerializeLayers(buf, opts, eth, ip, udp, bth, gopacket.Payload("0123456789abcdef"), &layers.ICRC{}); err != nil {
-			return err
-		}
-		if err := pc.write(uint32(1_700_000_000+i/1_000_000), uint32(i%1_000_000), buf.Bytes()); err != nil {
-			return err
-		}
-	}
-	return pc.flush()
+	return writeEach(w, first, n, nil, func(i int) []gopacket.SerializableLayer {
+		return []gopacket.SerializableLayer{&layers.BTH{Opcode: layers.OpcodeRCSendOnly, PKey: 0xFFFF, DestQP: uint32(i), PSN: uint32(i)}, gopacket.Payload("0123456789abcdef")}
+	})
 }
 
 // TestMaxFlows checks that --max-flows caps the flow table and that the

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/roce-dissect/roce-dissect/internal/cli"
 )
 
 // TestShardCapsSameReport: with a cap hit by flows or connections spread
@@ -19,16 +16,8 @@ import (
 // the combiner finds and reruns what -j 1 tracks.
 func TestShardCapsSameReport(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name string, fn func(io.Writer) error) string {
-		path := filepath.Join(dir, name)
-		f, err := os.Create(path)
-		require.NoError(t, err)
-		require.NoError(t, fn(f))
-		require.NoError(t, f.Close())
-		return path
-	}
-	pairs := write("pairs.pcap", func(w io.Writer) error { return writeHostPairs(w, 20000) })
-	reqs := write("reqs.pcap", func(w io.Writer) error { return writeHostPairREQs(w, 5000) })
+	pairs := writeCapture(t, filepath.Join(dir, "pairs.pcap"), func(w io.Writer) error { return writeHostPairs(w, 20000) })
+	reqs := writeCapture(t, filepath.Join(dir, "reqs.pcap"), func(w io.Writer) error { return writeHostPairREQs(w, 5000) })
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -67,16 +56,8 @@ func TestShardCapsSameReport(t *testing.T) {
 // --max-connections 10000 (docs/robustness.md, "The caps at every -j").
 func BenchmarkShardCaps(b *testing.B) {
 	dir := b.TempDir()
-	write := func(name string, fn func(io.Writer) error) string {
-		path := filepath.Join(dir, name)
-		f, err := os.Create(path)
-		require.NoError(b, err)
-		require.NoError(b, fn(f))
-		require.NoError(b, f.Close())
-		return path
-	}
-	pairs := write("pairs.pcap", func(w io.Writer) error { return writeHostPairs(w, 200_000) })
-	reqs := write("reqs.pcap", func(w io.Writer) error { return writeHostPairREQs(w, 100_000) })
+	pairs := writeCapture(b, filepath.Join(dir, "pairs.pcap"), func(w io.Writer) error { return writeHostPairs(w, 200_000) })
+	reqs := writeCapture(b, filepath.Join(dir, "reqs.pcap"), func(w io.Writer) error { return writeHostPairREQs(w, 100_000) })
 	for _, in := range []struct {
 		name string
 		args []string
@@ -86,24 +67,22 @@ func BenchmarkShardCaps(b *testing.B) {
 	} {
 		for _, j := range []string{"1", "2", "8", "default"} {
 			b.Run(in.name+"/j"+j, func(b *testing.B) {
-				b.ReportAllocs()
 				args := append([]string{"-o", "json"}, in.args...)
 				if j != "default" {
 					args = append([]string{"-j", j}, args...)
 				}
-				var peak uint64
-				cpu0, runs := cpuTime(), 0
-				for b.Loop() {
-					peak = max(peak, peakHeap(func() {
-						if code := cli.Run(context.Background(), args, io.Discard, io.Discard); code != 0 {
-							b.Fatalf("exit status %d", code)
-						}
-					}))
-					runs++
-				}
-				b.ReportMetric(float64(peak), "peak-heap-B/op")
-				b.ReportMetric(float64(cpuTime()-cpu0)/float64(runs), "cpu-ns/op")
+				runPeak(b, args...)
 			})
 		}
 	}
+}
+
+// writeCapture writes the capture write makes to path, and returns path.
+func writeCapture(tb testing.TB, path string, write func(io.Writer) error) string {
+	tb.Helper()
+	f, err := os.Create(path)
+	require.NoError(tb, err)
+	require.NoError(tb, write(f))
+	require.NoError(tb, f.Close())
+	return path
 }

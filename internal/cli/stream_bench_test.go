@@ -96,26 +96,34 @@ func BenchmarkRotation(b *testing.B) {
 	for _, j := range []string{"1", "0"} {
 		for name, files := range map[string][]string{"whole": {whole}, "pieces": pieces} {
 			b.Run(fmt.Sprintf("%s/j%s", name, j), func(b *testing.B) {
-				b.ReportAllocs()
 				args := append([]string{"-o", "json"}, files...)
 				if j != "0" {
 					args = append([]string{"-j", j}, args...)
 				}
-				var peak uint64
-				cpu0, runs := cpuTime(), 0
-				for b.Loop() {
-					peak = max(peak, peakHeap(func() {
-						if code := cli.Run(context.Background(), args, io.Discard, io.Discard); code != 0 {
-							b.Fatalf("exit status %d", code)
-						}
-					}))
-					runs++
-				}
-				b.ReportMetric(float64(peak), "peak-heap-B/op")
-				b.ReportMetric(float64(cpuTime()-cpu0)/float64(runs), "cpu-ns/op")
+				runPeak(b, args...)
 			})
 		}
 	}
+}
+
+// runPeak runs the command on args and reports, besides the wall time
+// and allocations, the peak heap of a run (peak-heap-B/op) and its CPU
+// time (cpu-ns/op).
+func runPeak(b *testing.B, args ...string) {
+	b.Helper()
+	b.ReportAllocs()
+	var peak uint64
+	cpu0, runs := cpuTime(), 0
+	for b.Loop() {
+		peak = max(peak, peakHeap(func() {
+			if code := cli.Run(context.Background(), args, io.Discard, io.Discard); code != 0 {
+				b.Fatalf("exit status %d", code)
+			}
+		}))
+		runs++
+	}
+	b.ReportMetric(float64(peak), "peak-heap-B/op")
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(runs), "cpu-ns/op")
 }
 
 // rotationCaptures writes (or finds in dir) the 1 M-packet mix and its 4

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
 
 	"github.com/roce-dissect/roce-dissect/layers"
@@ -51,6 +52,42 @@ func (p *testPcap) write(sec, usec uint32, frame []byte) error {
 
 // flush writes what is buffered.
 func (p *testPcap) flush() error { return p.bw.Flush() }
+
+// writeEach writes a pcap of frames first, first+1, …, first+n-1: frame
+// i is RoCE v2 between testHosts' hosts (or those hosts sets on ip), its
+// IB headers and payload from ib(i) (a BTH first; the ICRC is added),
+// captured at 1,700,000,000 s + i µs.
+func writeEach(w io.Writer, first, n int, hosts func(i int, ip *gplayers.IPv4), ib func(i int) []gopacket.SerializableLayer) error {
+	pc, err := newTestPcap(w)
+	if err != nil {
+		return err
+	}
+	eth, ip, udp, err := testHosts()
+	if err != nil {
+		return err
+	}
+	buf := gopacket.NewSerializeBuffer()
+	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
+	for i := first; i < first+n; i++ {
+		if hosts != nil {
+			hosts(i, ip)
+			if err := udp.SetNetworkLayerForChecksum(ip); err != nil {
+				return err
+			}
+		}
+		ls := ib(i)
+		if err := ls[0].(*layers.BTH).SetNetworkLayerForChecksum(ip, udp); err != nil {
+			return err
+		}
+		if err := gopacket.SerializeLayers(buf, opts, append(append([]gopacket.SerializableLayer{eth, ip, udp}, ls...), &layers.ICRC{})...); err != nil {
+			return err
+		}
+		if err := pc.write(uint32(1_700_000_000+i/1_000_000), uint32(i%1_000_000), buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	return pc.flush()
+}
 
 // testHosts returns the Ethernet, IPv4 and UDP headers of RoCE v2 from
 // 10.0.0.1 to 10.0.0.2, the UDP checksum computed over the IPv4 header.
