@@ -22,7 +22,7 @@
 //
 //   - Feeding: analyzer.go (Options, Analyzer, Feed), decode.go (a frame's
 //     headers), packet.go (the decoded Packet), origlen.go (original
-//     lengths past reason), cut.go (frames shorter than their length
+//     lengths beyond MaxOriginalLength), cut.go (frames shorter than their length
 //     fields: a tool's cut or a lie), madcheck.go (MADs on QP0/QP1),
 //     portrewrite.go (a NIC sniffer's rewritten UDP source port),
 //     framefindings.go (the findings of the last frame fed).
@@ -46,11 +46,14 @@
 //     (Finish, Report), stream.go (a report written flow by flow), pieces.go
 //     (frame references of a capture read from several files).
 //   - Combining: merge.go, mergecm.go and mergepsn.go (Report.Merge of
-//     separately analyzed files); shard.go (Options.Shard, FeedShard, what a
-//     shard records), combine.go (CombineShards), shardcm.go (CommIDs,
-//     connection numbers and the CM flood across shards), shardcap.go (the caps when shards share a budget),
-//     shardcut.go (tool-cut frames replayed over the shards), hostpair.go
-//     (HostPairKey, the shards' key).
+//     separately analyzed files); sharded.go (Sharded: a capture on several
+//     cores), shardbatch.go (the batches of frames it hands its shards),
+//     placer.go (which shard a host pair goes to), hostpair.go
+//     (HostPairKey, the shards' key), shard.go (Options.Shard, FeedShard,
+//     what a shard records), combine.go (CombineShards), shardcm.go
+//     (CommIDs, connection numbers and the CM flood across shards),
+//     shardcap.go (the caps when shards share a budget), shardcut.go
+//     (tool-cut frames replayed over the shards).
 //
 // Adding a finding kind: a Kind constant and one entry in Kinds
 // (findings.go), and the same row in docs/analysis.md's table of

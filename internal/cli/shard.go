@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/capture"
 )
 
 // jobs is the number of cores -j allows (default: all).
@@ -119,53 +120,19 @@ func (r *runner) shardPass(ctx context.Context, src *source, n int, opts analyze
 	// The shards share the caps of one source (analyze/shardcap.go): they
 	// track no more flows and connections together than -j 1 does.
 	opts.FlowBudget, opts.ConnectionBudget = analyze.NewFlowBudget(r.cfg.maxFlows), analyze.NewFlowBudget(r.cfg.maxConns)
-	reports := make([]*analyze.Report, n)
-	streams := make([]*analyze.ReportStream, n) // r.streams(): the shards' reports written while built
-	stream := r.streams()
-	finish := func(s int, a *analyze.Analyzer) {
-		if stream {
-			streams[s] = a.FinishStream()
-		} else {
-			reports[s] = a.Finish()
-		}
+	sh := analyze.NewSharded(opts, n)
+	err := r.readSource(ctx, src, func(_ int, cr *capture.Reader) func() { return sh.ReadChunks(cr) }, func(f *frame) {
+		sh.Feed(f.ci, f.linkType, f.data)
+	})
+	res := shardResult{fileResult: fileResult{name: src.files[0], src: src, err: err}}
+	if r.streams() && ctx.Err() == nil {
+		// When the shards' streams do not combine, the source is read
+		// again or analyzed sequentially (analyzeSharded): no report is
+		// built only to be dropped.
+		res.stream, res.combineErr = sh.FinishStream()
+	} else {
+		res.report, res.combineErr = sh.Finish()
 	}
-	sr := newShardReader(n, opts, finish)
-	err := r.readSource(ctx, src, sr.startFile, sr.frame)
-	sr.close()
-	return r.combineShards(ctx, src, opts, reports, streams, err)
-}
-
-// combineShards combines the shards' reports (or streams) of a source
-// read with err.
-func (r *runner) combineShards(ctx context.Context, src *source, opts analyze.Options, reports []*analyze.Report, streams []*analyze.ReportStream, err error) shardResult {
-	n := len(reports)
-	stream := streams[0] != nil
-	if stream {
-		frames := make([]uint64, n)
-		for s, p := range streams {
-			frames[s] = p.Head().Capture.Frames
-		}
-		cs, cerr := analyze.CombineShardStreams(streams, opts)
-		if cerr == nil {
-			return shardResult{fileResult{name: src.files[0], src: src, stream: cs, err: err}, nil, frames}
-		}
-		if ctx.Err() == nil {
-			// The shards are run again or the source analyzed
-			// sequentially (analyzeSharded): their reports would be
-			// built only to be dropped.
-			return shardResult{fileResult{name: src.files[0], src: src, err: err}, cerr, frames}
-		}
-		for s, p := range streams { // cancelled: the reports, as without streams
-			reports[s] = p.Report()
-		}
-	}
-	rep, cerr := analyze.CombineShards(reports, opts)
-	if rep == nil { // not shard reports: cannot happen
-		panic(cerr)
-	}
-	frames := make([]uint64, n)
-	for s, p := range reports {
-		frames[s] = p.Capture.Frames
-	}
-	return shardResult{fileResult{name: src.files[0], src: src, report: rep, err: err}, cerr, frames}
+	res.frames = sh.Frames()
+	return res
 }

@@ -1,4 +1,4 @@
-package cli
+package analyze
 
 // placer assigns host pairs to shards: a host pair seen for the first
 // time goes to the shard with the least work so far (the fewest host
@@ -48,7 +48,7 @@ func (p *placer) shard(key uint64) int {
 		switch {
 		case ok:
 		case len(p.of) > maxPlaced:
-			s = int32(mix64(key) % uint64(len(p.frames)))
+			s = int32(fmix64(key) % uint64(len(p.frames)))
 		default:
 			for i := range p.frames {
 				if w, ws := p.work(i), p.work(int(s)); w < ws || w == ws && p.pairs[i] < p.pairs[s] {
@@ -62,15 +62,6 @@ func (p *placer) shard(key uint64) int {
 	}
 	p.frames[c.shard]++
 	return int(c.shard)
-}
-
-// mix64 spreads the bits of a host-pair key (MurmurHash3's finalizer).
-func mix64(k uint64) uint64 {
-	k ^= k >> 33
-	k *= 0xff51afd7ed558ccd
-	k ^= k >> 33
-	k *= 0xc4ceb9fe1a85ec53
-	return k ^ k>>33
 }
 
 // work is shard i's work so far, in frames analyzed.

@@ -1,0 +1,227 @@
+package analyze
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+
+	"github.com/roce-dissect/roce-dissect/capture"
+)
+
+// Sharded analyzes one capture on several cores: each frame goes to the
+// shard of its host pair (HostPairKey, placed by the shards' work so
+// far), a shard being an Analyzer (Options.Shard) of its own, and Finish
+// combines the shards into the report one Analyzer fed every frame would
+// have made (CombineShards). Shard 0 is the feeder's own, which analyzes
+// its frames where they are fed, without a batch or another core's cache
+// between; the others each run on a goroutine fed batches of frames.
+// The shards share the caps of one Analyzer (Options.FlowBudget and
+// ConnectionBudget, made when not given), so that they hold no more flows
+// and connections than it would. A Sharded is fed from one goroutine.
+//
+// A pcap file can be read in chunks that the shards read the frames from
+// (ReadChunks): a frame is then not copied, and a chunk is reused once
+// every batch of its frames has been analyzed. Other frames are copied
+// into the batches.
+type Sharded struct {
+	n          int
+	opts       Options
+	pool       *chunkPool
+	work, free []chan *batch
+	cur        []*batch // the batch being filled for each shard
+	a          []*Analyzer
+	wg         sync.WaitGroup
+	place      *placer
+	num        uint64 // the frame being fed
+	in         *chunk // the chunk being read
+	cr         *capture.Reader
+	chunks     bool // cr is read in chunks
+	frames     []uint64
+	closed     bool
+}
+
+// NewSharded starts the n shards (n ≥ 1) of a capture's analysis with
+// opts (Options.Shard is set; FlowBudget and ConnectionBudget are made
+// when nil).
+func NewSharded(opts Options, n int) *Sharded {
+	n = max(n, 1)
+	opts = opts.withDefaults()
+	opts.Shard = true
+	if opts.FlowBudget == nil {
+		opts.FlowBudget = NewFlowBudget(opts.MaxFlows)
+	}
+	if opts.ConnectionBudget == nil {
+		opts.ConnectionBudget = NewFlowBudget(opts.MaxConnections)
+	}
+	batches := batchesPerShard(n)
+	s := &Sharded{n: n, opts: opts, pool: newChunkPool(n*batches + 2), work: make([]chan *batch, n), free: make([]chan *batch, n),
+		cur: make([]*batch, n), a: make([]*Analyzer, n), place: newPlacer(n), frames: make([]uint64, n)}
+	s.a[0] = New(opts)
+	for i := 1; i < n; i++ {
+		s.work[i] = make(chan *batch, batches)
+		s.free[i] = make(chan *batch, batches)
+		for range batches {
+			s.free[i] <- &batch{frames: make([]batchFrame, 0, batchFrames)}
+		}
+		s.a[i] = New(opts)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			runShard(s.a[i], s.work[i], s.free[i], s.pool)
+		}()
+		s.cur[i] = <-s.free[i]
+	}
+	return s
+}
+
+// runShard feeds a the frames of the batches of work, and gives each
+// batch back (free) once analyzed.
+func runShard(a *Analyzer, work <-chan *batch, free chan<- *batch, pool *chunkPool) {
+	for b := range work {
+		src := b.src
+		if src == nil {
+			src = b.buf
+		}
+		for i := range b.frames {
+			f := &b.frames[i]
+			end := f.off + int64(f.caplen)
+			ci := gopacket.CaptureInfo{Timestamp: b.time(f), CaptureLength: int(f.caplen), Length: f.length}
+			a.FeedShard(f.n, f.key, ci, f.lt, src[f.off:end:end])
+		}
+		if b.ch != nil {
+			pool.release(b.ch)
+		}
+		b.frames, b.buf, b.src, b.times, b.ch = b.frames[:0], b.buf[:0], nil, b.times[:0], nil
+		free <- b
+	}
+}
+
+// send hands shard s its batch and takes a free one.
+func (s *Sharded) send(i int) {
+	s.work[i] <- s.cur[i]
+	s.cur[i] = <-s.free[i]
+}
+
+// sendAll sends the batches that hold frames: before the reader moves on
+// to another chunk or file.
+func (s *Sharded) sendAll() {
+	for i := 1; i < s.n; i++ {
+		if len(s.cur[i].frames) > 0 {
+			s.send(i)
+		}
+	}
+}
+
+// ReadChunks has cr read in chunks that the shards read the frames Feed
+// is given from cr's Next, without copying them (capture.Reader.ReadChunks;
+// a no-op when cr cannot be read so). Call done after cr's last frame,
+// before another reader's frames; Finish calls it for the last reader.
+func (s *Sharded) ReadChunks(cr *capture.Reader) (done func()) {
+	s.cr = cr
+	s.chunks = cr.ReadChunks(func() []byte {
+		s.sendAll() // the batches hold frames of the chunk in use only
+		c := s.pool.get(max(chunkSize, cr.ChunkMin()))
+		if s.in != nil {
+			s.pool.release(s.in) // Next copies from it before anyone gets it again
+		}
+		s.in = c
+		return c.buf
+	})
+	return s.doneChunks
+}
+
+// doneChunks ends the reading of s.cr in chunks: the batches that hold
+// its frames are sent, its last chunk released (nothing when none).
+func (s *Sharded) doneChunks() {
+	if s.cr == nil {
+		return
+	}
+	s.sendAll()
+	if s.in != nil {
+		s.pool.release(s.in)
+		s.in = nil
+	}
+	s.cr, s.chunks = nil, false
+}
+
+// Feed gives the next frame of the capture to the shard of its host
+// pair. data must stay unchanged until the next call (ReadChunks: until
+// the shards are done with its chunk, which they see to).
+func (s *Sharded) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) {
+	s.num++
+	key := HostPairKey(linkType, data)
+	i := s.place.shard(key)
+	s.frames[i]++
+	if i == 0 {
+		s.a[0].FeedShard(s.num, key, ci, linkType, data)
+		return
+	}
+	b := s.cur[i]
+	if len(b.frames) == batchFrames || !s.chunks && len(b.buf)+len(data) > batchBytes && len(b.frames) > 0 {
+		s.send(i)
+		b = s.cur[i]
+	}
+	var off int
+	if s.chunks {
+		if b.ch == nil {
+			b.ch, b.src = s.in, s.in.buf
+			s.in.refs.Add(1)
+		}
+		off = s.cr.ChunkPos() - len(data)
+	} else {
+		off = len(b.buf)
+		b.buf = append(b.buf, data...)
+	}
+	b.frames = append(b.frames, batchFrame{n: s.num, key: key, off: int64(off), length: ci.Length, caplen: int32(len(data)), lt: linkType})
+	b.putTime(&b.frames[len(b.frames)-1], ci.Timestamp)
+}
+
+// Frames returns how many frames each shard was given.
+func (s *Sharded) Frames() []uint64 { return slices.Clone(s.frames) }
+
+// close sends the last batches and waits for every shard to analyze them.
+func (s *Sharded) close() {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	s.doneChunks()
+	for i := 1; i < s.n; i++ {
+		if len(s.cur[i].frames) > 0 {
+			s.work[i] <- s.cur[i]
+		}
+		close(s.work[i])
+	}
+	s.wg.Wait()
+}
+
+// Finish waits for the shards and combines their reports (CombineShards):
+// the report one Analyzer fed every frame would have made, unless err
+// says otherwise: a *FlowCapError (feed the capture again to a Sharded
+// whose Options have its FlowFrameLimit and ConnFrameLimit), or
+// ErrNotDisjoint (analyze it with one Analyzer); the report is then the
+// shards' best. The Sharded must not be used afterwards.
+func (s *Sharded) Finish() (*Report, error) {
+	s.close()
+	parts := make([]*Report, s.n)
+	var wg sync.WaitGroup
+	for i, a := range s.a { // the shards' reports, on as many cores
+		wg.Go(func() { parts[i] = a.Finish() })
+	}
+	wg.Wait()
+	return CombineShards(parts, s.opts)
+}
+
+// FinishStream is Finish for a report written while it is built
+// (CombineShardStreams). When Finish would return an error, it returns
+// the error and no stream.
+func (s *Sharded) FinishStream() (*ReportStream, error) {
+	s.close()
+	parts := make([]*ReportStream, s.n)
+	for i, a := range s.a {
+		parts[i] = a.FinishStream()
+	}
+	return CombineShardStreams(parts, s.opts)
+}
