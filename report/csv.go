@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
@@ -70,7 +71,7 @@ func FlowCSVRow(f *analyze.Flow) []string {
 		rtt = strconv.FormatInt(f.Responses.RTT.MedianNs, 10)
 	}
 	return []string{
-		f.Src, f.Dst, u(uint64(f.DestQP)), f.Transport, conn, u(f.Packets), u(f.WireBytes), u(f.PayloadBytes),
+		CSVText(f.Src), CSVText(f.Dst), u(uint64(f.DestQP)), f.Transport, conn, u(f.Packets), u(f.WireBytes), u(f.PayloadBytes),
 		f.FirstTime.UTC().Format(time.RFC3339Nano), f.LastTime.UTC().Format(time.RFC3339Nano),
 		strconv.FormatFloat(f.LastTime.Sub(f.FirstTime).Seconds(), 'f', 9, 64), optF(f.ThroughputBps), optF(f.WireBps),
 		optIntCSV(f.MTU.Inferred), optIntCSV(f.MTU.Negotiated), strconv.Itoa(f.MTU.MaxPayload),
@@ -81,4 +82,15 @@ func FlowCSVRow(f *analyze.Flow) []string {
 		u(f.Congestion.ECNCE), u(f.Congestion.FECN), u(f.Congestion.BECN), u(f.Congestion.CNPs),
 		u(f.ICRC.OK), u(f.ICRC.Bad), u(f.ICRC.Unverifiable),
 	}
+}
+
+// CSVText is s as a CSV cell that a spreadsheet reads as text, never as
+// a formula: a cell that begins with =, +, -, @, a tab or a carriage
+// return gets a ' before it (OWASP, "CSV Injection"). Capture-derived
+// text (file names, addresses) goes through it; numbers do not.
+func CSVText(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }

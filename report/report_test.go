@@ -46,3 +46,24 @@ func TestWriteTextIsTheCommandsReport(t *testing.T) {
 		})
 	}
 }
+
+// TestCSVText: capture-derived text that a spreadsheet would run as a
+// formula is written as text (OWASP, "CSV Injection"); other text is
+// written as it is.
+func TestCSVText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"=cmd|' /C calc'!A0.pcap", "'=cmd|' /C calc'!A0.pcap"},
+		{"+1", "'+1"},
+		{"-2", "'-2"},
+		{"@SUM(A1)", "'@SUM(A1)"},
+		{"\tx", "'\tx"},
+		{"\rx", "'\rx"},
+		{"a.pcap", "a.pcap"},
+		{"10.0.0.1", "10.0.0.1"},
+		{"fe80::1", "fe80::1"},
+		{"LID 1", "LID 1"},
+		{"", ""},
+	} {
+		assert.Equal(t, tc.want, report.CSVText(tc.in), "%q", tc.in)
+	}
+}

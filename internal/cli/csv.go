@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/report"
 )
 
 // u writes an unsigned integer in decimal.
@@ -35,7 +36,7 @@ func packetCSVExtra(p *analyze.Packet, rel time.Duration, file string, findings 
 	for _, fd := range findings {
 		kinds = append(kinds, string(fd.Kind))
 	}
-	return []string{strconv.FormatFloat(rel.Seconds(), 'f', 9, 64), file, ecn, strings.Join(kinds, " ")}
+	return []string{strconv.FormatFloat(rel.Seconds(), 'f', 9, 64), report.CSVText(file), ecn, strings.Join(kinds, " ")}
 }
 
 // packetCSVRow is the start of a packet's -P -o csv row (its headers'
@@ -44,7 +45,7 @@ func packetCSVRow(p *analyze.Packet, rel time.Duration) []string {
 	row := make([]string, len(packetCSVHeader))
 	row[0] = u(p.Frame)
 	row[1] = p.Time.UTC().Format(time.RFC3339Nano) // as -o json; time_relative_seconds is relative
-	row[2], row[3] = p.Src.String(), p.Dst.String()
+	row[2], row[3] = report.CSVText(p.Src.String()), report.CSVText(p.Dst.String())
 	if b := p.BTH; b != nil {
 		row[4], row[5] = strconv.Itoa(int(b.Opcode)), b.OpcodeName()
 		row[6], row[7] = u(uint64(b.DestQP)), u(uint64(b.PSN))

@@ -224,6 +224,9 @@ func parseArgs(args []string) (*config, []string, error) {
 	if cfg.plot != "" && !strings.HasSuffix(cfg.plot, ".svg") && !strings.HasSuffix(cfg.plot, ".png") {
 		return nil, nil, fmt.Errorf("%w: --plot wants a .svg or .png file", errUsage)
 	}
+	if err := checkInputs(cfg, files); err != nil {
+		return nil, nil, err
+	}
 	return cfg, files, nil
 }
 

@@ -242,8 +242,8 @@ func (rot rotation) local(n uint64) (string, uint64) {
 	return "", 0
 }
 
-// TestOverlappingFilesAreNotPieces: files whose time ranges overlap (the
-// same capture twice, or capture points of one traffic) are not read as
+// TestOverlappingFilesAreNotPieces: files whose time ranges overlap
+// (capture points of one traffic, or unrelated captures) are not read as
 // pieces: each is analyzed on its own, as before.
 func TestOverlappingFilesAreNotPieces(t *testing.T) {
 	dir := t.TempDir()
@@ -254,7 +254,6 @@ func TestOverlappingFilesAreNotPieces(t *testing.T) {
 	shiftCapture(t, rot.files[1], shifted, -2*time.Microsecond)
 	for name, files := range map[string][]string{
 		"overlapping": {rot.files[0], shifted},
-		"given twice": {rot.files[0], rot.files[0]},
 	} {
 		t.Run(name, func(t *testing.T) {
 			code, out, errs := runCLI(append([]string{"-o", "json"}, files...)...)
