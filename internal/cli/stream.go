@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -271,42 +272,40 @@ func (r *runner) streamText(res fileResult) {
 		rep.Flows[i] = k.flow
 	}
 	rep.Findings = filterFindings(rep.Findings, keep) // of the flows selected, kept or not
-	// The table: every flow when there are few (or --all-flows), else the
-	// report.TextFlowLimit with the most payload (the earlier on a tie) and
-	// every flow with a problem.
+	listed := listedKept(kept, all || n <= report.TextFlowLimit)
+	r.writeText(report.TextOptions{Title: res.title(), ReadErr: errText(res.err), Listed: listed, Unlisted: n - len(listed)}, &rep)
+}
+
+// listedKept returns the kept flows the text report's table lists: every
+// one (all), else the report.TextFlowLimit with the most payload (the
+// earlier on a tie) and every flow with a problem.
+func listedKept(kept []*keptFlow, all bool) []int {
 	var listed []int
-	if all || n <= report.TextFlowLimit {
+	if all {
 		for i := range kept {
 			listed = append(listed, i)
 		}
-	} else {
-		byPayload := make([]int, 0, len(kept))
-		for i, k := range kept {
-			if k.problem || k.top {
-				byPayload = append(byPayload, i)
-			}
-		}
-		slices.SortStableFunc(byPayload, func(a, b int) int {
-			pa, pb := kept[a].flow.PayloadBytes, kept[b].flow.PayloadBytes
-			switch {
-			case pa > pb:
-				return -1
-			case pa < pb:
-				return 1
-			}
-			return 0
-		})
-		in := make([]bool, len(kept))
-		for _, i := range byPayload[:min(report.TextFlowLimit, len(byPayload))] {
-			in[i] = true
-		}
-		for i, k := range kept {
-			if in[i] || k.problem {
-				listed = append(listed, i)
-			}
+		return listed
+	}
+	byPayload := make([]int, 0, len(kept))
+	for i, k := range kept {
+		if k.problem || k.top {
+			byPayload = append(byPayload, i)
 		}
 	}
-	r.writeText(report.TextOptions{Title: res.title(), ReadErr: errText(res.err), Listed: listed, Unlisted: n - len(listed)}, &rep)
+	slices.SortStableFunc(byPayload, func(a, b int) int {
+		return cmp.Compare(kept[b].flow.PayloadBytes, kept[a].flow.PayloadBytes)
+	})
+	in := make([]bool, len(kept))
+	for _, i := range byPayload[:min(report.TextFlowLimit, len(byPayload))] {
+		in[i] = true
+	}
+	for i, k := range kept {
+		if in[i] || k.problem {
+			listed = append(listed, i)
+		}
+	}
+	return listed
 }
 
 // worstTop is the index of the candidate the next flow would replace:
