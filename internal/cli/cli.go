@@ -204,12 +204,12 @@ func (r *runner) each(ctx context.Context, name string, fn func(*frame)) error {
 		return &openError{err}
 	}
 	defer cr.Close()
-	return r.eachFrom(ctx, cr, size, fn)
+	return r.eachFrom(ctx, cr, size, r.cfg.count, fn)
 }
 
 // eachFrom is each on an open capture of size bytes (0: unknown), which
-// it leaves open.
-func (r *runner) eachFrom(ctx context.Context, cr *capture.Reader, size int64, fn func(*frame)) error {
+// it leaves open, giving fn at most count frames (0: all).
+func (r *runner) eachFrom(ctx context.Context, cr *capture.Reader, size int64, count uint64, fn func(*frame)) error {
 	var tracker *progressFile
 	if r.progress != nil {
 		if cr.Format().Gzip || size == 0 {
@@ -222,7 +222,7 @@ func (r *runner) eachFrom(ctx context.Context, cr *capture.Reader, size int64, f
 	var n uint64
 	var fr frame // reused: fn gets it for the call only (no allocation per frame)
 	for {
-		if r.cfg.count > 0 && n >= r.cfg.count {
+		if count > 0 && n >= count {
 			break
 		}
 		if n%4096 == 0 {

@@ -269,3 +269,24 @@ func TestOverlappingFilesAreNotPieces(t *testing.T) {
 		})
 	}
 }
+
+// TestRotatedPiecesCount: -c N counts the frames of the pieces read as
+// one capture, as it counts the whole file's: the report of the first N
+// frames, whichever pieces hold them.
+func TestRotatedPiecesCount(t *testing.T) {
+	file := "../../testdata/loss_nak_gobackn.pcap"
+	rot, ok := rotate(t, t.TempDir(), file, 4)
+	require.True(t, ok)
+	for _, n := range []string{"1", "9", "20", "31", "1000"} {
+		code, whole, errs := runCLI("-o", "json", "-c", n, file)
+		require.Equal(t, 0, code, errs)
+		var want any
+		require.NoError(t, json.Unmarshal([]byte(whole), &want))
+		code, out, errs := runCLI(append([]string{"-o", "json", "-c", n}, rot.files...)...)
+		require.Equal(t, 0, code, errs)
+		var got map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &got))
+		delete(got["capture"].(map[string]any), "files")
+		assert.Equal(t, want, rot.unrotate(t, any(got)), "-c %s", n)
+	}
+}

@@ -200,11 +200,14 @@ func (r *runner) readSource(ctx context.Context, src *source, start func(i int, 
 		if start != nil {
 			defer start(0, cr)()
 		}
-		return r.eachFrom(ctx, cr, size, fn)
+		return r.eachFrom(ctx, cr, size, r.cfg.count, fn)
 	}
 	var num uint64 // the frames of the stream so far
 	var errs []error
 	for i, name := range src.files {
+		if r.cfg.count > 0 && num >= r.cfg.count { // -c counts the frames of the stream
+			break
+		}
 		if i > 0 {
 			if prev := &src.read[i-1]; prev.seen && prev.last.After(src.starts[i]) {
 				return &notPiecesError{file: displayName(name), prev: displayName(src.files[i-1]), start: src.starts[i], last: prev.last}
@@ -221,7 +224,11 @@ func (r *runner) readSource(ctx context.Context, src *source, start func(i int, 
 			end = start(i, cr)
 		}
 		st := &src.read[i]
-		err = r.eachFrom(ctx, cr, size, func(f *frame) {
+		var left uint64 // -c: what is left of the stream's count (0: no count)
+		if r.cfg.count > 0 {
+			left = r.cfg.count - num
+		}
+		err = r.eachFrom(ctx, cr, size, left, func(f *frame) {
 			num++
 			st.add(f.ci.Timestamp)
 			fn(f)
