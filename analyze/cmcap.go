@@ -45,9 +45,9 @@ type cmStats struct {
 	floodT   time.Time
 }
 
-// admit reports whether a REQ with a new CommID may become a connection,
-// and counts it when it may not.
-func (a *Analyzer) admitConnection(p *Packet) bool {
+// admitConnection reports whether a REQ with a new CommID may become a
+// connection, and counts it when it may not.
+func (a *Analyzer) admitConnection(p *Packet, commID uint32) bool {
 	t := &a.conns
 	a.shard.noteConnGrew()
 	beyond := a.opts.ConnFrameLimit != 0 && p.Frame > a.opts.ConnFrameLimit // the frame the caller knows the cap stops at
@@ -55,9 +55,7 @@ func (a *Analyzer) admitConnection(p *Packet) bool {
 		return true
 	}
 	a.capture.ConnectionsDropped++
-	if !beyond {
-		a.shard.noteRefusedConn(p.Frame)
-	}
+	a.shard.noteRefusedConn(commID, p.Frame, beyond)
 	if t.stats.first == 0 {
 		t.stats.first, t.stats.firstAt = p.Frame, p.Time
 	}

@@ -119,6 +119,7 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	}
 	var capErr FlowCapError
 	exactFlows, frame, err := capDecision(created, refused, opts.MaxFlows)
+	undecided := err != nil
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -153,13 +154,14 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	}
 	exactConns, connFrame, err := capDecision(reqs, refused, opts.MaxConnections)
 	if err != nil {
+		undecided = true
 		errs = append(errs, err)
 	}
 	capErr.ConnFrame = connFrame
 	if len(conns) > opts.MaxConnections {
 		conns = conns[:opts.MaxConnections] // the best without a second pass
 	}
-	if !exactFlows || !exactConns {
+	if (!exactFlows || !exactConns) && !undecided { // undecided: no second pass can tell
 		errs = append(errs, &capErr)
 	}
 	remap := make([]connRemap, len(parts))

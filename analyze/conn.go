@@ -248,7 +248,7 @@ func (a *Analyzer) handleMAD(p *Packet) {
 	switch m := msg.(type) {
 	case *cm.ConnectRequest:
 		idx, ok := t.byComm[m.LocalCommID]
-		if !ok && !a.admitConnection(p) {
+		if !ok && !a.admitConnection(p, m.LocalCommID) {
 			return
 		}
 		if !ok {

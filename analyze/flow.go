@@ -268,14 +268,11 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 		*slot = cachedFlow{key: mk, idx: i, ok: true}
 		return a.flowList[i]
 	}
-	if a.opts.FlowFrameLimit > 0 && p.Frame > a.opts.FlowFrameLimit {
-		a.dropSketch.add(k) // beyond the frame the caller knows the cap stops at
-		return nil
-	}
-	if len(a.flowList) >= a.opts.MaxFlows || !a.opts.FlowBudget.take() {
+	beyond := a.opts.FlowFrameLimit > 0 && p.Frame > a.opts.FlowFrameLimit // the frame the caller knows the cap stops at
+	if beyond || len(a.flowList) >= a.opts.MaxFlows || !a.opts.FlowBudget.take() {
 		h := k.hash()
 		a.dropSketch.addHash(h)
-		a.shard.noteRefusedFlow(h, p.Frame)
+		a.shard.noteRefusedFlow(h, p.Frame, beyond)
 		return nil
 	}
 	if d == nil {

@@ -104,18 +104,19 @@ func (s *shardFeed) noteWhole(frame uint64, capLen int) {
 }
 
 // noteRefusedFlow records a flow (by its key's hash) a cap refused at
-// frame (nil-safe).
-func (s *shardFeed) noteRefusedFlow(h, frame uint64) {
+// frame, beyond Options.FlowFrameLimit or not (nil-safe).
+func (s *shardFeed) noteRefusedFlow(h, frame uint64, beyond bool) {
 	if s != nil {
-		s.refusedFlows.note(h, frame)
+		s.refusedFlows.note(h, frame, beyond)
 	}
 }
 
-// noteRefusedConn records a REQ with a new CommID a cap refused at frame
-// (nil-safe).
-func (s *shardFeed) noteRefusedConn(frame uint64) {
+// noteRefusedConn records a REQ with a new CommID a cap refused at frame,
+// beyond Options.ConnFrameLimit or not (nil-safe): a CommID once, as a
+// refused REQ's retransmissions are refused with it.
+func (s *shardFeed) noteRefusedConn(commID uint32, frame uint64, beyond bool) {
 	if s != nil {
-		s.refusedConns.note(frame, frame)
+		s.refusedConns.note(uint64(commID), frame, beyond)
 	}
 }
 

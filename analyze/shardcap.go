@@ -21,9 +21,9 @@ import (
 
 // maxRefusals bounds the refusals a shard records of each kind: the
 // shards race for the last flows of a budget only while the reader is
-// ahead of the slowest of them, a few thousand frames (the CLI's 48
-// batches of 256). Refusals beyond Options.FlowFrameLimit (ConnFrameLimit)
-// are not recorded: the caller knows where the cap stops.
+// ahead of the slowest of them, a few thousand frames (48 batches of
+// 256). Refusals beyond Options.FlowFrameLimit (ConnFrameLimit) are only
+// noted: the caller knows where the cap stops.
 const maxRefusals = 1 << 14
 
 // capRefusals records what a cap refused in one shard: the frame at which
@@ -33,10 +33,19 @@ type capRefusals struct {
 	seen   map[uint64]struct{} // the keys recorded
 	frames []uint64
 	full   bool // refusals after the last of frames were not recorded
+	// beyond: refusals past the frame limit the caller set
+	// (Options.FlowFrameLimit, ConnFrameLimit), not recorded: the caller
+	// knows where the cap stops.
+	beyond bool
 }
 
-// note records a refusal of key at frame.
-func (r *capRefusals) note(key, frame uint64) {
+// note records a refusal of key at frame, beyond the caller's frame
+// limit or not.
+func (r *capRefusals) note(key, frame uint64, beyond bool) {
+	if beyond {
+		r.beyond = true
+		return
+	}
 	if r.full {
 		return
 	}
@@ -73,8 +82,16 @@ func capDecision(tracked []uint64, refused []*capRefusals, limit int) (exact boo
 			first, any = r.frames[0], true
 		}
 	}
+	beyond := false
+	for _, r := range refused {
+		beyond = beyond || r.beyond
+	}
 	switch {
 	case len(tracked) > limit:
+	case beyond && len(tracked) < limit && !any:
+		// The caller's frame limit stopped the shards before the cap:
+		// the limit was not the cap's frame.
+		return false, 0, errCapUndecided
 	case !any:
 		return true, 0, nil
 	case len(tracked) == limit && tracked[len(tracked)-1] < first:

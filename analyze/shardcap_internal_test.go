@@ -97,3 +97,26 @@ func raceForBudget(rng *rand.Rand, shards, flows, limit, maxRec int) ([]uint64, 
 	}
 	return tracked, refused
 }
+
+// TestCapDecisionSecondPass: in a second pass (a frame limit set by the
+// caller), the shards tracking the cap's worth is exact; tracking fewer
+// while the limit refused flows says the limit was not the cap's frame,
+// and only the sequential analysis can tell.
+func TestCapDecisionSecondPass(t *testing.T) {
+	beyond := func() *capRefusals { r := &capRefusals{}; r.note(7, 9, true); return r }
+	for _, tc := range []struct {
+		name    string
+		tracked []uint64
+		exact   bool
+		err     error
+	}{
+		{"the cap's worth", []uint64{1, 2, 4}, true, nil},
+		{"fewer than the cap", []uint64{1, 2}, false, errCapUndecided},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			exact, _, err := capDecision(tc.tracked, []*capRefusals{beyond(), {}}, 3)
+			assert.Equal(t, tc.exact, exact)
+			assert.ErrorIs(t, err, tc.err)
+		})
+	}
+}

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -85,4 +88,28 @@ func writeCapture(tb testing.TB, path string, write func(io.Writer) error) strin
 	require.NoError(tb, write(f))
 	require.NoError(tb, f.Close())
 	return path
+}
+
+// TestShardCapRetransmittedREQ: a REQ the connection cap refused and its
+// retransmission are one refused connection, not two (review: the second
+// pass then stopped a connection too early, and -j 2 dropped one that
+// -j 1 keeps). REQs A, R, R again, B, C of two host pairs with
+// --max-connections 3: every -j keeps A, R and B.
+func TestShardCapRetransmittedREQ(t *testing.T) {
+	reqs := []struct {
+		pair   int
+		commID int
+	}{{0, 0x1001}, {1, 0x2001}, {1, 0x2001}, {0, 0x1002}, {0, 0x1003}}
+	path := writeCapture(t, filepath.Join(t.TempDir(), "reqs.pcap"), func(w io.Writer) error {
+		return writeEach(w, 0, len(reqs), func(i int, ip *gplayers.IPv4) { ownHostPair(reqs[i].pair, ip) },
+			func(i int) []gopacket.SerializableLayer { return reqLayers(reqs[i].commID) })
+	})
+	code, want, errs := run(t, nil, "-o", "json", "-j", "1", "--max-connections", "3", path)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, want, `"connections_dropped": 1`)
+	for _, j := range []string{"2", "3", "8"} {
+		code, got, errs := run(t, nil, "-o", "json", "-j", j, "--max-connections", "3", path)
+		require.Equal(t, 0, code, errs)
+		assert.Equal(t, want, got, "-j %s", j)
+	}
 }
