@@ -290,3 +290,48 @@ func TestRotatedPiecesCount(t *testing.T) {
 		assert.Equal(t, want, rot.unrotate(t, any(got)), "-c %s", n)
 	}
 }
+
+// TestRotatedPiecesCapAndEmpty: the pieces of a 64-QP mix with a flow cap
+// hit across the shards (a second reading of the pieces) report each
+// piece's own frames, not the sum of both readings (review: 6,000 for
+// pieces of 3,000), and a piece with no frame (a rotation's file cut
+// before its first record) is listed last with none, the others still
+// one capture: the report is the whole file's at every -j.
+func TestRotatedPiecesCapAndEmpty(t *testing.T) {
+	dir := t.TempDir()
+	file := generate(t, dir, "mix.pcap", synth.Config{Scenario: synth.ScenarioMix, Packets: 6000, QPs: 64, Seed: 5})
+	rot, ok := rotate(t, dir, file, 4)
+	require.True(t, ok)
+	empty := filepath.Join(dir, "empty.pcap")
+	f, err := os.Create(empty)
+	require.NoError(t, err)
+	require.NoError(t, pcapgo.NewWriterNanos(f).WriteFileHeader(262144, gplayers.LinkTypeEthernet))
+	require.NoError(t, f.Close())
+	args := []string{"-o", "json", "--max-flows", "40"}
+	for _, j := range []string{"1", "2", "3"} {
+		code, whole, errs := runCLI(append(args, "-j", j, file)...)
+		require.Equal(t, 0, code, errs)
+		var want any
+		require.NoError(t, json.Unmarshal([]byte(whole), &want))
+		files := append([]string{rot.files[2], empty}, rot.files[0], rot.files[3], rot.files[1])
+		code, out, errs := runCLI(append(append(args, "-j", j), files...)...)
+		require.Equal(t, 0, code, errs)
+		var got map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &got))
+		c := got["capture"].(map[string]any)
+		read := c["files"].([]any)
+		require.Len(t, read, len(rot.files)+1, "-j %s", j)
+		for i, x := range read {
+			e := x.(map[string]any)
+			if i == len(rot.files) {
+				assert.Equal(t, empty, e["file"], "the empty piece last")
+				assert.Equal(t, 0.0, e["frames"])
+				continue
+			}
+			assert.Equal(t, rot.files[i], e["file"])
+			assert.Equal(t, float64(rot.sizes[rot.files[i]]), e["frames"], "-j %s: %s", j, rot.files[i])
+		}
+		delete(c, "files")
+		assert.Equal(t, want, rot.unrotate(t, any(got)), "-j %s", j)
+	}
+}

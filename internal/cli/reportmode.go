@@ -68,7 +68,11 @@ func (r *runner) writeReports(ctx context.Context, files []string, results []fil
 	status := ExitOK
 	for _, res := range results {
 		if res.err != nil {
-			fmt.Fprintf(r.stderr, "roce-dissect: %s: %v\n", displayName(res.name), res.err)
+			if res.src != nil && res.src.pieces != nil {
+				fmt.Fprintf(r.stderr, "roce-dissect: %v\n", res.err) // each piece's error names it
+			} else {
+				fmt.Fprintf(r.stderr, "roce-dissect: %s: %v\n", displayName(res.name), res.err)
+			}
 			status = ExitDamaged
 		}
 	}

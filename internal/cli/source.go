@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -76,8 +77,9 @@ func (e *notPiecesError) Error() string {
 // fewer than two files; standard input among them (it cannot be read
 // again should they turn out not to be pieces); --clock-offset given
 // (which says they are capture points); a file given twice (by path or
-// os.SameFile); a file that cannot be opened or has no frame; two files
-// that begin at the same instant; or files whose first packets share
+// os.SameFile); a file that cannot be opened as a capture, or whose first
+// frame has no time; two files that begin at the same instant (a file
+// with no frame is a piece with none, read last); or files whose first packets share
 // transmissions (the same packets seen at two capture points, whatever
 // their clocks say: headSample). Whether each file ends before the next
 // begins is known only once it is read: readSource checks it.
@@ -105,8 +107,8 @@ func (r *runner) piecesOf(files []string) *source {
 				return nil
 			}
 		}
-		start, smp, ok := headSample(a, name)
-		if !ok {
+		start, smp, err := headSample(a, name)
+		if err != nil {
 			return nil
 		}
 		ps = append(ps, piece{name, start, info})
@@ -119,10 +121,17 @@ func (r *runner) piecesOf(files []string) *source {
 	// set the heap's size for the run (GOGC doubles the live heap).
 	a, samplers = nil, nil
 	runtime.GC()
-	slices.SortStableFunc(ps, func(a, b piece) int { return a.start.Compare(b.start) })
+	// By their first frames' times; files without a frame (a rotation's
+	// last, cut before its first record) last.
+	slices.SortStableFunc(ps, func(a, b piece) int {
+		if a.start.IsZero() != b.start.IsZero() {
+			return cmp.Compare(b64(a.start.IsZero()), b64(b.start.IsZero()))
+		}
+		return a.start.Compare(b.start)
+	})
 	src := &source{read: make([]pieceRead, len(ps))}
 	for i, p := range ps {
-		if i > 0 && !p.start.After(ps[i-1].start) {
+		if i > 0 && !p.start.IsZero() && !p.start.After(ps[i-1].start) {
 			return nil
 		}
 		src.files = append(src.files, p.name)
@@ -145,10 +154,10 @@ const headFrames = 1024
 // points of the same traffic share them whatever their clocks, the
 // pieces of a rotation do not (each continues where the one before
 // ended).
-func headSample(a *analyze.Analyzer, name string) (time.Time, *points.Sampler, bool) {
+func headSample(a *analyze.Analyzer, name string) (time.Time, *points.Sampler, error) {
 	cr, err := capture.Open(name)
 	if err != nil {
-		return time.Time{}, nil, false
+		return time.Time{}, nil, err
 	}
 	defer cr.Close()
 	smp := points.NewSampler(0)
@@ -159,11 +168,22 @@ func headSample(a *analyze.Analyzer, name string) (time.Time, *points.Sampler, b
 			break
 		}
 		if n == 0 {
+			if ci.Timestamp.IsZero() {
+				return time.Time{}, nil, errors.New("no time on its first frame")
+			}
 			start = ci.Timestamp
 		}
 		smp.Add(a.Feed(ci, lt, data))
 	}
-	return start, smp, !start.IsZero()
+	return start, smp, nil
+}
+
+// b64 is 1 for true, 0 for false.
+func b64(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // files is the report's list of the pieces read (Capture.Files), nil for
@@ -204,14 +224,14 @@ func (r *runner) readSource(ctx context.Context, src *source, start func(i int, 
 	}
 	var num uint64 // the frames of the stream so far
 	var errs []error
+	clear(src.read) // a second reading (a cap's second pass) counts afresh
+	prev := -1      // the last file read that had frames
 	for i, name := range src.files {
 		if r.cfg.count > 0 && num >= r.cfg.count { // -c counts the frames of the stream
 			break
 		}
-		if i > 0 {
-			if prev := &src.read[i-1]; prev.seen && prev.last.After(src.starts[i]) {
-				return &notPiecesError{file: displayName(name), prev: displayName(src.files[i-1]), start: src.starts[i], last: prev.last}
-			}
+		if prev >= 0 && !src.starts[i].IsZero() && src.read[prev].last.After(src.starts[i]) {
+			return &notPiecesError{file: displayName(name), prev: displayName(src.files[prev]), start: src.starts[i], last: src.read[prev].last}
 		}
 		src.pieces.Begin(i, num+1)
 		cr, size, err := r.open(name)
@@ -237,6 +257,9 @@ func (r *runner) readSource(ctx context.Context, src *source, start func(i int, 
 			end()
 		}
 		cr.Close()
+		if st.seen {
+			prev = i
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return err
