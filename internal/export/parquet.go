@@ -149,6 +149,12 @@ type ConnectionRow struct {
 	DREQFrame        *uint64 `parquet:"dreq_frame,optional"`
 	LocalCommID      uint32  `parquet:"local_comm_id"`
 	RemoteCommID     uint32  `parquet:"remote_comm_id"`
+	// REQFile, REPFile and DREQFile name the file of each frame above
+	// when the capture is several files read as one (JSON frames.files):
+	// the frames are then numbered in their files. Null for one file.
+	REQFile  *string `parquet:"req_file,optional,dict"`
+	REPFile  *string `parquet:"rep_file,optional,dict"`
+	DREQFile *string `parquet:"dreq_file,optional,dict"`
 }
 
 // FindingRow is one row of the findings table.
@@ -289,5 +295,14 @@ func connectionRow(capture string, c *analyze.Connection) ConnectionRow {
 		return ptr(n)
 	}
 	r.REQFrame, r.REPFrame, r.DREQFrame = frame(c.Frames.REQ), frame(c.Frames.REP), frame(c.Frames.DREQ)
+	if f := c.Frames.Files; f != nil {
+		file := func(s string) *string {
+			if s == "" {
+				return nil
+			}
+			return &s
+		}
+		r.REQFile, r.REPFile, r.DREQFile = file(f.REQ), file(f.REP), file(f.DREQ)
+	}
 	return r
 }
