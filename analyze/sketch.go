@@ -16,9 +16,7 @@ type sketch struct {
 
 const sketchBits = 1 << 20
 
-func (s *sketch) add(k flowKey) { s.addHash(k.hash()) }
-
-// addHash adds a key by its hash.
+// addHash adds a key by its hash (flowKey.hash).
 func (s *sketch) addHash(h uint64) {
 	if s.bits == nil {
 		s.bits = make([]uint64, sketchBits/64)
