@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"errors"
 	"slices"
 	"sync"
 
@@ -148,8 +149,12 @@ func (s *Sharded) doneChunks() {
 
 // Feed gives the next frame of the capture to the shard of its host
 // pair. data must stay unchanged until the next call (ReadChunks: until
-// the shards are done with its chunk, which they see to).
+// the shards are done with its chunk, which they see to). Feed after
+// Finish or Close panics.
 func (s *Sharded) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) {
+	if s.closed {
+		panic("analyze: Sharded.Feed after Finish or Close")
+	}
 	s.num++
 	key := HostPairKey(linkType, data)
 	i := s.place.shard(key)
@@ -181,6 +186,15 @@ func (s *Sharded) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data
 // Frames returns how many frames each shard was given.
 func (s *Sharded) Frames() []uint64 { return slices.Clone(s.frames) }
 
+// ErrFinished is the answer of Finish and FinishStream to a Sharded
+// already finished or closed.
+var ErrFinished = errors.New("analyze: Sharded already finished or closed")
+
+// Close stops the shards without a report, for a caller that gives up
+// (an error reading the capture): their goroutines end. After Finish it
+// does nothing.
+func (s *Sharded) Close() { s.close() }
+
 // close sends the last batches and waits for every shard to analyze them.
 func (s *Sharded) close() {
 	if s.closed {
@@ -202,8 +216,11 @@ func (s *Sharded) close() {
 // says otherwise: a *FlowCapError (feed the capture again to a Sharded
 // whose Options have its FlowFrameLimit and ConnFrameLimit), or
 // ErrNotDisjoint (analyze it with one Analyzer); the report is then the
-// shards' best. The Sharded must not be used afterwards.
+// shards' best. A second Finish (or FinishStream) returns ErrFinished.
 func (s *Sharded) Finish() (*Report, error) {
+	if s.closed {
+		return nil, ErrFinished
+	}
 	s.close()
 	parts := make([]*Report, s.n)
 	var wg sync.WaitGroup
@@ -218,6 +235,9 @@ func (s *Sharded) Finish() (*Report, error) {
 // (CombineShardStreams). When Finish would return an error, it returns
 // the error and no stream.
 func (s *Sharded) FinishStream() (*ReportStream, error) {
+	if s.closed {
+		return nil, ErrFinished
+	}
 	s.close()
 	parts := make([]*ReportStream, s.n)
 	for i, a := range s.a {

@@ -18,6 +18,7 @@ func ExampleSharded() {
 	}
 	defer r.Close()
 	s := analyze.NewSharded(analyze.Options{}, 4)
+	defer s.Close() // its goroutines end however this returns
 	s.ReadChunks(r) // frames read into buffers the shards share (optional)
 	for {
 		ci, data, linkType, err := r.Next()

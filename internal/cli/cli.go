@@ -53,6 +53,10 @@ func RunWithStdin(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		fmt.Fprintf(stderr, "roce-dissect: %s (run 'roce-dissect --help' for the flags and examples)\n", strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
 		return ExitUsage
 	}
+	if a, b, same := sameCapture(files); same {
+		fmt.Fprintf(stderr, "roce-dissect: %s and %s hold the same capture (the same frames): give each capture once (run 'roce-dissect --help' for the flags and examples)\n", a, b)
+		return ExitUsage
+	}
 	out := newOutput(stdout)
 	out.perFrame = isTerminal(stdout) || slices.Contains(files, "-") && isLive(stdin)
 	colour := colourOn(cfg.color, stdout)

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -9,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	gplayers "github.com/gopacket/gopacket/layers"
 	"github.com/roce-dissect/roce-dissect/capture"
 )
 
@@ -47,7 +50,7 @@ func checkInputs(cfg *config, files []string) error {
 		}
 		named := false
 		for _, f := range files {
-			named = named || filepath.Clean(name) == filepath.Clean(f)
+			named = named || sameInput(name, f)
 		}
 		if !named {
 			return fmt.Errorf("%w: --clock-offset names %s, which is not one of the captures given", errUsage, name)
@@ -56,27 +59,48 @@ func checkInputs(cfg *config, files []string) error {
 	return nil
 }
 
-// twinFrames is how many frames of each file sameCapture compares.
+// sameInput says whether two names of inputs name one file: the same
+// path, or os.SameFile.
+func sameInput(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ia, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	ib, err := os.Stat(b)
+	return err == nil && os.SameFile(ia, ib)
+}
+
+// twinFrames is how many frames of each file sameCapture hashes first.
 const twinFrames = 64
 
-// sameCapture returns two of the files that hold the same capture (the
-// same first frames, timestamps and bytes: a copy, or a file and its .gz),
-// and ok false when none do. Standard input and files that cannot be read
-// are left out.
+// sameCapture returns two of the files that hold the same capture (a
+// copy, or a file and its .gz: the same frames, timestamps and bytes,
+// every one), and ok false when none do. Only regular files are
+// compared (a pipe cannot be read twice); their first frames are hashed,
+// and files whose first frames agree are compared to their ends (two
+// capture points of one traffic can agree on many).
 func sameCapture(files []string) (a, b string, ok bool) {
-	seen := map[uint64]string{}
+	if len(files) < 2 {
+		return "", "", false
+	}
+	seen := map[uint64][]string{}
 	for _, f := range files {
-		if f == "-" {
+		if info, err := os.Stat(f); f == "-" || err != nil || !info.Mode().IsRegular() {
 			continue
 		}
 		h, err := headHash(f)
 		if err != nil {
 			continue
 		}
-		if g, dup := seen[h]; dup {
-			return g, f, true
+		for _, g := range seen[h] {
+			if sameFrames(g, f) {
+				return g, f, true
+			}
 		}
-		seen[h] = f
+		seen[h] = append(seen[h], f)
 	}
 	return "", "", false
 }
@@ -90,7 +114,6 @@ func headHash(name string) (uint64, error) {
 	}
 	defer cr.Close()
 	h := fnv.New64a()
-	var hdr [20]byte
 	n := 0
 	for ; n < twinFrames; n++ {
 		ci, data, lt, err := cr.Next()
@@ -100,19 +123,45 @@ func headHash(name string) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		t := ci.Timestamp.UnixNano()
-		for i := range 8 {
-			hdr[i] = byte(t >> (8 * i))
-		}
-		l := uint64(ci.Length)<<16 | uint64(lt)
-		for i := range 8 {
-			hdr[8+i] = byte(l >> (8 * i))
-		}
-		h.Write(hdr[:16])
+		h.Write(frameHeader(ci.Timestamp, ci.Length, lt))
 		h.Write(data)
 	}
 	if n == 0 {
 		return 0, io.EOF
 	}
 	return h.Sum64(), nil
+}
+
+// frameHeader is what sameCapture compares of a frame besides its bytes.
+func frameHeader(t time.Time, length int, lt gplayers.LinkType) []byte {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], uint64(t.UnixNano()))
+	binary.LittleEndian.PutUint64(b[8:], uint64(length)<<16|uint64(lt))
+	return b[:]
+}
+
+// sameFrames says whether two captures hold the same frames to their
+// ends (an error reading either: not the same).
+func sameFrames(a, b string) bool {
+	ra, err := capture.Open(a)
+	if err != nil {
+		return false
+	}
+	defer ra.Close()
+	rb, err := capture.Open(b)
+	if err != nil {
+		return false
+	}
+	defer rb.Close()
+	for {
+		ca, da, la, ea := ra.Next()
+		ha := frameHeader(ca.Timestamp, ca.Length, la)
+		cb, db, lb, eb := rb.Next() // da stays valid: ra is not read meanwhile
+		if ea != nil || eb != nil {
+			return errors.Is(ea, io.EOF) && errors.Is(eb, io.EOF)
+		}
+		if !bytes.Equal(ha, frameHeader(cb.Timestamp, cb.Length, lb)) || !bytes.Equal(da, db) {
+			return false
+		}
+	}
 }

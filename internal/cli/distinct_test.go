@@ -3,12 +3,17 @@ package cli
 import (
 	"compress/gzip"
 	"encoding/csv"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/roce-dissect/roce-dissect/capture"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -89,4 +94,80 @@ func TestCSVFormulaFileName(t *testing.T) {
 		assert.NotContains(t, "=+-@", row[col][:1], "a cell that a spreadsheet runs")
 	}
 	assert.Positive(t, seen)
+}
+
+// TestInputsThatDoNotLie: what the checks of TestInputsThatLie must let
+// through (found by review): one capture from a named pipe (read once:
+// checking it for a twin read it twice and hung), two capture points whose
+// first 64 frames agree but not the rest (a broker copying to two ports),
+// and a --clock-offset that names a file by another path.
+func TestInputsThatDoNotLie(t *testing.T) {
+	dir := t.TempDir()
+	ud := "../../testdata/write_bw_ipv4.pcap"
+	t.Run("a named pipe", func(t *testing.T) {
+		fifo := filepath.Join(dir, "fifo")
+		require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+		data, err := os.ReadFile(ud)
+		require.NoError(t, err)
+		go func() {
+			f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+			if err == nil {
+				_, _ = f.Write(data)
+				f.Close()
+			}
+		}()
+		code, out, errs := runCLI("-o", "json", fifo)
+		assert.Equal(t, ExitOK, code, errs)
+		assert.Contains(t, out, `"frames": 45`)
+	})
+	t.Run("points whose heads agree", func(t *testing.T) {
+		// b is a with one frame after the 64th left out.
+		a := "../../testdata/mix_small.pcap"
+		cr, err := capture.Open(a)
+		require.NoError(t, err)
+		b := filepath.Join(dir, "b.pcap")
+		f, err := os.Create(b)
+		require.NoError(t, err)
+		w := pcapgo.NewWriterNanos(f)
+		for n := 0; ; n++ {
+			ci, data, lt, err := cr.Next()
+			if err == io.EOF {
+				break
+			}
+			require.NoError(t, err)
+			if n == 0 {
+				require.NoError(t, w.WriteFileHeader(262144, lt))
+			}
+			if n != twinFrames+36 {
+				require.NoError(t, w.WritePacket(ci, data))
+			}
+		}
+		cr.Close()
+		require.NoError(t, f.Close())
+		a2, _, _ := sameCapture([]string{a, b})
+		assert.Empty(t, a2, "not the same capture")
+		code, _, errs := runCLI("-o", "json", a, b)
+		assert.Equal(t, ExitOK, code, errs)
+	})
+	t.Run("an offset by another path", func(t *testing.T) {
+		abs, err := filepath.Abs(ud)
+		require.NoError(t, err)
+		code, _, errs := runCLI("--clock-offset", abs+"=1ms", ud, "../../testdata/rocev1.pcap")
+		assert.Equal(t, ExitOK, code, errs)
+		cfg, files, err := parseArgs([]string{"--clock-offset", abs + "=1ms", ud, "../../testdata/rocev1.pcap"})
+		require.NoError(t, err)
+		r := &runner{cfg: cfg}
+		got := r.clockOverrides(files)
+		require.NotNil(t, got[0], "the offset applies to the file it names")
+		assert.Equal(t, time.Millisecond, *got[0])
+	})
+	t.Run("a copy with -P", func(t *testing.T) {
+		data, err := os.ReadFile(ud)
+		require.NoError(t, err)
+		cp := filepath.Join(dir, "copy.pcap")
+		require.NoError(t, os.WriteFile(cp, data, 0o644))
+		code, _, errs := runCLI("-P", ud, cp)
+		assert.Equal(t, ExitUsage, code)
+		assert.Contains(t, errs, "hold the same capture")
+	})
 }

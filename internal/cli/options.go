@@ -126,7 +126,7 @@ func parseArgs(args []string) (*config, []string, error) {
 	fs.StringVar(&cfg.output, "o", "text", "output format: text, json or csv")
 	fs.StringVar(&cfg.output, "output", "text", "output format: text, json or csv")
 	fs.StringVar(&cfg.color, "color", "auto", "colour: auto (on for a terminal unless NO_COLOR is set), always or never")
-	fs.Uint64Var(&cfg.count, "c", 0, "stop after N frames of each file (0: all)")
+	fs.Uint64Var(&cfg.count, "c", 0, "stop after N frames (0: all): of each file, or of the pieces of one capture together")
 	fs.StringVar(&qp, "qp", "", "only traffic to this destination QP (decimal or 0x hex)")
 	fs.StringVar(&flowSpec, "flow", "", "only the flow SRC,DST,QP (e.g. 10.0.0.1,10.0.0.2,0x11)")
 	fs.Var(portList{&cfg.rocePorts, &cfg.rdAs}, "decode-as", "decode another UDP destination port as RoCE v2: udp.port=N (repeatable); rd or dc: decode the RD opcodes (0x40–0x54) as Reliable Datagram or as NVIDIA DC (default auto)")

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -57,7 +56,7 @@ func (r *runner) clockOverrides(files []string) []*time.Duration {
 	out := make([]*time.Duration, len(files))
 	for i, f := range files {
 		for name, d := range r.cfg.clockOffsets {
-			if name == f || filepath.Clean(name) == filepath.Clean(f) {
+			if sameInput(name, f) {
 				out[i] = &d
 			}
 		}

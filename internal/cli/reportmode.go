@@ -17,10 +17,6 @@ import (
 // one capture as one stream (source.go), other files each on its own, in
 // parallel, merged or matched as capture points.
 func (r *runner) reportMode(ctx context.Context, files []string) int {
-	if a, b, same := sameCapture(files); same {
-		fmt.Fprintf(r.stderr, "roce-dissect: %s and %s hold the same capture (the same first frames): give each capture once (run 'roce-dissect --help' for the flags and examples)\n", a, b)
-		return ExitUsage
-	}
 	if src := r.piecesOf(files); src != nil {
 		res, collectors := r.analyzeSource(ctx, src)
 		var np *notPiecesError
