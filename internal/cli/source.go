@@ -186,7 +186,7 @@ func b64(b bool) int {
 	return 0
 }
 
-// files is the report's list of the pieces read (Capture.Files), nil for
+// captureFiles is the report's list of the pieces read (Capture.Files), nil for
 // one file.
 func (s *source) captureFiles() []analyze.CaptureFile {
 	if s.pieces == nil {
