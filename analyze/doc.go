@@ -52,6 +52,7 @@
 //     (HostPairKey, the shards' key), shard.go (Options.Shard, FeedShard,
 //     what a shard records), combine.go (CombineShards), shardcm.go
 //     (CommIDs, connection numbers and the CM flood across shards),
+//     shardcmlog.go (a shard's CM messages, compactly, for the flood),
 //     shardcap.go (the caps when shards share a budget), shardcut.go
 //     (tool-cut frames replayed over the shards).
 //

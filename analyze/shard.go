@@ -1,8 +1,6 @@
 package analyze
 
 import (
-	"time"
-
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
 )
@@ -43,7 +41,7 @@ type shardFeed struct {
 
 	// Capture-wide decisions a shard makes with only its own frames,
 	// replayed by CombineShards in frame order over all shards.
-	cm       []cmEvent  // every CM message
+	cm       cmLog      // every CM message (shardcmlog.go)
 	short    []shortRun // the RDMA frames shorter than their length fields (shardcut.go)
 	whole    []wholeRec // each RDMA frame captured whole longer than all before it
 	overflow bool       // more events than maxShardEvents: not replayable
@@ -57,14 +55,6 @@ type shardFeed struct {
 // maxShardEvents bounds each list of events a shard keeps for the replay;
 // past it, CombineShards cannot check the shards and says so.
 const maxShardEvents = 1 << 20
-
-// cmEvent is a CM message: the flood check counts them against the
-// connections (grew: a REQ with a new CommID, tracked or refused).
-type cmEvent struct {
-	frame uint64
-	t     time.Time
-	grew  bool
-}
 
 // wholeRec is an RDMA frame captured whole, longer than every one before
 // it in the shard.
@@ -83,16 +73,16 @@ func (s *shardFeed) room(n int) bool {
 
 // noteCM records a CM message (nil-safe).
 func (s *shardFeed) noteCM(p *Packet) {
-	if s != nil && s.room(len(s.cm)) {
-		s.cm = append(s.cm, cmEvent{frame: p.Frame, t: p.Time})
+	if s != nil && s.room(s.cm.n) {
+		s.cm.add(p.Frame, p.Time)
 	}
 }
 
 // noteConnGrew records that the CM message just noted was a REQ with a
 // new CommID (nil-safe).
 func (s *shardFeed) noteConnGrew() {
-	if s != nil && len(s.cm) > 0 {
-		s.cm[len(s.cm)-1].grew = true
+	if s != nil {
+		s.cm.markGrew()
 	}
 }
 

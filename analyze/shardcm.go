@@ -118,17 +118,17 @@ func replayFlood(parts []*Report) (uint64, time.Time) {
 	// through a heap of the shards' next messages, with no list of them
 	// all.
 	var next cmHeads
-	for s, p := range parts {
-		if len(p.shard.feed.cm) > 0 {
-			next = append(next, cmHead{s: s, frame: p.shard.feed.cm[0].frame})
+	for _, p := range parts {
+		it := p.shard.feed.cm.iter()
+		if e, ok := it.next(); ok {
+			next = append(next, cmHead{it: it, e: e})
 		}
 	}
 	heap.Init(&next)
 	var messages, conns uint64
 	for len(next) > 0 {
 		h := &next[0]
-		cm := parts[h.s].shard.feed.cm
-		e := &cm[h.i]
+		e := h.e
 		messages++
 		if messages > cmMessagesPerConnection*conns+cmFloodSlack {
 			return e.frame, e.t
@@ -136,8 +136,8 @@ func replayFlood(parts []*Report) (uint64, time.Time) {
 		if e.grew {
 			conns++
 		}
-		if h.i++; h.i < len(cm) {
-			h.frame = cm[h.i].frame
+		if e, ok := h.it.next(); ok {
+			h.e = e
 			heap.Fix(&next, 0)
 		} else {
 			heap.Pop(&next)
@@ -146,18 +146,18 @@ func replayFlood(parts []*Report) (uint64, time.Time) {
 	return 0, time.Time{}
 }
 
-// cmHead is a shard's next CM message in replayFlood: the shard, the
-// message's index in its list and its frame.
+// cmHead is a shard's next CM message in replayFlood, and the iterator of
+// its messages.
 type cmHead struct {
-	s, i  int
-	frame uint64
+	it cmIter
+	e  cmEvent
 }
 
 // cmHeads is a min-heap of cmHead by frame (container/heap).
 type cmHeads []cmHead
 
 func (h cmHeads) Len() int           { return len(h) }
-func (h cmHeads) Less(i, j int) bool { return h[i].frame < h[j].frame }
+func (h cmHeads) Less(i, j int) bool { return h[i].e.frame < h[j].e.frame }
 func (h cmHeads) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *cmHeads) Push(x any)        { *h = append(*h, x.(cmHead)) }
 func (h *cmHeads) Pop() any {

@@ -210,7 +210,7 @@ func CombineShardStreams(parts []*ReportStream, opts Options) (*ReportStream, er
 		next[fr.s]++
 	}
 	for _, h := range heads {
-		h.shard.feed.cm = nil // replayed (newCombiner): the stream combines them no more
+		h.shard.feed.cm = cmLog{} // replayed (newCombiner): the stream combines them no more
 	}
 	return &ReportStream{cb: cb, parts: parts, onRelease: opts.OnRelease}, nil
 }

@@ -1,0 +1,113 @@
+package analyze
+
+import (
+	"encoding/binary"
+	"time"
+)
+
+// cmLog is a shard's CM messages in frame order, for the flood replay
+// (replayFlood), in a few bytes each: a flood of a million REQs is a
+// million messages. Each message is the uvarint of its frame's distance
+// from the message before, shifted left by two with its flags (grew: a
+// REQ with a new CommID; odd: its time is in odd), then, unless odd, the
+// varint of its time's distance in ns from the message before's. The
+// newest message is kept whole until the next, as noteConnGrew may still
+// mark it.
+type cmLog struct {
+	buf     []byte
+	n       int         // messages, the newest included
+	odd     []time.Time // times that are zero, not UTC, or past UnixNano
+	pend    cmEvent     // the newest message
+	hasPend bool
+	frame   uint64 // the frame and time (ns) of the last message encoded
+	ns      int64
+}
+
+// cmEvent is a CM message: the flood check counts them against the
+// connections (grew: a REQ with a new CommID, tracked or refused).
+type cmEvent struct {
+	frame uint64
+	t     time.Time
+	grew  bool
+}
+
+const (
+	cmGrew = 1 << iota
+	cmOdd
+	cmFlagBits = iota
+)
+
+// add appends a message.
+func (l *cmLog) add(frame uint64, t time.Time) {
+	if l.hasPend {
+		l.encode(l.pend)
+	}
+	l.pend, l.hasPend = cmEvent{frame: frame, t: t}, true
+	l.n++
+}
+
+// markGrew marks the newest message a REQ with a new CommID.
+func (l *cmLog) markGrew() {
+	if l.hasPend {
+		l.pend.grew = true
+	}
+}
+
+// encode appends e to buf.
+func (l *cmLog) encode(e cmEvent) {
+	v := (e.frame - l.frame) << cmFlagBits
+	if e.grew {
+		v |= cmGrew
+	}
+	plain := e.t.Location() == time.UTC && e.t.Unix() > minUnixNanoSec && e.t.Unix() < maxUnixNanoSec
+	if !plain {
+		v |= cmOdd
+	}
+	l.buf = binary.AppendUvarint(l.buf, v)
+	if plain {
+		ns := e.t.UnixNano()
+		l.buf = binary.AppendVarint(l.buf, ns-l.ns)
+		l.ns = ns
+	} else {
+		l.odd = append(l.odd, e.t)
+	}
+	l.frame = e.frame
+}
+
+// cmIter reads a cmLog's messages in order.
+type cmIter struct {
+	l     *cmLog
+	off   int
+	odd   int
+	left  int // messages not yet read
+	frame uint64
+	ns    int64
+}
+
+// iter returns an iterator over l's messages.
+func (l *cmLog) iter() cmIter { return cmIter{l: l, left: l.n} }
+
+// next returns the next message, false after the last.
+func (it *cmIter) next() (cmEvent, bool) {
+	if it.left == 0 {
+		return cmEvent{}, false
+	}
+	it.left--
+	if it.left == 0 && it.l.hasPend { // the newest, not encoded
+		return it.l.pend, true
+	}
+	v, n := binary.Uvarint(it.l.buf[it.off:])
+	it.off += n
+	it.frame += v >> cmFlagBits
+	e := cmEvent{frame: it.frame, grew: v&cmGrew != 0}
+	if v&cmOdd != 0 {
+		e.t = it.l.odd[it.odd]
+		it.odd++
+		return e, true
+	}
+	d, n := binary.Varint(it.l.buf[it.off:])
+	it.off += n
+	it.ns += d
+	e.t = time.Unix(0, it.ns).UTC()
+	return e, true
+}
