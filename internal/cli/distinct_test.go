@@ -3,7 +3,6 @@ package cli
 import (
 	"compress/gzip"
 	"encoding/csv"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,8 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket/pcapgo"
-	"github.com/roce-dissect/roce-dissect/capture"
+	"github.com/gopacket/gopacket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -123,27 +121,8 @@ func TestInputsThatDoNotLie(t *testing.T) {
 	t.Run("points whose heads agree", func(t *testing.T) {
 		// b is a with one frame after the 64th left out.
 		a := "../../testdata/mix_small.pcap"
-		cr, err := capture.Open(a)
-		require.NoError(t, err)
 		b := filepath.Join(dir, "b.pcap")
-		f, err := os.Create(b)
-		require.NoError(t, err)
-		w := pcapgo.NewWriterNanos(f)
-		for n := 0; ; n++ {
-			ci, data, lt, err := cr.Next()
-			if err == io.EOF {
-				break
-			}
-			require.NoError(t, err)
-			if n == 0 {
-				require.NoError(t, w.WriteFileHeader(262144, lt))
-			}
-			if n != twinFrames+36 {
-				require.NoError(t, w.WritePacket(ci, data))
-			}
-		}
-		cr.Close()
-		require.NoError(t, f.Close())
+		rewriteCapture(t, a, b, func(n int, _ *gopacket.CaptureInfo) bool { return n != twinFrames+36 })
 		a2, _, _ := sameCapture([]string{a, b})
 		assert.Empty(t, a2, "not the same capture")
 		code, _, errs := runCLI("-o", "json", a, b)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -67,6 +68,17 @@ func TestCapturePointsOwnBudget(t *testing.T) {
 // shiftCapture writes the frames of in to out with their times moved by d.
 func shiftCapture(t *testing.T, in, out string, d time.Duration) {
 	t.Helper()
+	rewriteCapture(t, in, out, func(_ int, ci *gopacket.CaptureInfo) bool {
+		ci.Timestamp = ci.Timestamp.Add(d)
+		return true
+	})
+}
+
+// rewriteCapture writes the frames of in to out (pcap, ns), each as edit
+// changes its CaptureInfo, leaving out the frames (numbered from 0) edit
+// says false of.
+func rewriteCapture(t *testing.T, in, out string, edit func(n int, ci *gopacket.CaptureInfo) bool) {
+	t.Helper()
 	cr, err := capture.Open(in)
 	require.NoError(t, err)
 	defer cr.Close()
@@ -82,8 +94,9 @@ func shiftCapture(t *testing.T, in, out string, d time.Duration) {
 		if n == 0 {
 			require.NoError(t, w.WriteFileHeader(262144, lt))
 		}
-		ci.Timestamp = ci.Timestamp.Add(d)
-		require.NoError(t, w.WritePacket(ci, data))
+		if edit(n, &ci) {
+			require.NoError(t, w.WritePacket(ci, data))
+		}
 	}
 	require.NoError(t, f.Close())
 }
