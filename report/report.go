@@ -28,6 +28,9 @@ type TextOptions struct {
 	Unlisted int
 	// Points, when not nil, adds the "Capture points" section.
 	Points *points.Report
+	// Notes are lines said under the capture's summary (how its files
+	// were read, say).
+	Notes []string
 }
 
 // WriteText writes rep as roce-dissect's text report and returns the

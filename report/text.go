@@ -79,6 +79,9 @@ func (t *textWriter) report(rep *analyze.Report) {
 	}
 	fmt.Fprintln(w)
 	writeCaptureFiles(w, c.Files)
+	for _, n := range t.o.Notes {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
 	if readErr != "" {
 		p.Red.Fprintf(w, "  error: %s\n", readErr)
 	}

@@ -89,7 +89,10 @@ type runner struct {
 	out    *output
 	stderr io.Writer
 	colour bool // --color and the terminal: the output is coloured
-	pal    report.Palette
+	// notPieces says why several files are not read as the pieces of one
+	// capture (piecesOf, readSource), for the report of them all.
+	notPieces string
+	pal       report.Palette
 
 	progress *progress
 	// flowBudget caps the flows of all the files of the run together

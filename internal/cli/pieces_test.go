@@ -266,6 +266,7 @@ func TestOverlappingFilesAreNotPieces(t *testing.T) {
 			code, out, _ = runCLI(append([]string{"--color=never"}, files...)...)
 			require.Equal(t, 0, code)
 			assert.True(t, strings.Contains(out, "Capture all 2 files"), "no combined report of the files each on its own")
+			assert.Regexp(t, `\n  analyzed each on its own, not as the pieces of one capture: .*shifted\.pcap begins at 2026-01-01T00:00:00\.00000\dZ, before .* ends at 2026-01-01T00:00:00\.00000\dZ: the files are not pieces of one capture\n`, out, "the report says why, with the evidence")
 		})
 	}
 }

@@ -17,13 +17,16 @@ import (
 // one capture as one stream (source.go), other files each on its own, in
 // parallel, merged or matched as capture points.
 func (r *runner) reportMode(ctx context.Context, files []string) int {
-	if src := r.piecesOf(files); src != nil {
+	src, why := r.piecesOf(files)
+	if src != nil {
 		res, collectors := r.analyzeSource(ctx, src)
 		var np *notPiecesError
 		if !errors.As(res.err, &np) {
 			return r.writeReports(ctx, []string{files[0]}, []fileResult{res}, nil, collectors)
 		}
+		why = np.Error()
 	}
+	r.notPieces = why
 	results, samplers, collectors := r.analyzeAll(ctx, files, r.jobs())
 	if len(files) > 1 && r.jobs() > 1 && ctx.Err() == nil && (r.flowBudget.Refused() || r.connBudget.Refused()) {
 		// The files raced for the flows (or connections) of --max-flows:
@@ -183,5 +186,9 @@ func (r *runner) writeTexts(files []string, results []fileResult, merged *analyz
 	if failed > 0 {
 		note = fmt.Sprintf("%d of %d files had errors (see above)", failed, len(files))
 	}
-	r.writeText(report.TextOptions{Title: fmt.Sprintf("all %d files", len(files)), ReadErr: note, Points: pts}, merged)
+	o := report.TextOptions{Title: fmt.Sprintf("all %d files", len(files)), ReadErr: note, Points: pts}
+	if r.notPieces != "" {
+		o.Notes = []string{"analyzed each on its own, not as the pieces of one capture: " + r.notPieces}
+	}
+	r.writeText(o, merged)
 }

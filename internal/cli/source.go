@@ -72,8 +72,8 @@ func (e *notPiecesError) Error() string {
 }
 
 // piecesOf returns the files as the pieces of one capture in time order,
-// or nil when they cannot be, which leaves them to be analyzed each on
-// its own (capture points of the same traffic, or unrelated captures):
+// or nil and why when they cannot be, which leaves them to be analyzed
+// each on its own (capture points of the same traffic, or unrelated captures):
 // fewer than two files; standard input among them (it cannot be read
 // again should they turn out not to be pieces); --clock-offset given
 // (which says they are capture points); a file given twice (by path or
@@ -83,9 +83,14 @@ func (e *notPiecesError) Error() string {
 // transmissions (the same packets seen at two capture points, whatever
 // their clocks say: headSample). Whether each file ends before the next
 // begins is known only once it is read: readSource checks it.
-func (r *runner) piecesOf(files []string) *source {
-	if len(files) < 2 || slices.Contains(files, "-") || len(r.cfg.clockOffsets) > 0 {
-		return nil
+func (r *runner) piecesOf(files []string) (src *source, why string) {
+	switch {
+	case len(files) < 2:
+		return nil, ""
+	case slices.Contains(files, "-"):
+		return nil, "standard input is among them, and cannot be read again should they not be"
+	case len(r.cfg.clockOffsets) > 0:
+		return nil, "--clock-offset says they are capture points"
 	}
 	type piece struct {
 		name  string
@@ -100,22 +105,22 @@ func (r *runner) piecesOf(files []string) *source {
 	for _, name := range files {
 		info, err := os.Stat(name)
 		if err != nil {
-			return nil
+			return nil, fmt.Sprintf("%s cannot be read", displayName(name))
 		}
 		for _, p := range ps {
 			if os.SameFile(p.info, info) {
-				return nil
+				return nil, fmt.Sprintf("%s and %s are the same file", displayName(p.name), displayName(name))
 			}
 		}
 		start, smp, err := headSample(a, name)
 		if err != nil {
-			return nil
+			return nil, fmt.Sprintf("%s cannot be read as a capture", displayName(name))
 		}
 		ps = append(ps, piece{name, start, info})
 		samplers = append(samplers, smp)
 	}
 	if est := points.EstimateClocks(samplers, make([]*time.Duration, len(files))); len(est.Groups) > 0 {
-		return nil // capture points of the same traffic
+		return nil, "their first packets share transmissions: capture points of the same traffic"
 	}
 	// The samples are garbage now, a few megabytes that would otherwise
 	// set the heap's size for the run (GOGC doubles the live heap).
@@ -129,10 +134,10 @@ func (r *runner) piecesOf(files []string) *source {
 		}
 		return a.start.Compare(b.start)
 	})
-	src := &source{read: make([]pieceRead, len(ps))}
+	src = &source{read: make([]pieceRead, len(ps))}
 	for i, p := range ps {
 		if i > 0 && !p.start.IsZero() && !p.start.After(ps[i-1].start) {
-			return nil
+			return nil, fmt.Sprintf("%s and %s begin at the same instant (%s)", displayName(ps[i-1].name), displayName(p.name), p.start.UTC().Format(time.RFC3339Nano))
 		}
 		src.files = append(src.files, p.name)
 		src.starts = append(src.starts, p.start)
@@ -142,7 +147,7 @@ func (r *runner) piecesOf(files []string) *source {
 		names[i] = displayName(f)
 	}
 	src.pieces = analyze.NewPieces(names)
-	return src
+	return src, ""
 }
 
 // headFrames is how many frames of each file headSample samples.
