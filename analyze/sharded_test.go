@@ -1,18 +1,14 @@
 package analyze_test
 
 import (
-	"io"
 	"runtime"
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket"
-	gplayers "github.com/gopacket/gopacket/layers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
-	"github.com/roce-dissect/roce-dissect/capture"
 )
 
 // TestShardedMisuse: a Sharded finished twice says so (ErrFinished)
@@ -21,7 +17,8 @@ import (
 // Sharded abandoned (found by review: 10 abandoned at n=4 left 30
 // goroutines).
 func TestShardedMisuse(t *testing.T) {
-	frames, cis, lt := readTestdata(t, "../testdata/mix_small.pcap")
+	frames, cis, lt, err := loadFrames("../testdata/mix_small.pcap")
+	require.NoError(t, err)
 	feed := func(s *analyze.Sharded) {
 		for i, f := range frames {
 			s.Feed(cis[i], lt, f)
@@ -50,23 +47,4 @@ func TestShardedMisuse(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "abandoned shards' goroutines end")
-}
-
-// readTestdata returns a capture's frames.
-func readTestdata(t *testing.T, path string) ([][]byte, []gopacket.CaptureInfo, gplayers.LinkType) {
-	t.Helper()
-	r, err := capture.Open(path)
-	require.NoError(t, err)
-	defer r.Close()
-	var frames [][]byte
-	var cis []gopacket.CaptureInfo
-	var lt gplayers.LinkType
-	for {
-		ci, data, l, err := r.Next()
-		if err == io.EOF {
-			return frames, cis, lt
-		}
-		require.NoError(t, err)
-		frames, cis, lt = append(frames, append([]byte(nil), data...)), append(cis, ci), l
-	}
 }
