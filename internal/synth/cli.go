@@ -100,6 +100,7 @@ func newFlagSet(v *cliFlags) *flag.FlagSet {
 	fs.BoolVar(&cfg.V1Requester, "v1-requester", false, "the requester sends RoCE v1 (IPv4-mapped GIDs), the responder answers RoCE v2 over IPv4")
 	fs.IntVar(&cfg.ShortMAD, "short-mad", 0, "write the REQ MAD `N` bytes long (< 256) in a frame whose lengths agree: malformed")
 	addNICFlags(fs, v)
+	addPauseFlags(fs, v)
 	return fs
 }
 

@@ -204,6 +204,9 @@ type Config struct {
 	Artefacts
 	// NIC models the NICs' timing and the capture point (nic.go).
 	NIC NICKnobs
+	// Pause writes PFC and 802.3x pause frames among the traffic
+	// (pause.go); the zero value writes none.
+	Pause PauseConfig
 	// OnFrame, when set, is called for every frame written, in order.
 	OnFrame func(*FrameInfo)
 }
@@ -326,6 +329,9 @@ func (c *Config) normalize() error {
 	}
 	if c.Scenario == ScenarioUD && len(c.NAK)+len(c.RNR)+len(c.NIC.Timeout) > 0 {
 		return fmt.Errorf("synth: %w: UD has no NAKs", ErrConfig)
+	}
+	if err := c.Pause.normalize(c); err != nil {
+		return err
 	}
 	return c.checkArtefacts()
 }

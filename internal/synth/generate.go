@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -53,6 +54,9 @@ type FrameInfo struct {
 	Encap     Encap
 	ToolCut   bool
 	Malformed bool
+	// Pause describes a pause frame (Config.Pause); nil for every other
+	// frame. A pause frame's Src and Dst are its MAC addresses.
+	Pause *PauseInfo
 	// Data is the captured bytes, valid during the callback only.
 	Data []byte
 }
@@ -69,6 +73,9 @@ func Generate(cfg Config, capture, truth io.Writer) (*Truth, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := g.initPause(); err != nil {
+		return nil, err
+	}
 	if cfg.Scenario == ScenarioMix {
 		err = g.runMix()
 	} else {
@@ -77,9 +84,13 @@ func Generate(cfg Config, capture, truth io.Writer) (*Truth, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := g.pausesUntil(math.MaxInt64); err != nil { // those after the last RoCE frame
+		return nil, err
+	}
 	if err := g.w.flush(); err != nil {
 		return nil, err
 	}
+	g.finishPause()
 	t := g.tr.finish()
 	t.Scenario, t.Encap, t.LinkType, t.Seed = cfg.Scenario, cfg.Encap.String(), int(linkType(cfg.Encap)), cfg.Seed
 	for _, c := range g.conns {
@@ -126,6 +137,7 @@ type generator struct {
 	slowLeft int              // requests still slowed after the last CNP
 	txStart  map[uint32]int64 // data request PSN → its last start (NIC knobs only)
 	info     FrameInfo
+	pause    *pauseGen // pause frames (Config.Pause), nil without
 }
 
 func newGenerator(cfg *Config, out io.Writer) (*generator, error) {
@@ -324,6 +336,9 @@ func (g *generator) emit(p *pkt) error {
 		g.nowNs += wire // sent, lost before the tap
 		return nil
 	}
+	if err := g.pausesUntil(g.nowNs); err != nil { // the pause frames before this one
+		return err
+	}
 	data, orig, cut := g.toolCut(frame)
 	if s := g.cfg.SnapLen; s > 0 && len(data) > s {
 		data = data[:s]
@@ -352,6 +367,7 @@ func (g *generator) emit(p *pkt) error {
 	} else {
 		g.tr.now, g.tr.origLen = writtenTime(ts, g.cfg).UnixNano(), orig
 		g.tr.add(p, pktBytes, status)
+		g.pauseFlow(p, pktBytes)
 		if g.cfg.SnifferSrcPort && status == layers.ICRCOK {
 			g.tr.portRewritten(p)
 		}

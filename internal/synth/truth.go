@@ -34,6 +34,15 @@ type Truth struct {
 	// Findings are every finding the analyzer should report, in frame
 	// order (see tracker.finding).
 	Findings []Finding `json:"findings"`
+	// Pause frames (Config.Pause; truthpause.go), absent without: the
+	// link speed their quanta are timed at (bit/s), the storm threshold
+	// (ns), one PauseStats per sender MAC, kind and priority, sorted by
+	// src_mac, kind, priority, and the storms, in the same order then by
+	// start_frame. Frames counts the pause frames, RoCEPackets does not.
+	LinkSpeedBps          int64        `json:"link_speed_bps,omitempty"`
+	PauseStormThresholdNs int64        `json:"pause_storm_threshold_ns,omitempty"`
+	Pause                 []PauseStats `json:"pause,omitempty"`
+	PauseStorms           []PauseStorm `json:"pause_storms,omitempty"`
 }
 
 // Finding is a finding the capture holds: its kind and severity as the
@@ -131,6 +140,16 @@ type Flow struct {
 	} `json:"icrc"`
 	// NIC is the NIC behaviour of an RC request flow (truthnic.go).
 	NIC *NIC `json:"nic,omitempty"`
+	// PausedNs is the length of the intersection of the flow's span
+	// [first packet time, last packet time] with the union, over all
+	// senders, of the paused intervals (see PauseStats) of the flow's
+	// priority: those of PFC for that priority and those of 802.3x, which
+	// pause every priority. The flow's priority is that of its first
+	// packet that is not a CNP (of its first CNP if it has only CNPs); a
+	// packet's priority is its VLAN PCP in an 802.1Q frame, else its
+	// DSCP>>3 (IPv4 TOS, IPv6 or RoCE v1 GRH traffic class, >>5). Times
+	// are the timestamps as written. Absent when 0.
+	PausedNs int64 `json:"paused_ns,omitempty"`
 }
 
 // PSNGap is a range of request PSNs never seen in the capture.
