@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
@@ -15,12 +16,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// seedFrames returns the golden frames and, when the shared captures are
-// there, the vectors (read at run time, never copied into the repository),
-// with their first layer type.
+// seedFrames returns the golden frames (the IB ones and the ERSPAN III
+// mirror frames) and, when the shared captures are there, the vectors
+// (read at run time, never copied into the repository), with their first
+// layer type.
 func seedFrames() (frames [][]byte, firsts []gopacket.LayerType) {
 	for _, g := range goldenFrames {
 		frames, firsts = append(frames, g.bytes()), append(firsts, g.first)
+	}
+	for _, g := range erspanGoldens {
+		frames, firsts = append(frames, g.bytes()), append(firsts, gplayers.LayerTypeEthernet)
 	}
 	paths, _ := filepath.Glob(filepath.Join(capturesDir, "vectors", "0*.pcap"))
 	for _, p := range paths {
@@ -228,6 +233,30 @@ func FuzzERF(f *testing.F) {
 		}
 		rest := func(fuzzLayer) []gopacket.SerializableLayer { return raw(data[len(e.Contents):]) }
 		roundTrip(t, data, func() fuzzLayer { return &ERF{} }, noFeedback, rest, e.Type != ERFTypeEthernet)
+	})
+}
+
+// FuzzERSPANIII decodes an ERSPAN type III header (and the mirrored frame
+// after it, with gopacket.NewPacket, panics not recovered): a header that
+// decodes serializes back to the same bytes and decodes to the same
+// values, and its timestamp renders for any granularity.
+func FuzzERSPANIII(f *testing.F) {
+	for _, s := range layerSeeds(LayerTypeERSPANIII) {
+		f.Add(s)
+	}
+	f.Add(mustHex("2000 0001 00000000 0000 0c01 0c000000 00000000 45"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		roundTrip(t, data, func() fuzzLayer { return &ERSPANIII{} }, noFeedback, func(l fuzzLayer) []gopacket.SerializableLayer { return raw(l.LayerPayload()) }, true)
+		gopacket.NewPacket(data, LayerTypeERSPANIII, gopacket.DecodeOptions{SkipDecodeRecovery: true})
+		e := &ERSPANIII{}
+		if e.DecodeFromBytes(data, gopacket.NilDecodeFeedback) == nil {
+			_ = e.TimestampString()
+			_ = e.NextLayerType()
+			d, ok := e.TimestampDuration()
+			require.True(t, ok || d == 0)
+			require.GreaterOrEqual(t, d, time.Duration(0))
+		}
 	})
 }
 

@@ -127,6 +127,10 @@ func header(l gopacket.Layer) gopacket.Layer {
 			c.ExtHeaders = nil
 		}
 		return &c
+	case *ERSPANIII:
+		c := *v
+		c.BaseLayer = gplayers.BaseLayer{}
+		return &c
 	case *ICRC:
 		return &ICRC{Value: v.Value}
 	case *VCRC:

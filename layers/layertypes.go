@@ -10,7 +10,7 @@ import (
 // owns the block 1900–1929:
 //
 //	1900 LRH        1906 RETH          1912 CNP    1918 DCETH
-//	1901 GRH        1907 AtomicETH     1913 ICRC
+//	1901 GRH        1907 AtomicETH     1913 ICRC   1919 ERSPANIII
 //	1902 BTH        1908 AETH          1914 VCRC
 //	1903 RDETH      1909 AtomicAckETH  1915 ERF
 //	1904 DETH       1910 ImmDt         1916 MAD (decoded by package cm)
@@ -43,6 +43,9 @@ var (
 	LayerTypeFETH = gopacket.RegisterLayerType(layerTypeBase+17, gopacket.LayerTypeMetadata{Name: "FETH", Decoder: decodeAlone(func() gopacket.DecodingLayer { return &FETH{} })})
 	// LayerTypeDCETH is the 8-byte header of NVIDIA's DC transport (see DCETH).
 	LayerTypeDCETH = gopacket.RegisterLayerType(layerTypeBase+18, gopacket.LayerTypeMetadata{Name: "DCETH", Decoder: decodeAlone(func() gopacket.DecodingLayer { return &DCETH{} })})
+	// LayerTypeERSPANIII is the header of an ERSPAN type III mirror packet
+	// (GRE protocol type 0x22EB), the way a switch mirrors RoCE traffic.
+	LayerTypeERSPANIII = gopacket.RegisterLayerType(layerTypeBase+19, gopacket.LayerTypeMetadata{Name: "ERSPANIII", Decoder: gopacket.DecodeFunc(decodeERSPANIII)})
 )
 
 // Link-level numbers this package hooks into gopacket.
@@ -56,12 +59,18 @@ const (
 	LinkTypeInfiniBand gplayers.LinkType = 247
 	// LinkTypeERF is LINKTYPE_ERF (Endace ERF records, written by ibdump).
 	LinkTypeERF gplayers.LinkType = 197
+	// EthernetTypeERSPANIII is the GRE protocol type of ERSPAN type III
+	// (an ERSPANIII header follows the GRE header).
+	EthernetTypeERSPANIII gplayers.EthernetType = 0x22EB
 )
 
 func init() {
 	gplayers.RegisterUDPPortLayerType(UDPPortRoCEv2, LayerTypeBTH)
 	gplayers.EthernetTypeMetadata[EthernetTypeRoCEv1] = gplayers.EnumMetadata{
 		DecodeWith: gopacket.DecodeFunc(decodeGRH), Name: "RoCEv1", LayerType: LayerTypeGRH,
+	}
+	gplayers.EthernetTypeMetadata[EthernetTypeERSPANIII] = gplayers.EnumMetadata{
+		DecodeWith: gopacket.DecodeFunc(decodeERSPANIII), Name: "ERSPANIII", LayerType: LayerTypeERSPANIII,
 	}
 	gplayers.LinkTypeMetadata[LinkTypeInfiniBand] = gplayers.EnumMetadata{
 		DecodeWith: gopacket.DecodeFunc(decodeLRH), Name: "InfiniBand", LayerType: LayerTypeLRH,

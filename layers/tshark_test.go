@@ -3,13 +3,17 @@ package layers
 import (
 	"bufio"
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -113,4 +117,57 @@ func TestTshark(t *testing.T) {
 			t.Logf("%d field values equal to tshark's", compared)
 		})
 	}
+}
+
+// tsharkColumns writes frames (Ethernet) to a pcap file in a temporary
+// folder, has tshark decode it, and returns for each frame the values of
+// fields (the first occurrence of each; "" when absent). The test is
+// skipped when tshark is not installed (see testenv.Tshark).
+func tsharkColumns(t *testing.T, frames [][]byte, fields ...string) [][]string {
+	t.Helper()
+	tshark := testenv.Tshark(t)
+	path := filepath.Join(t.TempDir(), "frames.pcap")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w := pcapgo.NewWriter(f)
+	require.NoError(t, w.WriteFileHeader(65535, gplayers.LinkTypeEthernet))
+	for i, data := range frames {
+		ci := gopacket.CaptureInfo{Timestamp: time.Unix(1700000000+int64(i), 0), CaptureLength: len(data), Length: len(data)}
+		require.NoError(t, w.WritePacket(ci, data))
+	}
+	require.NoError(t, f.Close())
+	args := []string{"-r", path, "-n", "-T", "fields", "-E", "separator=|", "-E", "occurrence=f"}
+	for _, name := range fields {
+		args = append(args, "-e", name)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(tshark, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, stderr.String())
+	var rows [][]string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		cols := strings.Split(sc.Text(), "|")
+		require.Len(t, cols, len(fields), sc.Text())
+		rows = append(rows, cols)
+	}
+	require.NoError(t, sc.Err())
+	require.Len(t, rows, len(frames))
+	return rows
+}
+
+// tsharkUint reads a tshark field value as a number: decimal, 0x… hex,
+// or a boolean as tshark prints it ("1"/"0", "True"/"False").
+func tsharkUint(t *testing.T, s string) uint64 {
+	t.Helper()
+	switch s {
+	case "True":
+		return 1
+	case "False":
+		return 0
+	}
+	v, err := strconv.ParseUint(s, 0, 64)
+	require.NoError(t, err, "tshark value %q", s)
+	return v
 }
