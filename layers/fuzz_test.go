@@ -16,15 +16,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// seedFrames returns the golden frames (the IB ones and the ERSPAN III
-// mirror frames) and, when the shared captures are there, the vectors
-// (read at run time, never copied into the repository), with their first
-// layer type.
+// seedFrames returns the golden frames (the IB ones, the ERSPAN III
+// mirror frames and the MAC Control frames) and, when the shared captures
+// are there, the vectors (read at run time, never copied into the
+// repository), with their first layer type.
 func seedFrames() (frames [][]byte, firsts []gopacket.LayerType) {
 	for _, g := range goldenFrames {
 		frames, firsts = append(frames, g.bytes()), append(firsts, g.first)
 	}
 	for _, g := range erspanGoldens {
+		frames, firsts = append(frames, g.bytes()), append(firsts, gplayers.LayerTypeEthernet)
+	}
+	for _, g := range macControlGoldens {
 		frames, firsts = append(frames, g.bytes()), append(firsts, gplayers.LayerTypeEthernet)
 	}
 	paths, _ := filepath.Glob(filepath.Join(capturesDir, "vectors", "0*.pcap"))
@@ -256,6 +259,29 @@ func FuzzERSPANIII(f *testing.F) {
 			d, ok := e.TimestampDuration()
 			require.True(t, ok || d == 0)
 			require.GreaterOrEqual(t, d, time.Duration(0))
+		}
+	})
+}
+
+// FuzzMACControl decodes a MAC Control frame: one that decodes serializes
+// back to the same bytes and decodes to the same values; Enabled and
+// Quanta answer for any priority.
+func FuzzMACControl(f *testing.F) {
+	for _, s := range layerSeeds(LayerTypeMACControl) {
+		f.Add(s)
+	}
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		roundTrip(t, data, func() fuzzLayer { return &MACControl{} }, noFeedback, func(l fuzzLayer) []gopacket.SerializableLayer { return raw(l.LayerPayload()) }, true)
+		gopacket.NewPacket(data, LayerTypeMACControl, gopacket.DecodeOptions{SkipDecodeRecovery: true})
+		m := &MACControl{}
+		if m.DecodeFromBytes(data, gopacket.NilDecodeFeedback) == nil {
+			for p := -1; p <= 8; p++ {
+				if !m.Enabled(p) && m.Opcode == MACControlOpcodePFC {
+					require.True(t, p < 0 || p > 7 || m.ClassEnableVector&(1<<p) == 0)
+				}
+				_ = m.Quanta(p)
+			}
 		}
 	})
 }

@@ -131,6 +131,10 @@ func header(l gopacket.Layer) gopacket.Layer {
 		c := *v
 		c.BaseLayer = gplayers.BaseLayer{}
 		return &c
+	case *MACControl:
+		c := *v
+		c.BaseLayer = gplayers.BaseLayer{}
+		return &c
 	case *ICRC:
 		return &ICRC{Value: v.Value}
 	case *VCRC:

@@ -11,7 +11,7 @@ import (
 //
 //	1900 LRH        1906 RETH          1912 CNP    1918 DCETH
 //	1901 GRH        1907 AtomicETH     1913 ICRC   1919 ERSPANIII
-//	1902 BTH        1908 AETH          1914 VCRC
+//	1902 BTH        1908 AETH          1914 VCRC   1920 MACControl
 //	1903 RDETH      1909 AtomicAckETH  1915 ERF
 //	1904 DETH       1910 ImmDt         1916 MAD (decoded by package cm)
 //	1905 XRCETH     1911 IETH          1917 FETH
@@ -46,6 +46,9 @@ var (
 	// LayerTypeERSPANIII is the header of an ERSPAN type III mirror packet
 	// (GRE protocol type 0x22EB), the way a switch mirrors RoCE traffic.
 	LayerTypeERSPANIII = gopacket.RegisterLayerType(layerTypeBase+19, gopacket.LayerTypeMetadata{Name: "ERSPANIII", Decoder: gopacket.DecodeFunc(decodeERSPANIII)})
+	// LayerTypeMACControl is an IEEE 802.3 MAC Control frame: PAUSE or
+	// PFC (EtherType 0x8808).
+	LayerTypeMACControl = gopacket.RegisterLayerType(layerTypeBase+20, gopacket.LayerTypeMetadata{Name: "MACControl", Decoder: gopacket.DecodeFunc(decodeMACControl)})
 )
 
 // Link-level numbers this package hooks into gopacket.
@@ -62,6 +65,9 @@ const (
 	// EthernetTypeERSPANIII is the GRE protocol type of ERSPAN type III
 	// (an ERSPANIII header follows the GRE header).
 	EthernetTypeERSPANIII gplayers.EthernetType = 0x22EB
+	// EthernetTypeMACControl is the EtherType of IEEE 802.3 MAC Control
+	// frames, PAUSE and PFC (see MACControl).
+	EthernetTypeMACControl gplayers.EthernetType = 0x8808
 )
 
 func init() {
@@ -71,6 +77,9 @@ func init() {
 	}
 	gplayers.EthernetTypeMetadata[EthernetTypeERSPANIII] = gplayers.EnumMetadata{
 		DecodeWith: gopacket.DecodeFunc(decodeERSPANIII), Name: "ERSPANIII", LayerType: LayerTypeERSPANIII,
+	}
+	gplayers.EthernetTypeMetadata[EthernetTypeMACControl] = gplayers.EnumMetadata{
+		DecodeWith: gopacket.DecodeFunc(decodeMACControl), Name: "MACControl", LayerType: LayerTypeMACControl,
 	}
 	gplayers.LinkTypeMetadata[LinkTypeInfiniBand] = gplayers.EnumMetadata{
 		DecodeWith: gopacket.DecodeFunc(decodeLRH), Name: "InfiniBand", LayerType: LayerTypeLRH,
