@@ -19,17 +19,28 @@
 // from QP0/QP1 are management datagrams (LayerTypeMAD); importing package
 // cm decodes them, otherwise they stay raw payload.
 //
+// Two more layers come from the switches of a RoCE fabric: ERSPANIII, the header
+// of an ERSPAN type III mirror copy (GRE protocol type 0x22EB), through
+// which a switch sends a copy of the RoCE traffic to a collector; and
+// MACControl, the IEEE 802.3 MAC Control frame (EtherType 0x8808) of
+// 802.3x PAUSE and 802.1Qbb priority flow control (PFC), the pause frames
+// of a lossless fabric.
+//
 // Importing this package registers the layers with gopacket (UDP port
-// 4791, EtherType 0x8915, link types 247 and 197), so gopacket.NewPacket
-// decodes RoCE and native IB and checks every ICRC and VCRC: the ICRC and
+// 4791, EtherType 0x8915, link types 247 and 197, GRE protocol type
+// 0x22EB, EtherType 0x8808), so gopacket.NewPacket decodes RoCE and
+// native IB, mirrored or not, and checks every ICRC and VCRC: the ICRC and
 // VCRC layers carry a Status (ok, bad, or unverifiable when the capture cut
-// the packet short).
+// the packet short). In a mirror copy the ICRC covers the mirrored packet:
+// it is checked against the last IPv4/IPv6 and UDP header, the inner ones.
 //
 // # Zero-allocation decoding
 //
 // For a hot loop use gopacket.DecodingLayerParser with the layers of a
 // TransportLayers from NewTransportLayers, whose extension headers are
-// linked to its BTH so that each knows what follows it. Decoding allocates
+// linked to its BTH so that each knows what follows it (add a
+// gplayers.GRE and an ERSPANIII for mirror copies, a MACControl for pause
+// frames). Decoding allocates
 // nothing; slices (Contents, Payload, GIDs, Pad, Trailer) alias the decoded
 // data. The BTH keeps the ICRC in Trailer; CheckICRC verifies it against
 // the IPv4/IPv6 and UDP, GRH or LRH header the parser decoded.
