@@ -106,8 +106,15 @@ type Analyzer struct {
 	ip4   gplayers.IPv4
 	ip6   gplayers.IPv6
 	udp   gplayers.UDP
-	ib    *layers.TransportLayers
-	ext   extTable // ib's extension headers by layer type (decode.go)
+	// The encapsulations (wrap.go).
+	gre     gplayers.GRE
+	erspan2 gplayers.ERSPANII
+	erspan3 layers.ERSPANIII
+	vxlan   gplayers.VXLAN
+	wraps   [maxWraps]Wrap // the Packet's Wraps
+	carried int            // the bytes captured from the start of the carried frame on; -1: none
+	ib      *layers.TransportLayers
+	ext     extTable // ib's extension headers by layer type (decode.go)
 
 	pkt Packet
 
@@ -124,6 +131,8 @@ type Analyzer struct {
 
 	dropSketch sketch
 	shifts     [shiftCacheLen]shiftEntry // ICRC shift factors by length, for recoverSrcPort
+
+	wrapped wrapCounts // the frames that arrived in encapsulations (wrapcount.go)
 
 	lens frameLens // what the length fields of the frame being fed declare
 	cut  cutState  // the first frame the capture tool cut
@@ -191,15 +200,23 @@ func (a *Analyzer) feed(frame uint64, ci gopacket.CaptureInfo, linkType gplayers
 	ci.Length = clampOriginalLength(ci.Length, len(data))
 	a.capture.Bytes += uint64(ci.Length)
 	p := &a.pkt
-	*p = Packet{Frame: frame, Time: ci.Timestamp, Length: ci.Length, CapLength: len(data), VLAN: -1, PayloadLen: -1}
+	*p = Packet{Frame: frame, Time: ci.Timestamp, Length: ci.Length, CapLength: len(data), VLAN: -1, PayloadLen: -1, Wraps: a.wraps[:0]}
 	a.fb = feedback{}
 	a.lens = frameLens{}
+	a.carried = -1
 	a.frameFindings = len(a.findings.list)
 	ibLen, icrcKind, netHdr, udpHdr := a.decode(linkType, data)
+	if len(p.Wraps) > 0 {
+		a.wrapped.count(p.Wraps)
+	}
 	if ci.Length != orig {
 		a.flagOriginalLength(p, orig)
 	}
 	a.checkCut(p, len(data))
+	p.CarriedLength = p.Length
+	if a.carried >= 0 {
+		p.CarriedLength -= len(data) - a.carried
+	}
 	if a.capture.Frames == 1 || p.Time.Before(a.first) {
 		a.first = p.Time
 	}

@@ -67,6 +67,7 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 		cmOrphans: append([]cmOrphan(nil), a.conns.orphans...),
 		merge:     !stream && !a.opts.NoMerge,
 	}
+	a.wrapped.report(&r.Capture)
 	// The last report (release) takes the connections the flows read:
 	// the Analyzer is fed no more, and nothing the report's owner does to
 	// them changes a flow already built.

@@ -301,6 +301,7 @@ func (cb *combiner) capture(cut cutState) {
 		c.OriginalLengthsClamped += pc.OriginalLengthsClamped
 		c.CutFrames += pc.CutFrames
 		c.ConnectionsDropped += pc.ConnectionsDropped
+		c.addWraps(pc)
 		st := p.shard.cmStats
 		cms.messages += st.messages
 		cms.ignored += st.ignored

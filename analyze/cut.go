@@ -30,17 +30,19 @@ var errUDPLength = errors.New("UDP length beyond the IP payload")
 
 // frameLens is what the length fields of a frame declare.
 type frameLens struct {
-	// end is the frame length the outermost network header implies (its
-	// offset in the frame plus the length it declares: IPv4 total length,
-	// IPv6 header + payload length, GRH + PayLen, LRH PktLen + VCRC); 0
-	// when unknown.
+	// end is the frame length the network headers imply (the largest of
+	// their offsets in the frame plus the length each declares: IPv4
+	// total length, IPv6 header + payload length, GRH + PayLen, LRH
+	// PktLen + VCRC; a packet inside a tunnel may declare more than the
+	// tunnel when a mirror cut it); 0 when unknown.
 	end int
-	// ipPayload is the IP payload length the IP header declares; -1 when
-	// there is no IP header.
+	// ipPayload is the IP payload length the innermost IP header
+	// declares (the one around the RDMA packet when it arrived in a
+	// tunnel); -1 when there is no IP header.
 	ipPayload int
 	set       bool
-	// n is the packet length the outermost network header declares (from
-	// that header on).
+	// n is the packet length the innermost network header declares (from
+	// that header on): the RDMA packet's, without the tunnels around it.
 	n int
 	// record is the end an ERF record declares: the larger of its record
 	// length RLen and its headers plus wire length WLen; 0 when none.
@@ -50,14 +52,13 @@ type frameLens struct {
 	rlen, hdr int
 }
 
-// network records the lengths of the outermost network header: off is its
-// offset in the frame, n the packet length from it on, payload the IP
-// payload length (-1 for a GRH or LRH).
+// network records the lengths of a network header: off is its offset in
+// the frame, n the packet length from it on, payload the IP payload
+// length (-1 for a GRH or LRH). The innermost header's say how long the
+// RDMA packet is.
 func (l *frameLens) network(off, n, payload int) {
-	if l.set {
-		return
-	}
-	l.set, l.end, l.ipPayload, l.n = true, off+n, payload, n
+	l.set, l.end = true, max(l.end, off+n)
+	l.ipPayload, l.n = payload, n
 }
 
 // erf records the lengths an ERF record of n bytes declares: its wire

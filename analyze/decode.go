@@ -23,6 +23,10 @@ type frameHeaders struct {
 	kind     layers.NetworkKind
 	netHdr   []byte
 	udpHdr   []byte
+	tags     int                   // VLAN tags on the innermost Ethernet header so far
+	outerTag uint16                // the first of them (a QinQ S-VLAN)
+	tagType  gplayers.EthernetType // the EtherType in front of the next tag
+	qinq     bool                  // the innermost Ethernet header is QinQ
 }
 
 // decode walks the headers of a frame, one method per header: each
@@ -55,13 +59,13 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 	for typ != gopacket.LayerTypeZero && (len(data) > 0 || typ == layers.LayerTypeBTH || typ == layers.LayerTypeGRH) {
 		switch typ {
 		case gplayers.LayerTypeEthernet:
-			typ, data = a.decodeLink(&a.eth, data)
+			typ, data = a.decodeEthernet(&h, data)
 		case gplayers.LayerTypeLinuxSLL:
 			typ, data = a.decodeLink(&a.sll, data)
 		case gplayers.LayerTypeLinuxSLL2:
 			typ, data = a.decodeLink(&a.sll2, data)
 		case gplayers.LayerTypeDot1Q:
-			typ, data = a.decodeDot1Q(data)
+			typ, data = a.decodeDot1Q(&h, data)
 		case gplayers.LayerTypeIPv4:
 			typ, data = a.decodeIPv4(&h, data)
 		case gplayers.LayerTypeIPv6:
@@ -74,6 +78,18 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 			typ, data = a.decodeLRH(&h, data)
 		case layers.LayerTypeGRH:
 			typ, data = a.decodeGRH(&h, data)
+		case gplayers.LayerTypeGRE:
+			typ, data = a.decodeGRE(data)
+		case gplayers.LayerTypeERSPANII:
+			typ, data = a.decodeERSPANII(data)
+		case layers.LayerTypeERSPANIII:
+			typ, data = a.decodeERSPANIII(data)
+		case gplayers.LayerTypeVXLAN:
+			typ, data = a.decodeVXLAN(data)
+		case gplayers.LayerTypeGeneve:
+			typ, data = a.decodeGENEVE(data)
+		case gplayers.LayerTypeMPLS:
+			typ, data = a.decodeMPLS(data)
 		case layers.LayerTypeBTH:
 			a.decodeTransport(data)
 			typ = gopacket.LayerTypeZero
@@ -98,14 +114,36 @@ func (a *Analyzer) decodeLink(l gopacket.DecodingLayer, data []byte) (gopacket.L
 	return l.NextLayerType(), l.LayerPayload()
 }
 
-// decodeDot1Q decodes an 802.1Q tag; the outer VLAN is the packet's.
-func (a *Analyzer) decodeDot1Q(data []byte) (gopacket.LayerType, []byte) {
+// decodeEthernet decodes an Ethernet header: the frame's, or one an
+// encapsulation carries, whose VLAN tags are then the packet's.
+func (a *Analyzer) decodeEthernet(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
+	h.tags, h.qinq = 0, false
+	a.pkt.VLAN = -1
+	typ, data := a.decodeLink(&a.eth, data)
+	h.tagType = a.eth.EthernetType
+	return typ, data
+}
+
+// decodeDot1Q decodes an 802.1Q or 802.1ad tag. The innermost tag is the
+// packet's VLAN (under a QinQ S-tag, the customer's). An 802.1ad S-tag
+// (EtherType 0x88A8), or a second tag on one Ethernet header, makes the
+// frame QinQ, its first tag the S-VLAN.
+func (a *Analyzer) decodeDot1Q(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
 	if a.dot1q.DecodeFromBytes(data, &a.fb) != nil {
 		return gopacket.LayerTypeZero, nil
 	}
-	if a.pkt.VLAN < 0 {
-		a.pkt.VLAN = int(a.dot1q.VLANIdentifier)
+	h.tags++
+	if h.tags == 1 {
+		h.outerTag = a.dot1q.VLANIdentifier
 	}
+	if !h.qinq && (h.tags == 2 || h.tagType == gplayers.EthernetTypeQinQ) {
+		h.qinq = true
+		if !a.wrap(WrapQinQ, uint32(h.outerTag), false) {
+			return gopacket.LayerTypeZero, nil
+		}
+	}
+	h.tagType = a.dot1q.Type
+	a.pkt.VLAN = int(a.dot1q.VLANIdentifier)
 	return a.dot1q.NextLayerType(), a.dot1q.Payload
 }
 
@@ -145,8 +183,11 @@ func (a *Analyzer) decodeIPv6(h *frameHeaders, data []byte) (gopacket.LayerType,
 // decodeUDP decodes a UDP header; to a RoCE port, a BTH follows.
 func (a *Analyzer) decodeUDP(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
 	udp := &a.udp
-	if udp.DecodeFromBytes(data, &a.fb) != nil || !a.isRoCEPort(uint16(udp.DstPort)) {
+	if udp.DecodeFromBytes(data, &a.fb) != nil {
 		return gopacket.LayerTypeZero, nil
+	}
+	if !a.isRoCEPort(uint16(udp.DstPort)) {
+		return udpTunnel(udp.DstPort), udp.Payload
 	}
 	p := &a.pkt
 	p.IsRDMA, p.Encap = true, EncapRoCEv2

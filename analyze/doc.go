@@ -25,7 +25,9 @@
 //     lengths beyond MaxOriginalLength), cut.go (frames shorter than their length
 //     fields: a tool's cut or a lie), madcheck.go (MADs on QP0/QP1),
 //     portrewrite.go (a NIC sniffer's rewritten UDP source port),
-//     framefindings.go (the findings of the last frame fed).
+//     framefindings.go (the findings of the last frame fed), wrap.go (the
+//     encapsulations a frame arrived in: ERSPAN, VXLAN, GENEVE, NVGRE,
+//     QinQ, MPLS) and wrapcount.go (their counts in the capture summary).
 //   - Flows: flow.go (the flow table and its keys), flowaddr.go (addresses),
 //     flowbound.go (bounded per-flow state), flowtime.go (flow times),
 //     budget.go (the run's flow and connection budgets), sketch.go (the
@@ -49,7 +51,8 @@
 //     separately analyzed files); sharded.go (Sharded: a capture on several
 //     cores), shardbatch.go (the batches of frames it hands its shards),
 //     placer.go (which shard a host pair goes to), hostpair.go
-//     (HostPairKey, the shards' key), shard.go (Options.Shard, FeedShard,
+//     (HostPairKey, the shards' key) and hostpairwrap.go (its walk into
+//     tunnels), shard.go (Options.Shard, FeedShard,
 //     what a shard records), combine.go (CombineShards), shardcm.go
 //     (CommIDs, connection numbers and the CM flood across shards),
 //     shardcmlog.go (a shard's CM messages, compactly, for the flood),

@@ -335,12 +335,12 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 	}
 	a.flowTime(f, p.Time)
 	f.packets++
-	f.wireBytes += uint64(p.Length)
+	f.wireBytes += uint64(p.CarriedLength)
 	payload := p.PayloadLen
 	if payload > 0 {
 		f.payloadBytes += uint64(payload)
 	}
-	a.addSample(f, p.Time, payload, p.Length)
+	a.addSample(f, p.Time, payload, p.CarriedLength)
 
 	switch p.ICRC.Status {
 	case layers.ICRCOK:

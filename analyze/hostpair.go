@@ -112,15 +112,31 @@ func pairHash(hx, hy uint64) uint64 {
 // is not RDMA traffic, or not one the Analyzer can place in a flow).
 // Frames of one key can be analyzed apart from all others: see
 // CombineShards.
+//
+// A frame that arrived in a tunnel (wrap.go) has the key of the packet
+// inside: the hosts its flow is between.
 func HostPairKey(lt gplayers.LinkType, data []byte) uint64 {
+	return keyReader{}.key(lt, data)
+}
+
+// keyReader reads host pair keys: roce are the UDP ports besides 4791
+// that carry RoCE v2 (Options.RoCEPorts), never a tunnel; depth counts
+// the tunnels walked into.
+type keyReader struct {
+	roce  []uint16
+	depth int
+}
+
+// key is HostPairKey.
+func (k keyReader) key(lt gplayers.LinkType, data []byte) uint64 {
 	var et uint16
 	switch lt {
 	case gplayers.LinkTypeEthernet:
-		return etherKey(data)
+		return k.etherKey(data)
 	case layers.LinkTypeInfiniBand:
-		return lrhKey(data)
+		return k.lrhKey(data)
 	case layers.LinkTypeERF:
-		return erfKey(data)
+		return k.erfKey(data)
 	case gplayers.LinkTypeLinuxSLL:
 		if len(data) < 16 {
 			return 0
@@ -131,36 +147,36 @@ func HostPairKey(lt gplayers.LinkType, data []byte) uint64 {
 			return 0
 		}
 		if binary.BigEndian.Uint16(data[8:10]) == uint16(gplayers.ARPHardwareTypeIPGRE) {
-			return etherKey(data[20:])
+			return k.etherKey(data[20:])
 		}
 		et, data = binary.BigEndian.Uint16(data[0:2]), data[20:]
 	case gplayers.LinkTypeRaw:
 		if len(data) > 0 && data[0]>>4 == 6 {
-			return ipv6Key(data)
+			return k.ipv6Key(data)
 		}
-		return ipv4Key(data)
+		return k.ipv4Key(data)
 	case gplayers.LinkTypeIPv4:
-		return ipv4Key(data)
+		return k.ipv4Key(data)
 	case gplayers.LinkTypeIPv6:
-		return ipv6Key(data)
+		return k.ipv6Key(data)
 	default:
 		return 0
 	}
-	return etherTypeKey(et, data)
+	return k.etherTypeKey(et, data)
 }
 
 // etherKey reads an Ethernet frame.
-func etherKey(data []byte) uint64 {
+func (k keyReader) etherKey(data []byte) uint64 {
 	if len(data) < 14 {
 		return 0
 	}
-	return etherTypeKey(binary.BigEndian.Uint16(data[12:14]), data[14:])
+	return k.etherTypeKey(binary.BigEndian.Uint16(data[12:14]), data[14:])
 }
 
-// etherTypeKey reads what follows an EtherType, through VLAN tags. It
-// goes by the layer gopacket decodes for the EtherType, as the analyzer
-// does (gopacket also reads 0xFFFF, "raw", as IPv4).
-func etherTypeKey(et uint16, data []byte) uint64 {
+// etherTypeKey reads what follows an EtherType, through VLAN tags and
+// MPLS labels. It goes by the layer gopacket decodes for the EtherType,
+// as the analyzer does (gopacket also reads 0xFFFF, "raw", as IPv4).
+func (k keyReader) etherTypeKey(et uint16, data []byte) uint64 {
 	for {
 		switch gplayers.EthernetType(et).LayerType() {
 		case gplayers.LayerTypeDot1Q:
@@ -169,52 +185,68 @@ func etherTypeKey(et uint16, data []byte) uint64 {
 			}
 			et, data = binary.BigEndian.Uint16(data[2:4]), data[4:]
 		case gplayers.LayerTypeIPv4:
-			return ipv4Key(data)
+			return k.ipv4Key(data)
 		case gplayers.LayerTypeIPv6:
-			return ipv6Key(data)
+			return k.ipv6Key(data)
 		case layers.LayerTypeGRH:
-			return grhKey(data)
+			return k.grhKey(data)
+		case gplayers.LayerTypeMPLS:
+			return k.mplsKey(data)
+		case gplayers.LayerTypeEthernet: // 0x6558 in GRE or GENEVE: a whole frame
+			return k.etherKey(data)
 		default:
 			return 0
 		}
 	}
 }
 
-func ipv4Key(data []byte) uint64 {
+func (k keyReader) ipv4Key(data []byte) uint64 {
 	if len(data) < 20 {
 		return 0
 	}
 	// hostIP's IPv4 host, hashed without building it.
 	src := hostHash(2, uint64(binary.LittleEndian.Uint32(data[12:16])), 0)
 	dst := hostHash(2, uint64(binary.LittleEndian.Uint32(data[16:20])), 0)
-	return pairHash(src, dst)
+	outer := pairHash(src, dst)
+	// Not a fragment (the analyzer follows none): what the protocol carries.
+	if binary.BigEndian.Uint16(data[6:8])&0x3FFF == 0 {
+		if ihl := int(data[0]&0xF) * 4; ihl >= 20 && len(data) >= ihl {
+			return k.inner(outer, gplayers.IPProtocol(data[9]), data[ihl:])
+		}
+	}
+	return outer
 }
 
-func ipv6Key(data []byte) uint64 {
+func (k keyReader) ipv6Key(data []byte) uint64 {
+	if len(data) < 40 {
+		return 0
+	}
+	return k.inner(pairKey(hostIP(data[8:24]), hostIP(data[24:40])), gplayers.IPProtocol(data[6]), data[40:])
+}
+
+// grhKey reads the GIDs of a GRH (the same offsets as IPv6's addresses).
+func (k keyReader) grhKey(data []byte) uint64 {
 	if len(data) < 40 {
 		return 0
 	}
 	return pairKey(hostIP(data[8:24]), hostIP(data[24:40]))
 }
 
-// grhKey reads the GIDs of a GRH (the same offsets as IPv6's addresses).
-func grhKey(data []byte) uint64 { return ipv6Key(data) }
-
 // lrhKey reads a native IB packet: the GIDs of its GRH when the LRH says
 // one follows, else its LIDs.
-func lrhKey(data []byte) uint64 {
+func (k keyReader) lrhKey(data []byte) uint64 {
 	if len(data) < layers.LRHLen {
 		return 0
 	}
 	if data[1]&3 == layers.LNHIBAGlobal && len(data) >= layers.LRHLen+layers.GRHLen {
-		return grhKey(data[layers.LRHLen:])
+		return k.grhKey(data[layers.LRHLen:])
 	}
 	return pairKey(hostLID(binary.BigEndian.Uint16(data[6:8])), hostLID(binary.BigEndian.Uint16(data[2:4])))
 }
 
 // erfKey reads an ERF record: its extension headers, then the IB packet
 // or (after a 2-byte pad) the Ethernet frame, up to the wire length.
-func erfKey(data []byte) uint64 {
+func (k keyReader) erfKey(data []byte) uint64 {
 	if len(data) < layers.ERFHeaderLen {
 		return 0
 	}
@@ -237,9 +269,9 @@ func erfKey(data []byte) uint64 {
 	data = data[off:min(len(data), off+wlen)]
 	switch typ {
 	case layers.ERFTypeInfiniBand, layers.ERFTypeInfiniBandLink:
-		return lrhKey(data)
+		return k.lrhKey(data)
 	case layers.ERFTypeEthernet:
-		return etherKey(data)
+		return k.etherKey(data)
 	}
 	return 0
 }

@@ -28,7 +28,7 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 		// ring: kept in the flow, the NIC state is allocated by the next
 		// event (an idle flow never needs it).
 		f.hasNIC, f.hasNICFirst = true, true
-		f.nicFirst = txRec{psn: psn, bytes: uint32(p.Length), t: t}
+		f.nicFirst = txRec{psn: psn, bytes: uint32(p.CarriedLength), t: t}
 		return
 	}
 	n := nicOf(f)
@@ -36,7 +36,7 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 		// No NAK, resend, CNP or CE mark so far: an in-order request, or
 		// a capture duplicate, only enters the ring.
 		if (obs != obsOld && obs != obsFill || isDup) && p.ECN != 3 {
-			n.push(txRec{psn: psn, bytes: uint32(p.Length), t: t})
+			n.push(txRec{psn: psn, bytes: uint32(p.CarriedLength), t: t})
 			return
 		}
 		n.events()
@@ -112,13 +112,13 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 		} else {
 			n.afterBytes += uint64(n.afterLastB)
 		}
-		n.afterLastT, n.afterLastB = t, uint32(p.Length)
+		n.afterLastT, n.afterLastB = t, uint32(p.CarriedLength)
 		n.afterN++
 		if n.afterN == nicWindow {
 			a.endAfter(f, n, true)
 		}
 	}
-	n.push(txRec{psn: psn, bytes: uint32(p.Length), t: t})
+	n.push(txRec{psn: psn, bytes: uint32(p.CarriedLength), t: t})
 	if p.ECN == 3 {
 		n.down++
 		n.ceSeen = true

@@ -47,15 +47,28 @@ func (a Addr) String() string {
 // Packet is the decoded view of the last frame fed, valid until the next
 // Feed. Header pointers are nil when the header is absent.
 type Packet struct {
-	Frame     uint64
-	Time      time.Time
-	Length    int // original (wire) length
-	CapLength int
-	Encap     Encap
-	IsRDMA    bool
-	Src, Dst  Addr
-	VLAN      int // -1 when untagged
-	ECN       uint8
+	Frame  uint64
+	Time   time.Time
+	Length int // original (wire) length
+	// CarriedLength is the wire length of the frame a mirror session or
+	// tunnel carried (ERSPAN, VXLAN, GENEVE, NVGRE, GRE: Length less the
+	// headers around it), which flows count; Length for a frame that
+	// arrived as sent (QinQ tags and MPLS labels are on the wire too).
+	CarriedLength int
+	CapLength     int
+	Encap         Encap
+	IsRDMA        bool
+	Src, Dst      Addr
+	// VLAN is the innermost VLAN tag of the innermost Ethernet header
+	// (the customer VLAN under a QinQ S-tag; in a tunnel, the carried
+	// frame's); -1 when untagged.
+	VLAN int
+	// Wraps are the encapsulations the frame arrived in, outermost first
+	// (a switch mirror's ERSPAN, an overlay's VXLAN, QinQ, MPLS; see
+	// Wrap); empty for a frame captured as it was sent. The addresses,
+	// ECN and ICRC are the innermost packet's.
+	Wraps []Wrap
+	ECN   uint8
 	// IPID is the IPv4 identification field (RoCE v2 over IPv4), 0 otherwise.
 	IPID uint16
 

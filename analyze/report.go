@@ -66,6 +66,18 @@ type Capture struct {
 	// Options.MaxConnections (or the run's ConnectionBudget): counted, not
 	// tracked as connections.
 	ConnectionsDropped uint64 `json:"connections_dropped"`
+	// Encapsulations counts the frames that arrived inside other packets
+	// (a switch mirror's ERSPAN, an overlay's VXLAN, GENEVE or NVGRE,
+	// QinQ, MPLS), by chain of encapsulations, most frames first; absent
+	// when every frame was captured as sent.
+	Encapsulations []Encapsulation `json:"encapsulations,omitempty"`
+	// Tunnels are the mirror sessions, tunnels, S-VLANs and labels those
+	// frames came through, each with its frames (a frame nested in two
+	// counts in both), up to 1,024 of them.
+	Tunnels []Tunnel `json:"tunnels,omitempty"`
+	// TunnelFramesUnlisted counts the frames of the tunnels beyond those
+	// listed.
+	TunnelFramesUnlisted uint64 `json:"tunnel_frames_unlisted,omitempty"`
 	// Files lists the files read one after another as this one capture
 	// (the pieces of a rotation, see Pieces), in the order read; absent
 	// for one file. Set by the reader of the files, not the Analyzer.
@@ -189,7 +201,8 @@ type Flow struct {
 	Transport string `json:"transport"`
 	// Connection is the ID of the CM connection this flow belongs to.
 	Connection *int `json:"connection"`
-	// Packets, WireBytes (original frame lengths) and PayloadBytes (IB
+	// Packets, WireBytes (original frame lengths; of the frames a mirror
+	// or tunnel carried, without its headers: Packet.CarriedLength) and PayloadBytes (IB
 	// payload: no headers, pad or ICRC).
 	Packets      uint64    `json:"packets"`
 	WireBytes    uint64    `json:"wire_bytes"`

@@ -20,7 +20,7 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 		return
 	}
 	icrc, _ := bth.ICRCValue()
-	key := reqKey{psn: bth.PSN, op: op, n: uint32(p.Length), icrc: icrc}
+	key := reqKey{psn: bth.PSN, op: op, n: uint32(p.CarriedLength), icrc: icrc}
 	if f.log == nil && !a.opts.NoMerge {
 		f.log = &headLog{}
 	}

@@ -156,7 +156,7 @@ func (s *Sharded) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data
 		panic("analyze: Sharded.Feed after Finish or Close")
 	}
 	s.num++
-	key := HostPairKey(linkType, data)
+	key := keyReader{roce: s.opts.RoCEPorts}.key(linkType, data)
 	i := s.place.shard(key)
 	s.frames[i]++
 	if i == 0 {

@@ -1,0 +1,249 @@
+package analyze
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"strings"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+)
+
+// Frames delivered inside other packets.
+//
+// A switch mirror wraps each frame it copies in ERSPAN (GRE); overlays
+// carry RoCE in VXLAN, GENEVE or NVGRE; provider edges add 802.1ad
+// S-tags or MPLS labels. The Analyzer walks through all of them to the
+// RDMA packet inside, which alone makes the flow (its addresses, ECN,
+// ICRC); each layer it walked through is a Wrap of the Packet, and the
+// capture summary counts the frames of each chain of wraps and of each
+// tunnel or mirror session (Capture.Encapsulations, Capture.Tunnels).
+
+// WrapKind is a kind of encapsulation around a frame.
+type WrapKind uint8
+
+// Encapsulations the Analyzer walks through.
+const (
+	WrapNone    WrapKind = iota
+	WrapERSPAN1          // GRE 0x88BE without sequence number: the mirrored frame follows the GRE header
+	WrapERSPAN2          // GRE 0x88BE with sequence number, then an 8-byte ERSPAN II header
+	WrapERSPAN3          // GRE 0x22EB, then a 12-byte ERSPAN III header (and its optional platform subheader)
+	WrapGRE              // GRE carrying IPv4 or IPv6
+	WrapNVGRE            // GRE 0x6558 (transparent Ethernet bridging), the key holding the VSID
+	WrapVXLAN            // UDP 4789
+	WrapGENEVE           // UDP 6081
+	WrapQinQ             // two or more VLAN tags on one Ethernet header (802.1ad)
+	WrapMPLS             // an MPLS label stack
+	wrapKinds
+)
+
+// wrapKindInfo is one row of the table of encapsulations: its name and
+// what its identifier is.
+type wrapKindInfo struct {
+	name string // as Capture.Encapsulations and Tunnel.Kind spell it
+	id   string // the identifier a tunnel of this kind has ("" none)
+}
+
+var wrapKindTable = [wrapKinds]wrapKindInfo{
+	WrapNone:    {"none", ""},
+	WrapERSPAN1: {"erspan1", ""},
+	WrapERSPAN2: {"erspan2", "session"},
+	WrapERSPAN3: {"erspan3", "session"},
+	WrapGRE:     {"gre", "key"},
+	WrapNVGRE:   {"nvgre", "VSID"},
+	WrapVXLAN:   {"vxlan", "VNI"},
+	WrapGENEVE:  {"geneve", "VNI"},
+	WrapQinQ:    {"qinq", "S-VLAN"},
+	WrapMPLS:    {"mpls", "label"},
+}
+
+// String names the encapsulation ("erspan2", "vxlan", …).
+func (k WrapKind) String() string {
+	if k >= wrapKinds {
+		return "unknown"
+	}
+	return wrapKindTable[k].name
+}
+
+// IDName names what Wrap.ID holds for this kind ("session", "VNI", …;
+// "" when it has no identifier).
+func (k WrapKind) IDName() string {
+	if k >= wrapKinds {
+		return ""
+	}
+	return wrapKindTable[k].id
+}
+
+// Wrap is one encapsulation a frame arrived in: its kind, the outer
+// addresses it travelled between (invalid when it has none: QinQ, MPLS)
+// and its identifier (ERSPAN session ID, VNI, VSID, GRE key, S-VLAN ID or
+// top MPLS label; see WrapKind.IDName).
+type Wrap struct {
+	Kind     WrapKind
+	Src, Dst netip.Addr
+	ID       uint32
+}
+
+// maxWraps is how deep the Analyzer follows encapsulations inside each
+// other; a frame nested deeper is counted as not RDMA traffic.
+const maxWraps = 8
+
+// wrapChain packs a chain of up to maxWraps kinds, outermost in the low
+// byte: a map key for the counts of Capture.Encapsulations.
+type wrapChain uint64
+
+// chainOf packs the kinds of ws.
+func chainOf(ws []Wrap) wrapChain {
+	var c wrapChain
+	for i, w := range ws {
+		c |= wrapChain(w.Kind) << (8 * i)
+	}
+	return c
+}
+
+// String spells the chain outermost first, "erspan2/vxlan".
+func (c wrapChain) String() string {
+	var b strings.Builder
+	for ; c != 0; c >>= 8 {
+		if b.Len() > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(WrapKind(c & 0xFF).String())
+	}
+	return b.String()
+}
+
+// wrap records an encapsulation of the frame being decoded; false when
+// the frame is nested deeper than maxWraps.
+func (a *Analyzer) wrap(k WrapKind, id uint32, outer bool) bool {
+	p := &a.pkt
+	if len(p.Wraps) == maxWraps {
+		return false
+	}
+	w := Wrap{Kind: k, ID: id}
+	if outer {
+		w.Src, w.Dst = p.Src.IP, p.Dst.IP
+	}
+	p.Wraps = append(p.Wraps, w)
+	return true
+}
+
+// decodeGRE decodes a GRE header: ERSPAN I and NVGRE are recorded here,
+// ERSPAN II and III by their own headers, GRE carrying IP as gre.
+func (a *Analyzer) decodeGRE(data []byte) (gopacket.LayerType, []byte) {
+	g := &a.gre
+	if g.DecodeFromBytes(data, &a.fb) != nil {
+		return gopacket.LayerTypeZero, nil
+	}
+	next := g.NextLayerType()
+	ok := true
+	switch {
+	case g.Protocol == gplayers.EthernetTypeERSPAN && !g.SeqPresent:
+		ok = a.wrap(WrapERSPAN1, 0, true)
+	case g.Protocol == gplayers.EthernetTypeTransparentEthernetBridging:
+		ok = a.wrap(WrapNVGRE, g.Key>>8, true)
+	case next == gplayers.LayerTypeIPv4 || next == gplayers.LayerTypeIPv6:
+		ok = a.wrap(WrapGRE, g.Key, true)
+	}
+	if !ok {
+		return gopacket.LayerTypeZero, nil
+	}
+	if g.Protocol != gplayers.EthernetTypeERSPAN || !g.SeqPresent {
+		a.carried = len(g.Payload)
+	}
+	return next, g.Payload
+}
+
+// decodeERSPANII decodes an ERSPAN II header; the mirrored Ethernet frame
+// follows.
+func (a *Analyzer) decodeERSPANII(data []byte) (gopacket.LayerType, []byte) {
+	e := &a.erspan2
+	if e.DecodeFromBytes(data, &a.fb) != nil || !a.wrap(WrapERSPAN2, uint32(e.SessionID), true) {
+		return gopacket.LayerTypeZero, nil
+	}
+	a.carried = len(e.Payload)
+	return e.NextLayerType(), e.Payload
+}
+
+// decodeERSPANIII decodes an ERSPAN III header (and its platform
+// subheader); the mirrored Ethernet frame or IP packet follows.
+func (a *Analyzer) decodeERSPANIII(data []byte) (gopacket.LayerType, []byte) {
+	e := &a.erspan3
+	if e.DecodeFromBytes(data, &a.fb) != nil || !a.wrap(WrapERSPAN3, uint32(e.SessionID), true) {
+		return gopacket.LayerTypeZero, nil
+	}
+	a.carried = len(e.Payload)
+	return e.NextLayerType(), e.Payload
+}
+
+// decodeVXLAN decodes a VXLAN header; an Ethernet frame follows.
+func (a *Analyzer) decodeVXLAN(data []byte) (gopacket.LayerType, []byte) {
+	v := &a.vxlan
+	if v.DecodeFromBytes(data, &a.fb) != nil || !a.wrap(WrapVXLAN, v.VNI, true) {
+		return gopacket.LayerTypeZero, nil
+	}
+	a.carried = len(v.Payload)
+	return v.NextLayerType(), v.Payload
+}
+
+// geneveLen is the fixed part of a GENEVE header (RFC 8926 §3.4).
+const geneveLen = 8
+
+// decodeGENEVE reads a GENEVE header and skips its options by their
+// length. (gopacket's Geneve allocates every option it decodes; the
+// Analyzer needs none of them.)
+func (a *Analyzer) decodeGENEVE(data []byte) (gopacket.LayerType, []byte) {
+	if len(data) < geneveLen {
+		return gopacket.LayerTypeZero, nil
+	}
+	n := geneveLen + int(data[0]&0x3F)*4
+	if data[0]>>6 != 0 || len(data) < n {
+		return gopacket.LayerTypeZero, nil
+	}
+	vni := uint32(data[4])<<16 | uint32(data[5])<<8 | uint32(data[6])
+	if !a.wrap(WrapGENEVE, vni, true) {
+		return gopacket.LayerTypeZero, nil
+	}
+	a.carried = len(data) - n
+	return gplayers.EthernetType(binary.BigEndian.Uint16(data[2:4])).LayerType(), data[n:]
+}
+
+// decodeMPLS reads an MPLS label stack to its bottom and goes on by the
+// version nibble of what follows (IPv4 or IPv6), as routers do.
+// (gopacket's MPLS has no DecodingLayer.)
+func (a *Analyzer) decodeMPLS(data []byte) (gopacket.LayerType, []byte) {
+	top := true
+	for len(data) >= 4 {
+		e := binary.BigEndian.Uint32(data)
+		data = data[4:]
+		if top && !a.wrap(WrapMPLS, e>>12, false) {
+			return gopacket.LayerTypeZero, nil
+		}
+		top = false
+		if e&0x100 == 0 {
+			continue
+		}
+		if len(data) == 0 {
+			return gopacket.LayerTypeZero, nil
+		}
+		switch data[0] >> 4 {
+		case 4:
+			return gplayers.LayerTypeIPv4, data
+		case 6:
+			return gplayers.LayerTypeIPv6, data
+		}
+		return gopacket.LayerTypeZero, nil
+	}
+	return gopacket.LayerTypeZero, nil
+}
+
+// udpTunnel is the encapsulation a UDP destination port carries.
+func udpTunnel(port gplayers.UDPPort) gopacket.LayerType {
+	switch port {
+	case 4789:
+		return gplayers.LayerTypeVXLAN
+	case 6081:
+		return gplayers.LayerTypeGeneve
+	}
+	return gopacket.LayerTypeZero
+}
