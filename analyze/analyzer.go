@@ -71,6 +71,15 @@ type Options struct {
 	// ConnFrameLimit, when not 0, tracks only connections whose REQ is
 	// at a frame up to it (CombineShards' FlowCapError says which).
 	ConnFrameLimit uint64
+	// LinkSpeed is the link speed in bits per second at which pause
+	// quanta (512 bit times) are timed (default 100 Gb/s).
+	LinkSpeed float64
+	// PauseStorm is how long a priority may stay paused without a break
+	// before it is a pause_storm (default 200 ms).
+	PauseStorm time.Duration
+	// DSCPPriority maps a DSCP (index 0–63) to the 802.1p priority of an
+	// untagged packet; nil maps DSCP d to d >> 3.
+	DSCPPriority []uint8
 	// OnRelease, when set, is called by Finish once the flow table is
 	// released and again after every 32,768 flows it has turned into
 	// reports: a caller with millions of flows can collect garbage there
@@ -133,6 +142,8 @@ type Analyzer struct {
 	shifts     [shiftCacheLen]shiftEntry // ICRC shift factors by length, for recoverSrcPort
 
 	wrapped wrapCounts // the frames that arrived in encapsulations (wrapcount.go)
+	mac     layers.MACControl
+	pause   pauseTrack // PFC and PAUSE frames (pause.go)
 
 	lens frameLens // what the length fields of the frame being fed declare
 	cut  cutState  // the first frame the capture tool cut
@@ -154,6 +165,12 @@ func (o Options) withDefaults() Options {
 	if o.MaxConnections <= 0 {
 		o.MaxConnections = defaultMaxConnections
 	}
+	if o.LinkSpeed <= 0 {
+		o.LinkSpeed = DefaultLinkSpeed
+	}
+	if o.PauseStorm <= 0 {
+		o.PauseStorm = DefaultPauseStorm
+	}
 	return o
 }
 
@@ -170,6 +187,7 @@ func New(opts Options) *Analyzer {
 		conns:   newConnTable(),
 	}
 	a.ext = newExtTable(ib, &a.pkt)
+	a.pause = newPauseTrack(opts)
 	a.conns.maxOrphans = a.maxOrphans()
 	a.findings.max = opts.MaxFindings
 	if opts.Shard {

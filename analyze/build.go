@@ -55,6 +55,7 @@ type reportBuild struct {
 	// not built yet, which the NIC object reads.
 	lazyNIC   bool
 	releaseAt []int32 // lazyNIC: the last flow that reads each flow (itself, or a flow whose peer it is)
+	timeline  *pauseTimeline
 }
 
 // startReport builds the head of the report (the capture, the
@@ -68,6 +69,9 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 		merge:     !stream && !a.opts.NoMerge,
 	}
 	a.wrapped.report(&r.Capture)
+	if r.pause = a.pause.snapshot(); r.pause != nil {
+		r.Pause, r.Capture.LinkSpeedBps = r.pause.stats(), a.opts.LinkSpeed
+	}
 	// The last report (release) takes the connections the flows read:
 	// the Analyzer is fed no more, and nothing the report's owner does to
 	// them changes a flow already built.
@@ -78,7 +82,7 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	if !stream {
 		r.Flows = make([]Flow, 0, len(a.flowList))
 	}
-	b := &reportBuild{a: a, r: r, acc: r, release: release, every: releaseEvery}
+	b := &reportBuild{a: a, r: r, acc: r, release: release, every: releaseEvery, timeline: r.pause.timeline()}
 	b.fl = a.findings // the findings of the report: those listed, and those only the end can tell
 	if !release {
 		b.fl = a.findings.clone()
@@ -148,6 +152,7 @@ func (b *reportBuild) flow(i int) Flow {
 	a, fl := b.a, &b.fl
 	f := a.flowList[i]
 	fr := a.flowReport(f, b.release)
+	b.timeline.apply(&fr)
 	if !f.hasTransport {
 		fr.Transport = b.cnpTransport[f.index]
 	}
@@ -211,6 +216,9 @@ func (b *reportBuild) end() *Report {
 	if f, ok := a.cutFinding(); ok {
 		fl.push(f)
 	}
+	for _, f := range r.pause.findings(a.opts.File) {
+		fl.push(f)
+	}
 	for _, f := range a.cmFindings() {
 		fl.push(f)
 	}
@@ -235,6 +243,7 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 		Src:             src,
 		Dst:             dst,
 		DestQP:          f.qp,
+		prio:            f.prio,
 		Transport:       f.transport.String(),
 		Packets:         f.packets,
 		WireBytes:       f.wireBytes,

@@ -73,6 +73,7 @@ type combiner struct {
 	out        *Report
 	end        Analyzer // the capture's end findings
 	added      uint64   // findings found, listed or not
+	timeline   *pauseTimeline
 }
 
 func newCombiner(parts []*Report, opts Options) (*combiner, error) {
@@ -192,6 +193,10 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 
 	cb := &combiner{parts: parts, opts: opts, errs: errs, flows: flows, capDropped: capDropped, remap: remap, out: out, added: added}
 	cb.capture(cut)
+	for _, p := range parts {
+		out.addPause(p)
+	}
+	cb.timeline = out.pause.timeline()
 	return cb, errors.Join(errs...)
 }
 
@@ -204,6 +209,7 @@ func (cb *combiner) flow(fr flowRef, f Flow) Flow {
 			f.Connection = nil // beyond the connection cap (not exact: see capErr)
 		}
 	}
+	cb.timeline.apply(&f)
 	return f
 }
 
@@ -268,6 +274,10 @@ func (cb *combiner) listFindings() {
 		push(int(fr.s), sf.end)
 	}
 	if fd, ok := cb.end.cutFinding(); ok {
+		added++
+		fl.push(fd)
+	}
+	for _, fd := range out.pause.findings(opts.File) {
 		added++
 		fl.push(fd)
 	}

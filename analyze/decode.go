@@ -27,6 +27,8 @@ type frameHeaders struct {
 	outerTag uint16                // the first of them (a QinQ S-VLAN)
 	tagType  gplayers.EthernetType // the EtherType in front of the next tag
 	qinq     bool                  // the innermost Ethernet header is QinQ
+	pcp      int8                  // the innermost tag's priority; -1 untagged
+	dscp     int8                  // the innermost IP or GRH DSCP; -1 none
 }
 
 // decode walks the headers of a frame, one method per header: each
@@ -49,7 +51,7 @@ type frameHeaders struct {
 // is that switch, with the decoding in it.
 func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, kind layers.NetworkKind, netHdr, udpHdr []byte) {
 	p := &a.pkt
-	h := frameHeaders{frameLen: len(data), ibLen: -1}
+	h := frameHeaders{frameLen: len(data), ibLen: -1, pcp: -1, dscp: -1}
 	typ, ok := firstLayer(linkType, data)
 	if !ok {
 		return h.ibLen, h.kind, h.netHdr, h.udpHdr
@@ -90,6 +92,9 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 			typ, data = a.decodeGENEVE(data)
 		case gplayers.LayerTypeMPLS:
 			typ, data = a.decodeMPLS(data)
+		case layers.LayerTypeMACControl:
+			a.decodeMACControl(data)
+			typ = gopacket.LayerTypeZero
 		case layers.LayerTypeBTH:
 			a.decodeTransport(data)
 			typ = gopacket.LayerTypeZero
@@ -103,6 +108,7 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 	if p.IsRDMA && p.BTH == nil && p.Err == nil {
 		p.Err = fmt.Errorf("%s packet: %w", p.Encap, errNoBTH)
 	}
+	p.Priority = a.priority(&h)
 	return h.ibLen, h.kind, h.netHdr, h.udpHdr
 }
 
@@ -117,7 +123,7 @@ func (a *Analyzer) decodeLink(l gopacket.DecodingLayer, data []byte) (gopacket.L
 // decodeEthernet decodes an Ethernet header: the frame's, or one an
 // encapsulation carries, whose VLAN tags are then the packet's.
 func (a *Analyzer) decodeEthernet(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
-	h.tags, h.qinq = 0, false
+	h.tags, h.qinq, h.pcp = 0, false, -1
 	a.pkt.VLAN = -1
 	typ, data := a.decodeLink(&a.eth, data)
 	h.tagType = a.eth.EthernetType
@@ -143,6 +149,7 @@ func (a *Analyzer) decodeDot1Q(h *frameHeaders, data []byte) (gopacket.LayerType
 		}
 	}
 	h.tagType = a.dot1q.Type
+	h.pcp = int8(a.dot1q.Priority)
 	a.pkt.VLAN = int(a.dot1q.VLANIdentifier)
 	return a.dot1q.NextLayerType(), a.dot1q.Payload
 }
@@ -157,6 +164,7 @@ func (a *Analyzer) decodeIPv4(h *frameHeaders, data []byte) (gopacket.LayerType,
 	p.Src.IP, _ = netip.AddrFromSlice(ip.SrcIP.To4())
 	p.Dst.IP, _ = netip.AddrFromSlice(ip.DstIP.To4())
 	p.ECN = ip.TOS & 3
+	h.dscp = int8(ip.TOS >> 2)
 	a.lens.network(h.frameLen-len(data), int(ip.Length), int(ip.Length)-int(ip.IHL)*4)
 	p.IPID = ip.Id
 	h.kind, h.netHdr = layers.NetworkIPv4, ip.Contents
@@ -173,6 +181,7 @@ func (a *Analyzer) decodeIPv6(h *frameHeaders, data []byte) (gopacket.LayerType,
 	p.Src.IP, _ = netip.AddrFromSlice(ip.SrcIP)
 	p.Dst.IP, _ = netip.AddrFromSlice(ip.DstIP)
 	p.ECN = ip.TrafficClass & 3
+	h.dscp = int8(ip.TrafficClass >> 2)
 	if ip.Length > 0 { // 0: a jumbogram, its length elsewhere
 		a.lens.network(h.frameLen-len(data), layers.GRHLen+int(ip.Length), int(ip.Length))
 	}
@@ -265,6 +274,9 @@ func (a *Analyzer) decodeGRH(h *frameHeaders, data []byte) (gopacket.LayerType, 
 	p.Src.IP, p.Dst.IP = p.Src.IP.Unmap(), p.Dst.IP.Unmap()
 	p.Src.IsLID, p.Dst.IsLID = false, false
 	p.ECN = grh.TClass & 3
+	if p.Encap != EncapIB {
+		h.dscp = int8(grh.TClass >> 2)
+	}
 	h.kind, h.netHdr = layers.NetworkGRH, grh.Contents
 	if p.Encap == EncapIB {
 		h.ibLen -= layers.GRHLen

@@ -46,6 +46,7 @@ const (
 	KindRNREarly            Kind = "rnr_early"
 	KindCNPTooClose         Kind = "cnp_too_close"
 	KindCNPNoSlowdown       Kind = "cnp_no_slowdown"
+	KindPauseStorm          Kind = "pause_storm"
 )
 
 // KindInfo is one row of the table of findings: a kind, a severity it is
@@ -86,6 +87,7 @@ func Kinds() []KindInfo {
 		{KindCNPTooClose, SeverityWarning, "a CNP closer to the previous CNP of its QP than half the NIC's own minimum interval"},
 		{KindCNPNoSlowdown, SeverityWarning, "the sender's rate after a CNP was not below its rate before"},
 		{KindToolCutFrames, SeverityWarning, "frames the capture tool cut, and a later frame longer than the cut length"},
+		{KindPauseStorm, SeverityWarning, "a priority paused by one sender without a break for longer than the storm threshold"},
 		{KindIncomplete, SeverityInfo, "a message whose only missing packets the capture missed but the responder acknowledged"},
 		{KindCNP, SeverityInfo, "a congestion notification packet"},
 		{KindECNCE, SeverityInfo, "a CE-marked packet"},

@@ -146,6 +146,8 @@ type flowState struct {
 	// datagramSrc is the source QP whose PSNs a UD/RD flow follows.
 	datagramSrc    uint32
 	hasDatagramSrc bool
+	prio           int8 // Flow.Priority, -1 unknown
+	prioCNP        bool // prio is a CNP's (a later packet that is not one replaces it)
 	psn            psnTracker
 
 	resp *Responses // allocated by the first response
@@ -334,6 +336,9 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 		return
 	}
 	a.flowTime(f, p.Time)
+	if cnp := p.BTH.Opcode.IsCNP(); f.packets == 0 || f.prioCNP && !cnp {
+		f.prio, f.prioCNP = p.Priority, cnp
+	}
 	f.packets++
 	f.wireBytes += uint64(p.CarriedLength)
 	payload := p.PayloadLen

@@ -56,6 +56,7 @@ func (r *Report) Merge(o *Report) error {
 	c.CutFrames += oc.CutFrames
 	c.ConnectionsDropped += oc.ConnectionsDropped
 	c.addWraps(oc)
+	r.addPause(o)
 	if oc.FirstTime != nil && (c.FirstTime == nil || oc.FirstTime.Before(*c.FirstTime)) {
 		t := *oc.FirstTime
 		c.FirstTime = &t
@@ -118,8 +119,10 @@ func (r *Report) Merge(o *Report) error {
 		r.Flows = append(r.Flows, of)
 	}
 	c.NotCaptured = 0
+	tl := r.pause.timeline()
 	for i := range r.Flows {
 		c.NotCaptured += r.Flows[i].Requests.MissingNotCaptured
+		tl.apply(&r.Flows[i])
 	}
 	for _, fd := range o.Findings {
 		if fd.Connection != 0 {

@@ -69,6 +69,10 @@ type Packet struct {
 	// ECN and ICRC are the innermost packet's.
 	Wraps []Wrap
 	ECN   uint8
+	// Priority is the 802.1p priority the frame travelled in: its
+	// innermost VLAN tag's PCP, else its DSCP mapped by
+	// Options.DSCPPriority; -1 for neither (native IB).
+	Priority int8
 	// IPID is the IPv4 identification field (RoCE v2 over IPv4), 0 otherwise.
 	IPID uint16
 

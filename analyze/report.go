@@ -14,6 +14,11 @@ type Report struct {
 	// FindingsDropped counts findings beyond Options.MaxFindings, counted
 	// but not listed.
 	FindingsDropped uint64 `json:"findings_dropped"`
+	// Pause is what PFC and 802.3x PAUSE frames did, per sender and
+	// priority (pause.go); absent when the capture holds none.
+	Pause []Pause `json:"pause,omitempty"`
+
+	pause *pauseTrack // the pause frames, for Merge and CombineShards
 
 	cmOrphans []cmOrphan // CM messages without their REQ, for Merge
 	merge     bool       // made by an Analyzer: the unexported state Merge needs is here
@@ -78,6 +83,9 @@ type Capture struct {
 	// TunnelFramesUnlisted counts the frames of the tunnels beyond those
 	// listed.
 	TunnelFramesUnlisted uint64 `json:"tunnel_frames_unlisted,omitempty"`
+	// LinkSpeedBps is the link speed the pause quanta were timed at
+	// (Options.LinkSpeed); absent when the capture holds no pause frames.
+	LinkSpeedBps float64 `json:"link_speed_bps,omitempty"`
 	// Files lists the files read one after another as this one capture
 	// (the pieces of a rotation, see Pieces), in the order read; absent
 	// for one file. Set by the reader of the files, not the Analyzer.
@@ -216,6 +224,14 @@ type Flow struct {
 	MTU        MTU        `json:"mtu"`
 	Congestion Congestion `json:"congestion"`
 	ICRC       ICRCCounts `json:"icrc"`
+	// Priority is the 802.1p priority the flow travelled in (the VLAN
+	// PCP of its first packet that is not a CNP, else its DSCP mapped by
+	// Options.DSCPPriority), and PausedNs how long PFC or 802.3x PAUSE
+	// frames paused that priority between the flow's first and last
+	// packet (pause.go); both absent when the capture holds no pause
+	// frames, PausedNs also when 0.
+	Priority *int   `json:"priority,omitempty"`
+	PausedNs *int64 `json:"paused_ns,omitempty"`
 
 	// ThroughputBps and WireBps are payload and wire bits per second over
 	// the flow's duration; null for a flow shorter than two packets.
@@ -228,7 +244,8 @@ type Flow struct {
 	// (docs/analysis.md, "NIC behaviour"); absent on other flows.
 	NIC *NIC `json:"nic,omitempty"`
 
-	rtt *rttHist // for Merge
+	rtt  *rttHist // for Merge
+	prio int8     // Priority, -1 unknown: for Merge and CombineShards
 
 	// Messages cut by the start or end of the capture, for Merge.
 	reqOrphan, respOrphan seamMessage

@@ -53,10 +53,11 @@ type PauseStats struct {
 
 // PauseStorm is a stretch (see PauseStats) of one sender, kind and
 // priority strictly longer than the storm threshold
-// (Truth.PauseStormThresholdNs): each such stretch is one storm, and one
-// finding pause_storm (severity warning) at StartFrame, the frame of the
-// XOFF that began the stretch. A storm of refreshed XOFFs is one stretch,
-// so one storm.
+// (Truth.PauseStormThresholdNs): each such stretch is one storm; each
+// sender, kind and priority with storms has one finding pause_storm
+// (severity warning) at the StartFrame of its first storm, the frame of
+// the XOFF that began the stretch. A storm of refreshed XOFFs is one
+// stretch, so one storm.
 type PauseStorm struct {
 	SrcMAC   string `json:"src_mac"`
 	Kind     string `json:"kind"`
@@ -230,7 +231,14 @@ func (pt *pauseTruth) finish(tr *tracker) {
 			cmp.Compare(a.StartFrame, b.StartFrame))
 	})
 	t.PauseStorms = pt.storms
-	for _, s := range pt.storms {
+	// One finding per sender, kind and priority, at its first storm (the
+	// storms are sorted by them, then by frame).
+	for i, s := range pt.storms {
+		if i > 0 {
+			if p := pt.storms[i-1]; p.SrcMAC == s.SrcMAC && p.Kind == s.Kind && prioOrder(p.Priority) == prioOrder(s.Priority) {
+				continue
+			}
+		}
 		tr.finding("pause_storm", "warning", s.StartFrame)
 	}
 	t.LinkSpeedBps, t.PauseStormThresholdNs = pt.bps, pt.threshold

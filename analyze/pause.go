@@ -1,0 +1,380 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"net"
+	"slices"
+	"time"
+
+	"github.com/roce-dissect/roce-dissect/layers"
+)
+
+// Pause frames: IEEE 802.1Qbb Priority Flow Control and 802.3x PAUSE
+// (MAC Control, EtherType 0x8808), the back-pressure of a lossless RoCE
+// fabric.
+//
+// Each sender (source MAC) and priority (802.3x: every priority at once)
+// is paused from the arrival of an XOFF (quanta > 0) until quanta × 512
+// bit times later at the link speed (Options.LinkSpeed); a later frame of
+// the same sender and priority replaces that deadline (shorter or
+// longer), and an XON (quanta 0) ends the pause at once. The frames of a
+// sender and priority arriving while it is paused make one stretch; a
+// stretch still open at the end of the capture ends at its deadline. The
+// paused time is the sum of the stretches (the union of the pause
+// intervals), and a stretch longer than Options.PauseStorm is a storm:
+// one pause_storm finding per sender and priority, at the XOFF that began
+// its first storm.
+
+// Defaults of the pause options.
+const (
+	DefaultLinkSpeed  = 100e9                  // bits per second
+	DefaultPauseStorm = 200 * time.Millisecond // PFC watchdogs' common detection time
+)
+
+// Pause is what one sender's pause frames did to one priority (Report.Pause).
+type Pause struct {
+	// SrcMAC is the sender, the port that asked its link partner to pause.
+	SrcMAC string `json:"src_mac"`
+	// Kind is "pfc" (802.1Qbb) or "802.3x" (PAUSE, every priority).
+	Kind string `json:"kind"`
+	// Priority is the priority paused (0–7); null for 802.3x.
+	Priority *int `json:"priority"`
+	// Frames counts the frames of the sender for the priority (a PFC
+	// frame counts for the priorities its class-enable vector names);
+	// XOFFFrames those with quanta > 0, XONFrames those with quanta 0.
+	Frames     uint64 `json:"frames"`
+	XOFFFrames uint64 `json:"xoff_frames"`
+	XONFrames  uint64 `json:"xon_frames"`
+	// Quanta sums the pause times asked for, in quanta of 512 bit times.
+	Quanta uint64 `json:"quanta"`
+	// PausedNs is the time the priority was paused (the union of the
+	// pause intervals), LongestPauseNs the longest stretch without a
+	// break.
+	PausedNs       int64 `json:"paused_ns"`
+	LongestPauseNs int64 `json:"longest_pause_ns"`
+}
+
+// pauseKey is one sender's priority: prio -1 for 802.3x.
+type pauseKey struct {
+	mac  [6]byte
+	prio int8
+}
+
+// interval is a stretch of pause, in Unix ns.
+type interval struct{ from, to int64 }
+
+// pauseState is one sender's priority as frames arrive.
+type pauseState struct {
+	Pause
+	open            bool
+	start, deadline int64     // the open stretch
+	startFrame      uint64    // the XOFF that began it
+	startT          time.Time // its time, as the capture gave it
+	stretches       []interval
+	storm           storm // the first stretch longer than the storm threshold
+}
+
+// storm is the first storm of a sender's priority, and how many there were.
+type storm struct {
+	frame    uint64
+	at       time.Time
+	from, to int64
+	count    int
+}
+
+// maxPauseStretches bounds the stretches kept per sender and priority for
+// the flows' paused times; beyond, a new stretch is joined to the last
+// one kept (the flows' figures then over-count the gaps between them).
+const maxPauseStretches = 1 << 16
+
+// pauseTrack is the pause frames of a capture.
+type pauseTrack struct {
+	byKey   map[pauseKey]*pauseState
+	quantum float64 // ns per quantum at the link speed
+	stormNs int64
+	joined  bool // maxPauseStretches was reached
+}
+
+func newPauseTrack(o Options) pauseTrack {
+	return pauseTrack{quantum: layers.QuantumBits * 1e9 / o.LinkSpeed, stormNs: int64(o.PauseStorm)}
+}
+
+// frame accounts a MAC Control frame from src at t (Unix ns).
+func (pt *pauseTrack) frame(frame uint64, at time.Time, src net.HardwareAddr, mc *layers.MACControl) {
+	var mac [6]byte
+	copy(mac[:], src)
+	switch mc.Opcode {
+	case layers.MACControlOpcodePause:
+		pt.state(mac, -1).note(pt, frame, at, mc.PauseTime)
+	case layers.MACControlOpcodePFC:
+		for i := range 8 {
+			if mc.ClassEnableVector&(1<<i) != 0 {
+				pt.state(mac, int8(i)).note(pt, frame, at, mc.PauseTimes[i])
+			}
+		}
+	}
+}
+
+func (pt *pauseTrack) state(mac [6]byte, prio int8) *pauseState {
+	if pt.byKey == nil {
+		pt.byKey = make(map[pauseKey]*pauseState)
+	}
+	k := pauseKey{mac, prio}
+	s := pt.byKey[k]
+	if s == nil {
+		s = &pauseState{}
+		s.SrcMAC, s.Kind = net.HardwareAddr(mac[:]).String(), "802.3x"
+		if prio >= 0 {
+			p := int(prio)
+			s.Kind, s.Priority = "pfc", &p
+		}
+		pt.byKey[k] = s
+	}
+	return s
+}
+
+// note accounts one frame of quanta q at t.
+func (s *pauseState) note(pt *pauseTrack, frame uint64, at time.Time, q uint16) {
+	t := at.UnixNano()
+	s.Frames++
+	if s.open && t > s.deadline {
+		s.close(pt, s.deadline)
+	}
+	if q == 0 {
+		s.XONFrames++
+		if s.open {
+			s.close(pt, t)
+		}
+		return
+	}
+	s.XOFFFrames++
+	s.Quanta += uint64(q)
+	if !s.open {
+		s.open, s.start, s.startFrame, s.startT = true, t, frame, at
+	}
+	s.deadline = t + int64(float64(q)*pt.quantum)
+}
+
+// close ends the open stretch at end.
+func (s *pauseState) close(pt *pauseTrack, end int64) {
+	s.open = false
+	s.account(pt, interval{s.start, end}, s.startFrame, s.startT)
+}
+
+// account adds a finished stretch that began at frame.
+func (s *pauseState) account(pt *pauseTrack, iv interval, frame uint64, at time.Time) {
+	n := iv.to - iv.from
+	s.PausedNs += n
+	s.LongestPauseNs = max(s.LongestPauseNs, n)
+	if n > pt.stormNs {
+		if s.storm.count == 0 {
+			s.storm = storm{frame: frame, at: at, from: iv.from, to: iv.to}
+		}
+		s.storm.count++
+	}
+	if len(s.stretches) < maxPauseStretches {
+		s.stretches = append(s.stretches, iv)
+	} else {
+		s.stretches[len(s.stretches)-1].to = iv.to
+		pt.joined = true
+	}
+}
+
+// snapshot is the track as the report sees it: every open stretch ended
+// at its deadline, the live track left as it is (the Analyzer may be fed
+// on).
+func (pt *pauseTrack) snapshot() *pauseTrack {
+	if len(pt.byKey) == 0 {
+		return nil
+	}
+	out := &pauseTrack{byKey: make(map[pauseKey]*pauseState, len(pt.byKey)), quantum: pt.quantum, stormNs: pt.stormNs, joined: pt.joined}
+	for k, s := range pt.byKey {
+		c := *s
+		c.stretches = slices.Clone(s.stretches)
+		if c.open {
+			c.close(out, c.deadline)
+		}
+		out.byKey[k] = &c
+	}
+	return out
+}
+
+// add merges o (another part's snapshot) into pt.
+func (pt *pauseTrack) add(o *pauseTrack) {
+	for k, s := range o.byKey {
+		d := pt.byKey[k]
+		if d == nil {
+			c := *s
+			c.stretches = slices.Clone(s.stretches)
+			pt.byKey[k] = &c
+			continue
+		}
+		d.Frames += s.Frames
+		d.XOFFFrames += s.XOFFFrames
+		d.XONFrames += s.XONFrames
+		d.Quanta += s.Quanta
+		d.PausedNs += s.PausedNs
+		d.LongestPauseNs = max(d.LongestPauseNs, s.LongestPauseNs)
+		d.stretches = append(d.stretches, s.stretches...)
+		if s.storm.count > 0 && (d.storm.count == 0 || s.storm.frame < d.storm.frame) {
+			d.storm.frame, d.storm.at, d.storm.from, d.storm.to = s.storm.frame, s.storm.at, s.storm.from, s.storm.to
+		}
+		d.storm.count += s.storm.count
+	}
+	pt.joined = pt.joined || o.joined
+}
+
+// stats lists the pause of each sender and priority, by MAC, kind and
+// priority.
+func (pt *pauseTrack) stats() []Pause {
+	if pt == nil {
+		return nil
+	}
+	out := make([]Pause, 0, len(pt.byKey))
+	for _, s := range pt.byKey {
+		out = append(out, s.Pause)
+	}
+	slices.SortFunc(out, func(x, y Pause) int {
+		return cmp.Or(cmp.Compare(x.SrcMAC, y.SrcMAC), cmp.Compare(x.Kind, y.Kind), cmp.Compare(prioOr(x.Priority), prioOr(y.Priority)))
+	})
+	return out
+}
+
+func prioOr(p *int) int {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+// findings are the pause_storm findings, one per sender and priority.
+func (pt *pauseTrack) findings(file string) []Finding {
+	if pt == nil {
+		return nil
+	}
+	var out []Finding
+	for _, s := range pt.byKey {
+		st := s.storm
+		if st.count == 0 {
+			continue
+		}
+		what := "every priority (802.3x PAUSE)"
+		if s.Priority != nil {
+			what = fmt.Sprintf("priority %d", *s.Priority)
+		}
+		more := ""
+		if st.count > 1 {
+			more = fmt.Sprintf("; %d such stretches, the longest %s", st.count, time.Duration(s.LongestPauseNs))
+		}
+		out = append(out, Finding{Frame: st.frame, Time: st.at, Kind: KindPauseStorm, Severity: SeverityWarning, File: file,
+			Detail: fmt.Sprintf("pause storm: %s paused by %s without a break for %s, beyond %s (--pause-storm)%s", what, s.SrcMAC, time.Duration(st.to-st.from), time.Duration(pt.stormNs), more)})
+	}
+	slices.SortFunc(out, func(x, y Finding) int { return cmp.Or(cmp.Compare(x.Frame, y.Frame), cmp.Compare(x.Detail, y.Detail)) })
+	return out
+}
+
+// pauseTimeline is, per priority, when it was paused by any sender (its
+// PFC stretches and every 802.3x stretch), merged and sorted, with the
+// paused time before each interval.
+type pauseTimeline struct {
+	ivs  [8][]interval
+	sums [8][]int64
+}
+
+// timeline builds the timeline of the track's stretches; nil without
+// pause frames.
+func (pt *pauseTrack) timeline() *pauseTimeline {
+	if pt == nil {
+		return nil
+	}
+	tl := &pauseTimeline{}
+	for k, s := range pt.byKey {
+		for p := range 8 {
+			if k.prio < 0 || int(k.prio) == p {
+				tl.ivs[p] = append(tl.ivs[p], s.stretches...)
+			}
+		}
+	}
+	for p := range 8 {
+		ivs := tl.ivs[p]
+		slices.SortFunc(ivs, func(x, y interval) int { return cmp.Compare(x.from, y.from) })
+		var merged []interval
+		for _, iv := range ivs {
+			if n := len(merged); n > 0 && iv.from <= merged[n-1].to {
+				merged[n-1].to = max(merged[n-1].to, iv.to)
+				continue
+			}
+			merged = append(merged, iv)
+		}
+		sums := make([]int64, len(merged)+1)
+		for i, iv := range merged {
+			sums[i+1] = sums[i] + iv.to - iv.from
+		}
+		tl.ivs[p], tl.sums[p] = merged, sums
+	}
+	return tl
+}
+
+// overlap is how long priority prio was paused within [from, to].
+func (tl *pauseTimeline) overlap(prio int, from, to int64) int64 {
+	ivs, sums := tl.ivs[prio], tl.sums[prio]
+	i, _ := slices.BinarySearchFunc(ivs, from, func(iv interval, t int64) int { return cmp.Compare(iv.to, t) }) // first ending at or after from
+	j, _ := slices.BinarySearchFunc(ivs, to, func(iv interval, t int64) int { return cmp.Compare(iv.from, t) }) // first starting at or after to
+	if i >= j {
+		return 0
+	}
+	n := sums[j] - sums[i]
+	n -= max(0, from-ivs[i].from)
+	n -= max(0, ivs[j-1].to-to)
+	return max(n, 0)
+}
+
+// apply gives a flow its priority and the time that priority was paused
+// while the flow was active (its first to its last packet).
+func (tl *pauseTimeline) apply(f *Flow) {
+	if tl == nil || f.prio < 0 {
+		return
+	}
+	p := int(f.prio)
+	f.Priority = &p
+	if n := tl.overlap(p, f.FirstTime.UnixNano(), f.LastTime.UnixNano()); n > 0 {
+		f.PausedNs = &n
+	}
+}
+
+// addPause merges o's pause frames into r's (Report.Merge, the combined
+// report of shards): their figures and the flows' paused times.
+func (r *Report) addPause(o *Report) {
+	if o.pause == nil {
+		return
+	}
+	if r.pause == nil {
+		r.pause = &pauseTrack{byKey: map[pauseKey]*pauseState{}, quantum: o.pause.quantum, stormNs: o.pause.stormNs}
+	}
+	r.pause.add(o.pause)
+	r.Pause = r.pause.stats()
+	r.Capture.LinkSpeedBps = o.Capture.LinkSpeedBps
+}
+
+// decodeMACControl decodes a MAC Control frame and accounts its pause.
+func (a *Analyzer) decodeMACControl(data []byte) {
+	if a.mac.DecodeFromBytes(data, &a.fb) != nil {
+		return
+	}
+	a.pause.frame(a.pkt.Frame, a.pkt.Time, a.eth.SrcMAC, &a.mac)
+}
+
+// priority is the 802.1p priority of the frame decoded: its innermost
+// VLAN tag's, else its DSCP's (Options.DSCPPriority); -1 for neither.
+func (a *Analyzer) priority(h *frameHeaders) int8 {
+	switch {
+	case h.pcp >= 0:
+		return h.pcp
+	case h.dscp < 0:
+		return -1
+	case int(h.dscp) < len(a.opts.DSCPPriority):
+		return int8(a.opts.DSCPPriority[h.dscp] & 7)
+	}
+	return h.dscp >> 3
+}
