@@ -99,12 +99,14 @@ func (t *tracker) noteArtefact(cut, malformed bool) {
 }
 
 // madOffsets returns where the MAD starts in the frames of the requester
-// (REQ) and of the responder (REP).
+// (REQ) and of the responder (REP), as captured: --wrap puts it the wrap's
+// overhead further.
 func (c *Config) madOffsets() (req, rep int) {
+	w := c.Wrap.Overhead()
 	if c.V1Requester {
-		return madOffset(EncapRoCEv1), madOffset(c.Encap)
+		return madOffset(EncapRoCEv1) + w, madOffset(c.Encap) + w
 	}
-	return madOffset(c.Encap), madOffset(c.Encap)
+	return madOffset(c.Encap) + w, madOffset(c.Encap) + w
 }
 
 // cutAt is the length captured of each frame (0: whole).

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/roce-dissect/roce-dissect/internal/wrap"
 )
 
 // Usage is the command line help of roce-synth.
@@ -101,6 +103,7 @@ func newFlagSet(v *cliFlags) *flag.FlagSet {
 	fs.IntVar(&cfg.ShortMAD, "short-mad", 0, "write the REQ MAD `N` bytes long (< 256) in a frame whose lengths agree: malformed")
 	addNICFlags(fs, v)
 	addPauseFlags(fs, v)
+	fs.Func("wrap", "wrap every frame in these encapsulations, outermost first, as a switch mirror or an overlay delivers it: comma-separated `LIST` of "+strings.Join(wrap.Names(), ", ")+" (e.g. erspan2,vxlan); --snaplen cuts the wrapped frame", func(s string) (err error) { cfg.Wrap, err = wrap.Parse(s); return err })
 	return fs
 }
 

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/roce-dissect/roce-dissect/internal/wrap"
 )
 
 // Encap is the encapsulation the IB transport packets are written in.
@@ -207,6 +209,11 @@ type Config struct {
 	// Pause writes PFC and 802.3x pause frames among the traffic
 	// (pause.go); the zero value writes none.
 	Pause PauseConfig
+	// Wrap wraps every frame in these encapsulations, outermost first, as
+	// a switch mirror or an overlay delivers it (--wrap; wrap.go):
+	// Ethernet encapsulations only; SnapLen and CutFrames cut the wrapped
+	// frame.
+	Wrap wrap.Chain
 	// OnFrame, when set, is called for every frame written, in order.
 	OnFrame func(*FrameInfo)
 }
@@ -331,6 +338,9 @@ func (c *Config) normalize() error {
 		return fmt.Errorf("synth: %w: UD has no NAKs", ErrConfig)
 	}
 	if err := c.Pause.normalize(c); err != nil {
+		return err
+	}
+	if err := c.checkWrap(); err != nil {
 		return err
 	}
 	return c.checkArtefacts()

@@ -93,6 +93,7 @@ func Generate(cfg Config, capture, truth io.Writer) (*Truth, error) {
 	g.finishPause()
 	t := g.tr.finish()
 	t.Scenario, t.Encap, t.LinkType, t.Seed = cfg.Scenario, cfg.Encap.String(), int(linkType(cfg.Encap)), cfg.Seed
+	t.Encapsulation = g.wrapTruth()
 	for _, c := range g.conns {
 		if c.kind == kindUD || c.dc || cfg.ShortMAD > 0 && c.idx == 0 {
 			continue // datagrams and DC have no CM; a malformed REQ makes no connection
@@ -138,6 +139,7 @@ type generator struct {
 	txStart  map[uint32]int64 // data request PSN → its last start (NIC knobs only)
 	info     FrameInfo
 	pause    *pauseGen // pause frames (Config.Pause), nil without
+	wrap     *wrapping // --wrap (Config.Wrap; wrap.go), nil until the first frame
 }
 
 func newGenerator(cfg *Config, out io.Writer) (*generator, error) {
@@ -339,6 +341,12 @@ func (g *generator) emit(p *pkt) error {
 	if err := g.pausesUntil(g.nowNs); err != nil { // the pause frames before this one
 		return err
 	}
+	inner := frame
+	if len(g.cfg.Wrap) > 0 { // as a mirror or an overlay delivers it (wrap.go)
+		if frame, err = g.wrapFrame(frame, ts); err != nil {
+			return err
+		}
+	}
 	data, orig, cut := g.toolCut(frame)
 	if s := g.cfg.SnapLen; s > 0 && len(data) > s {
 		data = data[:s]
@@ -360,6 +368,9 @@ func (g *generator) emit(p *pkt) error {
 	pktBytes := data
 	if g.cfg.Encap == EncapERF && len(pktBytes) >= layers.ERFHeaderLen {
 		pktBytes = pktBytes[layers.ERFHeaderLen:]
+	}
+	if len(g.cfg.Wrap) > 0 {
+		pktBytes, orig = g.unwrapped(inner, len(data)) // the truth is of the frame inside
 	}
 	g.tr.noteArtefact(cut, short)
 	if short {

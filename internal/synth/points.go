@@ -120,8 +120,8 @@ func WritePoints(pc PointsConfig, outs []io.Writer) (*PointsTruth, error) {
 	if err := base.normalize(); err != nil {
 		return nil, err
 	}
-	if len(base.Drop) > 0 || base.Scenario == ScenarioMix || base.Encap.Native() || base.Pause.any() {
-		return nil, fmt.Errorf("synth: %w: points need a single-connection scenario over Ethernet, without --drop or pause frames", ErrConfig)
+	if len(base.Drop) > 0 || base.Scenario == ScenarioMix || base.Encap.Native() || base.Pause.any() || len(base.Wrap) > 0 {
+		return nil, fmt.Errorf("synth: %w: points need a single-connection scenario over Ethernet, without --drop, pause frames or --wrap", ErrConfig)
 	}
 	if pc.LossHop <= 0 {
 		pc.LossHop = 1

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sort"
 
+	"github.com/roce-dissect/roce-dissect/internal/wrap"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -43,6 +44,9 @@ type Truth struct {
 	PauseStormThresholdNs int64        `json:"pause_storm_threshold_ns,omitempty"`
 	Pause                 []PauseStats `json:"pause,omitempty"`
 	PauseStorms           []PauseStorm `json:"pause_storms,omitempty"`
+	// Encapsulation is what --wrap (Config.Wrap; wrap.go) put around the
+	// frames: the frames per chain and the tunnels; absent without.
+	Encapsulation *wrap.Truth `json:"encapsulation,omitempty"`
 }
 
 // Finding is a finding the capture holds: its kind and severity as the
