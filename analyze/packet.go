@@ -91,6 +91,9 @@ type Packet struct {
 	FETH         *layers.FETH
 	DCETH        *layers.DCETH // DC packets (BTH.DC) only
 	CNP          *layers.CNP
+	// MACControl is a PFC or 802.3x PAUSE frame's (MAC Control) header;
+	// the frame is not RDMA traffic (IsRDMA false).
+	MACControl *layers.MACControl
 	// MAD is the management datagram (QP0/QP1 payload), aliasing the frame.
 	MAD []byte
 	// MADLayer is MAD decoded (header, and the CM message when captured),

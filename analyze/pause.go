@@ -362,6 +362,8 @@ func (a *Analyzer) decodeMACControl(data []byte) {
 	if a.mac.DecodeFromBytes(data, &a.fb) != nil {
 		return
 	}
+	a.pkt.MACControl = &a.mac
+	a.pkt.Src, a.pkt.Dst = Addr{}, Addr{}
 	a.pause.frame(a.pkt.Frame, a.pkt.Time, a.eth.SrcMAC, &a.mac)
 }
 

@@ -62,6 +62,11 @@ func WriteJSONPoints(w io.Writer, rep *analyze.Report, pts *points.Report) error
 			return err
 		}
 	}
+	if len(rep.Pause) > 0 {
+		if err := list("pause", len(rep.Pause), func(i int) any { return &rep.Pause[i] }); err != nil {
+			return err
+		}
+	}
 	if pts != nil {
 		bw.WriteString("  \"points\": ")
 		if err := put("  ", pts); err != nil {

@@ -79,6 +79,7 @@ func (t *textWriter) report(rep *analyze.Report) {
 	}
 	fmt.Fprintln(w)
 	writeCaptureFiles(w, c.Files)
+	writeWraps(w, c)
 	for _, n := range t.o.Notes {
 		fmt.Fprintf(w, "  %s\n", n)
 	}
@@ -161,6 +162,7 @@ func (t *textWriter) report(rep *analyze.Report) {
 	}
 
 	t.writeNIC(w, rep)
+	t.writePause(rep)
 
 	fmt.Fprintln(w)
 	if len(rep.Findings) == 0 {

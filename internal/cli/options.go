@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -35,7 +36,10 @@ type config struct {
 	html        string // --html FILE: the report as one self-contained page
 	maxFlows    int
 	maxConns    int
-	progress    string // auto, never
+	linkGbps    float64       // --link-speed, Gb/s
+	pauseStorm  time.Duration // --pause-storm
+	dscpPrio    []uint8       // --dscp-priority: DSCP → priority (nil: DSCP>>3)
+	progress    string        // auto, never
 	// clockOffsets are --clock-offset FILE=DURATION (capture points).
 	clockOffsets map[string]time.Duration
 	jobs         int    // -j: cores per run (0: all)
@@ -137,6 +141,9 @@ func parseArgs(args []string) (*config, []string, error) {
 	fs.BoolVar(&cfg.allFlows, "all-flows", false, "list every flow in the text report (default: the top 50 by payload and every flow with a problem)")
 	fs.IntVar(&cfg.maxFlows, "max-flows", 1_000_000, "track at most N flows (more are counted, not tracked)")
 	fs.IntVar(&cfg.maxConns, "max-connections", 100_000, "track at most N CM connections (more REQs are counted, not tracked)")
+	fs.Float64Var(&cfg.linkGbps, "link-speed", analyze.DefaultLinkSpeed/1e9, "link speed in Gb/s at which PFC/PAUSE quanta (512 bit times) are timed")
+	fs.DurationVar(&cfg.pauseStorm, "pause-storm", analyze.DefaultPauseStorm, "a priority paused without a break for longer is a pause_storm")
+	fs.Var(dscpPriorityFlag{&cfg.dscpPrio}, "dscp-priority", "DSCP=PRIORITY,…: the 802.1p priority of untagged packets of a DSCP (default DSCP>>3)")
 	fs.StringVar(&cfg.progress, "progress", "auto", "progress bar on stderr: auto (terminal, reads over 1 s) or never")
 	var files []string
 	fs.Var(fileFlag{&files}, "r", "read FILE (as tshark -r; the same as naming it)")
@@ -206,6 +213,12 @@ func parseArgs(args []string) (*config, []string, error) {
 	}
 	if cfg.maxConns <= 0 {
 		return nil, nil, fmt.Errorf("%w: --max-connections must be positive", errUsage)
+	}
+	if !(cfg.linkGbps > 0 && cfg.linkGbps <= 1e6) { // NaN too
+		return nil, nil, fmt.Errorf("%w: --link-speed %v: want Gb/s above 0, at most 1000000", errUsage, cfg.linkGbps)
+	}
+	if cfg.pauseStorm <= 0 {
+		return nil, nil, fmt.Errorf("%w: --pause-storm must be positive", errUsage)
 	}
 	if qp != "" {
 		n, err := parseQP(qp)
@@ -279,6 +292,12 @@ const flagHelp = `  -r FILE                    read FILE (as tshark -r; naming i
                              with a problem, and how many were left out)
       --max-flows N          track at most N flows (default 1000000)
       --max-connections N    track at most N CM connections (default 100000)
+      --link-speed GBPS      the link speed PFC/PAUSE quanta are timed at (default 100)
+      --pause-storm DURATION a priority paused without a break for longer is a
+                             pause_storm (default 200ms, common PFC watchdogs)
+      --dscp-priority DSCP=P,…
+                             the priority of untagged packets of a DSCP, for the flows'
+                             paused time (default DSCP>>3; a VLAN tag's PCP wins)
       --progress WHEN        auto (default) or never
       --clock-offset FILE=DURATION
                              several files of the same traffic (capture points): FILE's

@@ -48,6 +48,16 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 			if n == 1 {
 				start = p.Time
 			}
+			if p.MACControl != nil && r.cfg.output == "text" && r.cfg.qp < 0 && r.cfg.flow == nil {
+				// Pause frames: in the text lines and trees only.
+				if rel := p.Time.Sub(start); r.cfg.verbose {
+					r.writeTree(p, f, rel, fileLabel, nil)
+					fmt.Fprintln(r.stdout)
+				} else {
+					r.writeLine(p, rel)
+				}
+				return
+			}
 			if !p.IsRDMA || (p.BTH != nil && !r.selects(p.Src.String(), p.Dst.String(), p.BTH.DestQP)) {
 				return
 			}
@@ -151,11 +161,18 @@ func summary(p *analyze.Packet) string {
 	if p.PayloadLen >= 0 {
 		fmt.Fprintf(&b, " len=%d", p.PayloadLen)
 	}
+	if len(p.Wraps) > 0 {
+		fmt.Fprintf(&b, " [in %s]", wrapWords(p.Wraps))
+	}
 	return b.String()
 }
 
 func (r *runner) writeLine(p *analyze.Packet, rel time.Duration) {
 	pal := r.pal
+	if p.MACControl != nil {
+		fmt.Fprintf(r.stdout, "%6d %.9f %s\n", p.Frame, rel.Seconds(), pauseSummary(p.MACControl, r.cfg.linkGbps*1e9))
+		return
+	}
 	if p.BTH == nil {
 		fmt.Fprintf(r.stdout, "%6d %.9f %s → %s %s\n", p.Frame, rel.Seconds(), p.Src, p.Dst, pal.Red.Sprintf("malformed: %v", p.Err))
 		return

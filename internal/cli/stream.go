@@ -179,6 +179,18 @@ func (r *runner) streamJSON(w io.Writer, s *analyze.ReportStream) error {
 	}); err != nil {
 		return err
 	}
+	if len(head.Pause) > 0 {
+		i = 0
+		if err := list("pause", func() (any, bool) {
+			if i == len(head.Pause) {
+				return nil, false
+			}
+			i++
+			return &head.Pause[i-1], true
+		}); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(bw, "  \"findings_dropped\": %d\n}\n", end.FindingsDropped)
 	return bw.Flush()
 }

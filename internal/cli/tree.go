@@ -28,8 +28,9 @@ import (
 
 // tree writes one frame's protocol tree.
 type tree struct {
-	w   io.Writer
-	pal report.Palette
+	w       io.Writer
+	pal     report.Palette
+	linkBps float64 // --link-speed, for the pause times
 }
 
 // title starts a header.
@@ -138,7 +139,7 @@ func allZero(b []byte) bool {
 // through gopacket (the analyzer's fast path keeps only the IB headers),
 // then what could not be decoded and the frame's findings.
 func (r *runner) writeTree(p *analyze.Packet, f *frame, rel time.Duration, file string, findings []analyze.Finding) {
-	t := &tree{w: r.stdout, pal: r.pal}
+	t := &tree{w: r.stdout, pal: r.pal, linkBps: r.cfg.linkGbps * 1e9}
 	head := fmt.Sprintf("Frame %d: %d bytes on wire, %d captured, %.9f s", p.Frame, p.Length, p.CapLength, rel.Seconds())
 	if file != "" {
 		head += ", file " + file
@@ -223,6 +224,20 @@ func (t *tree) layer(l gopacket.Layer, p *analyze.Packet, bth *layers.BTH) {
 		t.field(1, "Destination Address", "%s", v.DstIP)
 	case *gplayers.UDP:
 		t.udp(v, p)
+	case *gplayers.GRE:
+		t.gre(v)
+	case *gplayers.ERSPANII:
+		t.erspan2(v)
+	case *gplayers.VXLAN:
+		t.vxlan(v)
+	case *gplayers.Geneve:
+		t.geneve(v)
+	case *gplayers.MPLS:
+		t.mpls(v)
+	case *layers.ERSPANIII:
+		t.erspan3(v)
+	case *layers.MACControl:
+		t.macControl(v, t.linkBps)
 	case *layers.ERF:
 		t.title("Extensible Record Format, type %d", v.Type)
 		t.field(1, "Record Length", "%d", v.RLen)

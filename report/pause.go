@@ -1,0 +1,52 @@
+package report
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+)
+
+// maxTextPausedFlows is how many paused flows the text report names.
+const maxTextPausedFlows = 10
+
+// writePause prints what the PFC and 802.3x PAUSE frames did: per sender
+// and priority, then the flows that were on a paused priority.
+func (t *textWriter) writePause(rep *analyze.Report) {
+	if len(rep.Pause) == 0 {
+		return
+	}
+	w, p := t.w, t.p
+	fmt.Fprintln(w)
+	p.Bold.Fprintln(w, "Pause (PFC)")
+	fmt.Fprintf(w, "  timed at %s (--link-speed)\n", humanRate(&rep.Capture.LinkSpeedBps))
+	header := []cell{{text: "SENDER", left: true}, {text: "KIND", left: true}, {text: "PRIORITY"}, {text: "FRAMES"}, {text: "XOFF"}, {text: "XON"}, {text: "QUANTA"}, {text: "PAUSED"}, {text: "LONGEST"}}
+	p.table(w, "  ", header, len(rep.Pause), func(i int, row []cell) []cell {
+		s := &rep.Pause[i]
+		prio := "all"
+		if s.Priority != nil {
+			prio = fmt.Sprint(*s.Priority)
+		}
+		return append(row, cell{text: s.SrcMAC, left: true}, cell{text: s.Kind, left: true}, cell{text: prio},
+			cell{text: fmt.Sprint(s.Frames)}, cell{text: fmt.Sprint(s.XOFFFrames)}, cell{text: fmt.Sprint(s.XONFrames)}, cell{text: fmt.Sprint(s.Quanta)},
+			cell{text: humanDuration(time.Duration(s.PausedNs))}, cell{text: humanDuration(time.Duration(s.LongestPauseNs))})
+	})
+	n := 0
+	for i := range rep.Flows {
+		f := &rep.Flows[i]
+		if f.PausedNs == nil {
+			continue
+		}
+		if n == 0 {
+			fmt.Fprintln(w, "  flows on a priority while it was paused:")
+		}
+		if n++; n > maxTextPausedFlows {
+			continue
+		}
+		fmt.Fprintf(w, "    %s → %s QP %s, priority %d: paused %s of its %s\n", f.Src, f.Dst, QP(f.DestQP), *f.Priority,
+			humanDuration(time.Duration(*f.PausedNs)), humanDuration(f.LastTime.Sub(f.FirstTime)))
+	}
+	if n > maxTextPausedFlows {
+		fmt.Fprintf(w, "    and %d more (-o json: flows[].paused_ns)\n", n-maxTextPausedFlows)
+	}
+}
