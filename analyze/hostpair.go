@@ -184,18 +184,10 @@ func (k keyReader) etherTypeKey(et uint16, data []byte) uint64 {
 				return 0
 			}
 			et, data = binary.BigEndian.Uint16(data[2:4]), data[4:]
-		case gplayers.LayerTypeIPv4:
-			return k.ipv4Key(data)
-		case gplayers.LayerTypeIPv6:
-			return k.ipv6Key(data)
 		case layers.LayerTypeGRH:
-			return k.grhKey(data)
-		case gplayers.LayerTypeMPLS:
-			return k.mplsKey(data)
-		case gplayers.LayerTypeEthernet: // 0x6558 in GRE or GENEVE: a whole frame
-			return k.etherKey(data)
-		default:
-			return 0
+			return grhKey(data)
+		default: // IPv4, IPv6, MPLS, and Ethernet (0x6558 in GRE or GENEVE: a whole frame)
+			return k.layerKey(gplayers.EthernetType(et).LayerType(), data)
 		}
 	}
 }
@@ -221,11 +213,11 @@ func (k keyReader) ipv6Key(data []byte) uint64 {
 	if len(data) < 40 {
 		return 0
 	}
-	return k.inner(pairKey(hostIP(data[8:24]), hostIP(data[24:40])), gplayers.IPProtocol(data[6]), data[40:])
+	return k.inner(grhKey(data), gplayers.IPProtocol(data[6]), data[40:])
 }
 
 // grhKey reads the GIDs of a GRH (the same offsets as IPv6's addresses).
-func (k keyReader) grhKey(data []byte) uint64 {
+func grhKey(data []byte) uint64 {
 	if len(data) < 40 {
 		return 0
 	}
@@ -239,7 +231,7 @@ func (k keyReader) lrhKey(data []byte) uint64 {
 		return 0
 	}
 	if data[1]&3 == layers.LNHIBAGlobal && len(data) >= layers.LRHLen+layers.GRHLen {
-		return k.grhKey(data[layers.LRHLen:])
+		return grhKey(data[layers.LRHLen:])
 	}
 	return pairKey(hostLID(binary.BigEndian.Uint16(data[6:8])), hostLID(binary.BigEndian.Uint16(data[2:4])))
 }

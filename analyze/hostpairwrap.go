@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"slices"
 
+	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
 
 	"github.com/roce-dissect/roce-dissect/layers"
@@ -14,10 +15,14 @@ import (
 // Analyzer walks, and fall back to the outer pair where the inside has no
 // addresses (it is then not RDMA traffic, and any key will do).
 
+// maxKeyDepth bounds the headers a key walks into: room for maxWraps
+// encapsulations of several headers each (IP, GRE, ERSPAN, Ethernet).
+const maxKeyDepth = 4 * maxWraps
+
 // inner is the key of what an IP packet between the hosts of key outer
 // carries as protocol proto: a tunnel's inner packet, or outer.
 func (k keyReader) inner(outer uint64, proto gplayers.IPProtocol, data []byte) uint64 {
-	if k.depth == maxWraps {
+	if k.depth >= maxKeyDepth {
 		return outer
 	}
 	k.depth++
@@ -28,7 +33,7 @@ func (k keyReader) inner(outer uint64, proto gplayers.IPProtocol, data []byte) u
 	case gplayers.IPProtocolIPv6:
 		in = k.ipv6Key(data)
 	case gplayers.IPProtocolGRE:
-		in = k.greKey(data)
+		in = k.layerKey(gplayers.LayerTypeGRE, data)
 	case gplayers.IPProtocolUDP:
 		in = k.udpKey(data)
 	}
@@ -47,104 +52,56 @@ func (k keyReader) udpKey(data []byte) uint64 {
 	if slices.Contains(k.roce, port) {
 		return 0
 	}
-	data = data[8:]
-	switch udpTunnel(gplayers.UDPPort(port)) {
-	case gplayers.LayerTypeVXLAN:
-		if len(data) < 8 {
-			return 0
-		}
-		return k.etherKey(data[8:])
-	case gplayers.LayerTypeGeneve:
-		if len(data) < geneveLen || data[0]>>6 != 0 {
-			return 0
-		}
-		n := geneveLen + int(data[0]&0x3F)*4
-		if len(data) < n {
-			return 0
-		}
-		return k.etherTypeKey(binary.BigEndian.Uint16(data[2:4]), data[n:])
-	}
-	return 0
+	return k.layerKey(udpTunnel(gplayers.UDPPort(port)), data[8:])
 }
 
-// greKey reads a GRE packet's inner frame: ERSPAN I, II, III, NVGRE, or
-// IP; 0 for GRE with routing (deprecated) or anything else.
-func (k keyReader) greKey(data []byte) uint64 {
-	if len(data) < 4 || data[0]&0x40 != 0 {
+// layerKey reads a tunnel's header of layer type typ and goes on into
+// what it carries, by the same layers and header readers as the
+// Analyzer's walk (wrap.go), so that both reach the same inner packet;
+// 0 for a header that does not decode.
+func (k keyReader) layerKey(typ gopacket.LayerType, data []byte) uint64 {
+	if k.depth >= maxKeyDepth {
 		return 0
 	}
-	n := 4
-	for _, bit := range [...]byte{0x80, 0x20, 0x10} { // checksum, key, sequence
-		if data[0]&bit != 0 {
-			n += 4
-		}
-	}
-	if len(data) < n {
-		return 0
-	}
-	seq := data[0]&0x10 != 0
-	et := binary.BigEndian.Uint16(data[2:4])
-	data = data[n:]
-	switch gplayers.EthernetType(et) {
-	case gplayers.EthernetTypeERSPAN:
-		if seq { // type II: an 8-byte header
-			if len(data) < 8 {
-				return 0
-			}
-			data = data[8:]
-		}
+	k.depth++
+	switch typ {
+	case gplayers.LayerTypeEthernet:
 		return k.etherKey(data)
-	case layers.EthernetTypeERSPANIII:
-		return k.erspan3Key(data)
-	}
-	return k.etherTypeKey(et, data)
-}
-
-// mplsKey reads an MPLS label stack, then IPv4 or IPv6 by its version.
-func (k keyReader) mplsKey(data []byte) uint64 {
-	for len(data) >= 4 {
-		bottom := data[2]&1 != 0
-		data = data[4:]
-		if !bottom {
-			continue
-		}
-		if len(data) == 0 {
-			return 0
-		}
-		switch data[0] >> 4 {
-		case 4:
-			return k.ipv4Key(data)
-		case 6:
-			return k.ipv6Key(data)
-		}
-		return 0
-	}
-	return 0
-}
-
-// erspan3Key reads an ERSPAN III packet: its 12-byte header, the 8-byte
-// platform subheader when the O bit says one follows, then an Ethernet
-// frame (frame type 0) or an IP packet (frame type 2).
-func (k keyReader) erspan3Key(data []byte) uint64 {
-	if len(data) < layers.ERSPANIIIHeaderLen {
-		return 0
-	}
-	n := layers.ERSPANIIIHeaderLen
-	if data[11]&1 != 0 {
-		n += layers.ERSPANIIIPlatformLen
-	}
-	if len(data) < n+1 {
-		return 0
-	}
-	ft := layers.ERSPANFrameType(data[10] >> 2 & 0x1F)
-	data = data[n:]
-	switch {
-	case ft == layers.ERSPANFrameTypeEthernet:
-		return k.etherKey(data)
-	case ft == layers.ERSPANFrameTypeIP && data[0]>>4 == 4:
+	case gplayers.LayerTypeIPv4:
 		return k.ipv4Key(data)
-	case ft == layers.ERSPANFrameTypeIP && data[0]>>4 == 6:
+	case gplayers.LayerTypeIPv6:
 		return k.ipv6Key(data)
+	case gplayers.LayerTypeMPLS:
+		_, next, rest := mplsStack(data)
+		return k.layerKey(next, rest)
+	case gplayers.LayerTypeGeneve:
+		next, _, n, ok := geneveHeader(data)
+		if !ok {
+			return 0
+		}
+		return k.layerKey(next, data[n:])
+	// Each layer is called as itself: through a gopacket.DecodingLayer
+	// it would move to the heap, an allocation per frame.
+	case gplayers.LayerTypeGRE:
+		var g gplayers.GRE
+		if g.DecodeFromBytes(data, gopacket.NilDecodeFeedback) == nil {
+			return k.layerKey(g.NextLayerType(), g.Payload)
+		}
+	case gplayers.LayerTypeERSPANII:
+		var e gplayers.ERSPANII
+		if e.DecodeFromBytes(data, gopacket.NilDecodeFeedback) == nil {
+			return k.layerKey(e.NextLayerType(), e.Payload)
+		}
+	case layers.LayerTypeERSPANIII:
+		var e layers.ERSPANIII
+		if e.DecodeFromBytes(data, gopacket.NilDecodeFeedback) == nil {
+			return k.layerKey(e.NextLayerType(), e.Payload)
+		}
+	case gplayers.LayerTypeVXLAN:
+		var v gplayers.VXLAN
+		if v.DecodeFromBytes(data, gopacket.NilDecodeFeedback) == nil {
+			return k.layerKey(v.NextLayerType(), v.Payload)
+		}
 	}
 	return 0
 }

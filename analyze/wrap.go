@@ -138,7 +138,7 @@ func (a *Analyzer) decodeGRE(data []byte) (gopacket.LayerType, []byte) {
 	next := g.NextLayerType()
 	ok := true
 	switch {
-	case g.Protocol == gplayers.EthernetTypeERSPAN && !g.SeqPresent:
+	case g.Protocol == gplayers.EthernetTypeERSPAN && next == gplayers.LayerTypeEthernet:
 		ok = a.wrap(WrapERSPAN1, 0, true)
 	case g.Protocol == gplayers.EthernetTypeTransparentEthernetBridging:
 		ok = a.wrap(WrapNVGRE, g.Key>>8, true)
@@ -148,7 +148,7 @@ func (a *Analyzer) decodeGRE(data []byte) (gopacket.LayerType, []byte) {
 	if !ok {
 		return gopacket.LayerTypeZero, nil
 	}
-	if g.Protocol != gplayers.EthernetTypeERSPAN || !g.SeqPresent {
+	if next != gplayers.LayerTypeERSPANII { // its own header follows
 		a.carried = len(g.Payload)
 	}
 	return next, g.Payload
@@ -189,52 +189,69 @@ func (a *Analyzer) decodeVXLAN(data []byte) (gopacket.LayerType, []byte) {
 // geneveLen is the fixed part of a GENEVE header (RFC 8926 §3.4).
 const geneveLen = 8
 
-// decodeGENEVE reads a GENEVE header and skips its options by their
-// length. (gopacket's Geneve allocates every option it decodes; the
-// Analyzer needs none of them.)
-func (a *Analyzer) decodeGENEVE(data []byte) (gopacket.LayerType, []byte) {
+// geneveHeader reads a GENEVE header: the layer it carries, its VNI and
+// its length with the options, which it skips by their length
+// (gopacket's Geneve allocates every option it decodes; nothing here
+// needs them); ok is false for a header cut short or of another version.
+func geneveHeader(data []byte) (next gopacket.LayerType, vni uint32, n int, ok bool) {
 	if len(data) < geneveLen {
-		return gopacket.LayerTypeZero, nil
+		return gopacket.LayerTypeZero, 0, 0, false
 	}
-	n := geneveLen + int(data[0]&0x3F)*4
+	n = geneveLen + int(data[0]&0x3F)*4
 	if data[0]>>6 != 0 || len(data) < n {
-		return gopacket.LayerTypeZero, nil
+		return gopacket.LayerTypeZero, 0, 0, false
 	}
-	vni := uint32(data[4])<<16 | uint32(data[5])<<8 | uint32(data[6])
-	if !a.wrap(WrapGENEVE, vni, true) {
+	vni = uint32(data[4])<<16 | uint32(data[5])<<8 | uint32(data[6])
+	return gplayers.EthernetType(binary.BigEndian.Uint16(data[2:4])).LayerType(), vni, n, true
+}
+
+// decodeGENEVE decodes a GENEVE header.
+func (a *Analyzer) decodeGENEVE(data []byte) (gopacket.LayerType, []byte) {
+	next, vni, n, ok := geneveHeader(data)
+	if !ok || !a.wrap(WrapGENEVE, vni, true) {
 		return gopacket.LayerTypeZero, nil
 	}
 	a.carried = len(data) - n
-	return gplayers.EthernetType(binary.BigEndian.Uint16(data[2:4])).LayerType(), data[n:]
+	return next, data[n:]
 }
 
-// decodeMPLS reads an MPLS label stack to its bottom and goes on by the
-// version nibble of what follows (IPv4 or IPv6), as routers do.
+// mplsStack reads an MPLS label stack to its bottom: its top label, and
+// what follows by its version nibble (IPv4 or IPv6), as routers go on;
+// next is gopacket.LayerTypeZero for anything else or a stack cut short.
 // (gopacket's MPLS has no DecodingLayer.)
-func (a *Analyzer) decodeMPLS(data []byte) (gopacket.LayerType, []byte) {
-	top := true
+func mplsStack(data []byte) (top uint32, next gopacket.LayerType, rest []byte) {
+	if len(data) >= 4 {
+		top = binary.BigEndian.Uint32(data) >> 12
+	}
 	for len(data) >= 4 {
-		e := binary.BigEndian.Uint32(data)
+		bottom := data[2]&1 != 0
 		data = data[4:]
-		if top && !a.wrap(WrapMPLS, e>>12, false) {
-			return gopacket.LayerTypeZero, nil
-		}
-		top = false
-		if e&0x100 == 0 {
+		if !bottom {
 			continue
 		}
-		if len(data) == 0 {
-			return gopacket.LayerTypeZero, nil
+		if len(data) > 0 {
+			switch data[0] >> 4 {
+			case 4:
+				return top, gplayers.LayerTypeIPv4, data
+			case 6:
+				return top, gplayers.LayerTypeIPv6, data
+			}
 		}
-		switch data[0] >> 4 {
-		case 4:
-			return gplayers.LayerTypeIPv4, data
-		case 6:
-			return gplayers.LayerTypeIPv6, data
-		}
+		break
+	}
+	return top, gopacket.LayerTypeZero, nil
+}
+
+// decodeMPLS decodes an MPLS label stack; its top label names it.
+func (a *Analyzer) decodeMPLS(data []byte) (gopacket.LayerType, []byte) {
+	if len(data) < 4 {
 		return gopacket.LayerTypeZero, nil
 	}
-	return gopacket.LayerTypeZero, nil
+	top, next, rest := mplsStack(data)
+	if !a.wrap(WrapMPLS, top, false) {
+		return gopacket.LayerTypeZero, nil
+	}
+	return next, rest
 }
 
 // udpTunnel is the encapsulation a UDP destination port carries.
