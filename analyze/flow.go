@@ -336,8 +336,10 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 		return
 	}
 	a.flowTime(f, p.Time)
-	if cnp := p.BTH.Opcode.IsCNP(); f.packets == 0 || f.prioCNP && !cnp {
-		f.prio, f.prioCNP = p.Priority, cnp
+	if f.packets == 0 || f.prioCNP { // the first packet, or a CNP's priority so far
+		if cnp := p.BTH.Opcode.IsCNP(); f.packets == 0 || !cnp {
+			f.prio, f.prioCNP = p.Priority, cnp
+		}
 	}
 	f.packets++
 	f.wireBytes += uint64(p.CarriedLength)
