@@ -93,7 +93,6 @@ type pauseTrack struct {
 	byKey   map[pauseKey]*pauseState
 	quantum float64 // ns per quantum at the link speed
 	stormNs int64
-	joined  bool // maxPauseStretches was reached
 }
 
 func newPauseTrack(o Options) pauseTrack {
@@ -177,7 +176,6 @@ func (s *pauseState) account(pt *pauseTrack, iv interval, frame uint64, at time.
 		s.stretches = append(s.stretches, iv)
 	} else {
 		s.stretches[len(s.stretches)-1].to = iv.to
-		pt.joined = true
 	}
 }
 
@@ -188,7 +186,7 @@ func (pt *pauseTrack) snapshot() *pauseTrack {
 	if len(pt.byKey) == 0 {
 		return nil
 	}
-	out := &pauseTrack{byKey: make(map[pauseKey]*pauseState, len(pt.byKey)), quantum: pt.quantum, stormNs: pt.stormNs, joined: pt.joined}
+	out := &pauseTrack{byKey: make(map[pauseKey]*pauseState, len(pt.byKey)), quantum: pt.quantum, stormNs: pt.stormNs}
 	for k, s := range pt.byKey {
 		c := *s
 		c.stretches = slices.Clone(s.stretches)
@@ -222,7 +220,6 @@ func (pt *pauseTrack) add(o *pauseTrack) {
 		}
 		d.storm.count += s.storm.count
 	}
-	pt.joined = pt.joined || o.joined
 }
 
 // stats lists the pause of each sender and priority, by MAC, kind and
