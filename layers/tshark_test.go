@@ -136,23 +136,14 @@ func tsharkColumns(t *testing.T, frames [][]byte, fields ...string) [][]string {
 		require.NoError(t, w.WritePacket(ci, data))
 	}
 	require.NoError(t, f.Close())
-	args := []string{"-r", path, "-n", "-T", "fields", "-E", "separator=|", "-E", "occurrence=f"}
-	for _, name := range fields {
-		args = append(args, "-e", name)
-	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(tshark, args...)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, stderr.String())
+	lines, stderr, err := testenv.TsharkFields(tshark, path, "f", fields...)
+	require.NoError(t, err, stderr)
 	var rows [][]string
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		cols := strings.Split(sc.Text(), "|")
-		require.Len(t, cols, len(fields), sc.Text())
+	for _, line := range lines {
+		cols := strings.Split(line, "|")
+		require.Len(t, cols, len(fields), line)
 		rows = append(rows, cols)
 	}
-	require.NoError(t, sc.Err())
 	require.Len(t, rows, len(frames))
 	return rows
 }

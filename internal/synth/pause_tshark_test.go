@@ -1,10 +1,8 @@
 package synth
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,15 +28,8 @@ func TestPauseTshark(t *testing.T) {
 	for p := range 8 {
 		fields = append(fields, "macc.cbfc.pause_time.c"+strconv.Itoa(p))
 	}
-	args := []string{"-n", "-r", path, "-T", "fields", "-E", "separator=|", "-E", "occurrence=f"}
-	for _, f := range fields {
-		args = append(args, "-e", f)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(tshark, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), stderr.String())
-	lines := strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n")
+	lines, stderr, err := testenv.TsharkFields(tshark, path, "f", fields...)
+	require.NoError(t, err, stderr)
 	require.Len(t, lines, len(infos))
 	num := func(s string) uint64 {
 		v, err := strconv.ParseUint(s, 0, 64)

@@ -1,9 +1,7 @@
 package synth
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -60,22 +58,15 @@ func TestTshark(t *testing.T) {
 			capture, tr, infos := generate(t, cfg)
 			path := filepath.Join(dir, gf.Name)
 			require.NoError(t, os.WriteFile(path, capture, 0o644))
-			args := []string{"-n", "-r", path, "-T", "fields", "-E", "separator=|", "-E", "occurrence=f"}
-			for _, f := range tsharkFields {
-				args = append(args, "-e", f)
-			}
-			var stdout, stderr bytes.Buffer
-			cmd := exec.Command(tshark, args...)
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil {
-				for l := range strings.Lines(stderr.String()) {
+			lines, stderr, err := testenv.TsharkFields(tshark, path, "f", tsharkFields...)
+			if err != nil {
+				for l := range strings.Lines(stderr) {
 					if strings.Contains(l, "unknown or unsupported") {
 						t.Skipf("this tshark cannot read %s captures: %s", cfg.Encap, strings.TrimSpace(l))
 					}
 				}
-				t.Fatalf("tshark: %v: %s", err, stderr.String())
+				t.Fatalf("tshark: %v: %s", err, stderr)
 			}
-			lines := strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n")
 			require.Len(t, lines, len(infos))
 			num := func(s string) uint64 {
 				v, err := strconv.ParseUint(s, 0, 64)

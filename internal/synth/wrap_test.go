@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -176,15 +175,9 @@ func TestWrapTshark(t *testing.T) {
 	run := func(t *testing.T, capture []byte, name string) []string {
 		path := filepath.Join(dir, name)
 		require.NoError(t, os.WriteFile(path, capture, 0o644))
-		args := []string{"-n", "-r", path, "-T", "fields", "-E", "separator=|", "-E", "occurrence=l"}
-		for _, f := range fields {
-			args = append(args, "-e", f)
-		}
-		var stdout, stderr bytes.Buffer
-		cmd := exec.Command(tshark, args...)
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		require.NoError(t, cmd.Run(), "tshark: %s", stderr.String())
-		return strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n")
+		lines, stderr, err := testenv.TsharkFields(tshark, path, "l", fields...)
+		require.NoError(t, err, "tshark: %s", stderr)
+		return lines
 	}
 	for bi, base := range [][]string{wrapBases[0], wrapBases[2], wrapBases[3], wrapBases[4], wrapBases[6]} {
 		plainCap, _, _ := generateArgs(t, wrapArgs(base, 0))

@@ -3,8 +3,10 @@
 package testenv
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -37,4 +39,26 @@ func Tshark(t testing.TB) string {
 func MustHaveTshark(getenv func(string) string) bool {
 	ci := getenv("CI")
 	return ci != "" && ci != "false" && ci != "0" && getenv(AllowNoTshark) != "1"
+}
+
+// TsharkFields runs tshark (the path Tshark gave) on the capture at path
+// in its fields mode and returns one line per frame, the fields separated
+// by "|", each field's occurrences as occurrence says ("f" the first, "l"
+// the last, "a" all of them joined by ";"); stderr is tshark's.
+func TsharkFields(tshark, path, occurrence string, fields ...string) (lines []string, stderr string, err error) {
+	args := []string{"-n", "-r", path, "-T", "fields", "-E", "separator=|", "-E", "occurrence=" + occurrence, "-E", "aggregator=;"}
+	for _, f := range fields {
+		args = append(args, "-e", f)
+	}
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(tshark, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return nil, errOut.String(), err
+	}
+	text := strings.TrimRight(out.String(), "\n")
+	if text == "" {
+		return nil, errOut.String(), nil
+	}
+	return strings.Split(text, "\n"), errOut.String(), nil
 }

@@ -1,9 +1,7 @@
 package wrap
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -65,17 +63,11 @@ func kindValue(want Kind, v uint64) func(Kind) []uint64 {
 // occurrence of each field.
 func tsharkFields(t *testing.T, tshark, path string, fields []string) [][][]string {
 	t.Helper()
-	args := []string{"-n", "-r", path, "-T", "fields", "-E", "separator=|", "-E", "occurrence=a", "-E", "aggregator=;"}
-	for _, f := range fields {
-		args = append(args, "-e", f)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(tshark, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), "tshark: %s", stderr.String())
+	lines, stderr, err := testenv.TsharkFields(tshark, path, "a", fields...)
+	require.NoError(t, err, "tshark: %s", stderr)
 	var out [][][]string
-	for line := range strings.Lines(stdout.String()) {
-		cols := strings.Split(strings.TrimRight(line, "\n"), "|")
+	for _, line := range lines {
+		cols := strings.Split(line, "|")
 		require.Len(t, cols, len(fields))
 		row := make([][]string, len(cols))
 		for i, c := range cols {
