@@ -83,12 +83,18 @@ func (b *batch) putTime(f *batchFrame, t time.Time) {
 	switch {
 	case t.IsZero():
 		f.tk = timeZero
-	case t.Location() == time.UTC && t.Unix() > minUnixNanoSec && t.Unix() < maxUnixNanoSec:
+	case plainNano(t):
 		f.ns = t.UnixNano()
 	default:
 		f.tk, f.ns = timeIndex, int64(len(b.times))
 		b.times = append(b.times, t)
 	}
+}
+
+// plainNano reports whether t is kept exactly as its UnixNano: in UTC,
+// and within the range UnixNano can hold.
+func plainNano(t time.Time) bool {
+	return t.Location() == time.UTC && t.Unix() > minUnixNanoSec && t.Unix() < maxUnixNanoSec
 }
 
 // minUnixNanoSec and maxUnixNanoSec bound the seconds of a time whose

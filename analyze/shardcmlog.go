@@ -11,16 +11,15 @@ import (
 // from the message before, shifted left by two with its flags (grew: a
 // REQ with a new CommID; odd: its time is in odd), then, unless odd, the
 // varint of its time's distance in ns from the message before's. The
-// newest message is kept whole until the next, as noteConnGrew may still
-// mark it.
+// grew flag is in the first byte of a message, where noteConnGrew can
+// still set it once the message is written.
 type cmLog struct {
-	buf     []byte
-	n       int         // messages, the newest included
-	odd     []time.Time // times that are zero, not UTC, or past UnixNano
-	pend    cmEvent     // the newest message
-	hasPend bool
-	frame   uint64 // the frame and time (ns) of the last message encoded
-	ns      int64
+	buf   []byte
+	n     int         // messages
+	last  int         // where the newest message starts in buf
+	odd   []time.Time // times that are zero, not UTC, or past UnixNano
+	frame uint64      // the frame and time (ns) of the newest message
+	ns    int64
 }
 
 // cmEvent is a CM message: the flood check counts them against the
@@ -39,39 +38,35 @@ const (
 
 // add appends a message.
 func (l *cmLog) add(frame uint64, t time.Time) {
-	if l.hasPend {
-		l.encode(l.pend)
-	}
-	l.pend, l.hasPend = cmEvent{frame: frame, t: t}, true
+	l.last = len(l.buf)
+	l.encode(frame, t)
 	l.n++
 }
 
-// markGrew marks the newest message a REQ with a new CommID.
+// markGrew marks the newest message a REQ with a new CommID: the flag is
+// the low bit of the uvarint's first byte.
 func (l *cmLog) markGrew() {
-	if l.hasPend {
-		l.pend.grew = true
+	if l.n > 0 {
+		l.buf[l.last] |= cmGrew
 	}
 }
 
-// encode appends e to buf.
-func (l *cmLog) encode(e cmEvent) {
-	v := (e.frame - l.frame) << cmFlagBits
-	if e.grew {
-		v |= cmGrew
-	}
-	plain := e.t.Location() == time.UTC && e.t.Unix() > minUnixNanoSec && e.t.Unix() < maxUnixNanoSec
+// encode appends a message (not yet marked grew) to buf.
+func (l *cmLog) encode(frame uint64, t time.Time) {
+	v := (frame - l.frame) << cmFlagBits
+	plain := plainNano(t)
 	if !plain {
 		v |= cmOdd
 	}
 	l.buf = binary.AppendUvarint(l.buf, v)
 	if plain {
-		ns := e.t.UnixNano()
+		ns := t.UnixNano()
 		l.buf = binary.AppendVarint(l.buf, ns-l.ns)
 		l.ns = ns
 	} else {
-		l.odd = append(l.odd, e.t)
+		l.odd = append(l.odd, t)
 	}
-	l.frame = e.frame
+	l.frame = frame
 }
 
 // cmIter reads a cmLog's messages in order.
@@ -93,9 +88,6 @@ func (it *cmIter) next() (cmEvent, bool) {
 		return cmEvent{}, false
 	}
 	it.left--
-	if it.left == 0 && it.l.hasPend { // the newest, not encoded
-		return it.l.pend, true
-	}
 	v, n := binary.Uvarint(it.l.buf[it.off:])
 	it.off += n
 	it.frame += v >> cmFlagBits

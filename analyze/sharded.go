@@ -35,11 +35,9 @@ type Sharded struct {
 	a          []*Analyzer
 	wg         sync.WaitGroup
 	place      *placer
-	num        uint64 // the frame being fed
 	in         *chunk // the chunk being read
 	cr         *capture.Reader
 	chunks     bool // cr is read in chunks
-	frames     []uint64
 	closed     bool
 }
 
@@ -58,7 +56,7 @@ func NewSharded(opts Options, n int) *Sharded {
 	}
 	batches := batchesPerShard(n)
 	s := &Sharded{n: n, opts: opts, pool: newChunkPool(n*batches + 2), work: make([]chan *batch, n), free: make([]chan *batch, n),
-		cur: make([]*batch, n), a: make([]*Analyzer, n), place: newPlacer(n), frames: make([]uint64, n)}
+		cur: make([]*batch, n), a: make([]*Analyzer, n), place: newPlacer(n)}
 	s.a[0] = New(opts)
 	for i := 1; i < n; i++ {
 		s.work[i] = make(chan *batch, batches)
@@ -155,12 +153,11 @@ func (s *Sharded) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data
 	if s.closed {
 		panic("analyze: Sharded.Feed after Finish or Close")
 	}
-	s.num++
 	key := keyReader{roce: s.opts.RoCEPorts}.key(linkType, data)
 	i := s.place.shard(key)
-	s.frames[i]++
+	num := s.place.total // the frame's number
 	if i == 0 {
-		s.a[0].FeedShard(s.num, key, ci, linkType, data)
+		s.a[0].FeedShard(num, key, ci, linkType, data)
 		return
 	}
 	b := s.cur[i]
@@ -179,12 +176,12 @@ func (s *Sharded) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data
 		off = len(b.buf)
 		b.buf = append(b.buf, data...)
 	}
-	b.frames = append(b.frames, batchFrame{n: s.num, key: key, off: int64(off), length: ci.Length, caplen: int32(len(data)), lt: linkType})
+	b.frames = append(b.frames, batchFrame{n: num, key: key, off: int64(off), length: ci.Length, caplen: int32(len(data)), lt: linkType})
 	b.putTime(&b.frames[len(b.frames)-1], ci.Timestamp)
 }
 
 // Frames returns how many frames each shard was given.
-func (s *Sharded) Frames() []uint64 { return slices.Clone(s.frames) }
+func (s *Sharded) Frames() []uint64 { return slices.Clone(s.place.frames) }
 
 // ErrFinished is the answer of Finish and FinishStream to a Sharded
 // already finished or closed.
