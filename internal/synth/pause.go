@@ -1,7 +1,6 @@
 package synth
 
 import (
-	"encoding/binary"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -10,6 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/roce-dissect/roce-dissect/layers"
 )
 
 // Pause frames: IEEE 802.1Qbb Priority Flow Control and 802.3x PAUSE,
@@ -58,12 +61,11 @@ func (k PauseKind) String() string {
 	return "pfc"
 }
 
-// MAC Control opcodes and the pause frame's fixed fields.
+// The pause frame's fixed fields (the EtherType and opcodes are the
+// layers': layers.EthernetTypeMACControl, layers.MACControlOpcodePause
+// and layers.MACControlOpcodePFC).
 const (
-	macControlEtherType = 0x8808
-	opcodePause         = 0x0001
-	opcodePFC           = 0x0101
-	pauseFrameLen       = 60 // the minimum Ethernet frame, no FCS
+	pauseFrameLen = 60 // the minimum Ethernet frame, no FCS
 	// pauseFieldsEnd is where a PFC frame's times end: the bytes a
 	// capture must hold to show every field.
 	pauseFieldsEnd = 14 + 2 + 2 + 16
@@ -290,7 +292,10 @@ type pauseGen struct {
 	cfg    *PauseConfig
 	frames []pauseFrame
 	next   int
-	buf    [pauseFrameLen]byte
+	buf    gopacket.SerializeBuffer
+	eth    gplayers.Ethernet
+	mc     layers.MACControl
+	src    [6]byte // pg.eth's SrcMAC
 	truth  *pauseTruth
 }
 
@@ -337,15 +342,15 @@ func (pc *PauseConfig) schedule(seed uint64) ([]pauseFrame, error) {
 
 // encode writes the bytes of f into pg.buf and returns them with what
 // they carry.
-func (pg *pauseGen) encode(f *pauseFrame) ([]byte, *PauseInfo) {
+func (pg *pauseGen) encode(f *pauseFrame) ([]byte, *PauseInfo, error) {
 	s := &pg.cfg.Streams[f.stream]
 	q := s.Quanta
 	if f.xon {
 		q = 0
 	}
-	info := &PauseInfo{Kind: s.Kind, Opcode: opcodePause}
+	info := &PauseInfo{Kind: s.Kind, Opcode: uint16(layers.MACControlOpcodePause)}
 	if s.Kind == PausePFC {
-		info.Opcode = opcodePFC
+		info.Opcode = uint16(layers.MACControlOpcodePFC)
 		for _, p := range s.Priorities {
 			info.ClassEnable |= 1 << p
 			info.Quanta[p] = q
@@ -353,27 +358,26 @@ func (pg *pauseGen) encode(f *pauseFrame) ([]byte, *PauseInfo) {
 	} else {
 		info.Quanta[0] = q
 	}
-	return encodePause(pg.buf[:0], pauseMAC(f.stream, f.sender), info), info
+	data, err := pg.serialize(pauseMAC(f.stream, f.sender), info)
+	return data, info, err
 }
 
-// encodePause appends the 60-byte pause frame of info from src to b.
-func encodePause(b []byte, src net.HardwareAddr, info *PauseInfo) []byte {
-	b = append(b, pauseDst...)
-	b = append(b, src...)
-	b = binary.BigEndian.AppendUint16(b, macControlEtherType)
-	b = binary.BigEndian.AppendUint16(b, info.Opcode)
-	if info.Opcode == opcodePFC {
-		b = binary.BigEndian.AppendUint16(b, info.ClassEnable)
-		for _, q := range info.Quanta {
-			b = binary.BigEndian.AppendUint16(b, q)
-		}
+// serialize writes the 60-byte pause frame of info from src into pg.buf
+// with the layers (Ethernet, then MACControl padded to the minimum
+// frame) and returns its bytes, valid until the next call.
+func (pg *pauseGen) serialize(src net.HardwareAddr, info *PauseInfo) ([]byte, error) {
+	copy(pg.src[:], src) // pg.eth keeps its SrcMAC: a copy, so that src stays off the heap
+	pg.eth = gplayers.Ethernet{DstMAC: pauseDst, SrcMAC: pg.src[:], EthernetType: layers.EthernetTypeMACControl}
+	pg.mc = layers.MACControl{Opcode: layers.MACControlOpcode(info.Opcode)}
+	if pg.mc.Opcode == layers.MACControlOpcodePFC {
+		pg.mc.ClassEnableVector, pg.mc.PauseTimes = info.ClassEnable, info.Quanta
 	} else {
-		b = binary.BigEndian.AppendUint16(b, info.Quanta[0])
+		pg.mc.PauseTime = info.Quanta[0]
 	}
-	for len(b) < pauseFrameLen {
-		b = append(b, 0)
+	if err := gopacket.SerializeLayers(pg.buf, gopacket.SerializeOptions{FixLengths: true}, &pg.eth, &pg.mc); err != nil {
+		return nil, fmt.Errorf("synth: serializing a pause frame: %w", err)
 	}
-	return b
+	return pg.buf.Bytes(), nil
 }
 
 // initPause schedules the pause frames of the configuration, if any.
@@ -386,7 +390,8 @@ func (g *generator) initPause() error {
 	if err != nil {
 		return err
 	}
-	g.pause = &pauseGen{cfg: pc, frames: frames, truth: newPauseTruth(pc)}
+	g.pause = &pauseGen{cfg: pc, frames: frames, truth: newPauseTruth(pc),
+		buf: gopacket.NewSerializeBufferExpectedSize(pauseFieldsEnd, pauseFrameLen-pauseFieldsEnd)} // headers and fields prepended, padding appended
 	return nil
 }
 
@@ -400,7 +405,10 @@ func (g *generator) pausesUntil(t int64) error {
 	for pg.next < len(pg.frames) && pg.frames[pg.next].t <= t {
 		f := &pg.frames[pg.next]
 		pg.next++
-		data, info := pg.encode(f)
+		data, info, err := pg.encode(f)
+		if err != nil {
+			return err
+		}
 		ts := StartTime.Add(time.Duration(f.t))
 		if err := g.w.write(ts, data, len(data)); err != nil {
 			return err

@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gopacket/gopacket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/layers"
 )
 
 // tpf is a pause frame of a hand-computed case: offset ns from
@@ -25,7 +28,7 @@ type tpf struct {
 // pfcFrame pauses the priorities of q (priority → quanta, 0 = XON) with
 // their class-enable bits set.
 func pfcFrame(t int64, mac byte, q map[int]uint16) tpf {
-	f := tpf{t: t, mac: mac, info: PauseInfo{Kind: PausePFC, Opcode: opcodePFC}}
+	f := tpf{t: t, mac: mac, info: PauseInfo{Kind: PausePFC, Opcode: uint16(layers.MACControlOpcodePFC)}}
 	for p, v := range q {
 		f.info.ClassEnable |= 1 << p
 		f.info.Quanta[p] = v
@@ -34,7 +37,7 @@ func pfcFrame(t int64, mac byte, q map[int]uint16) tpf {
 }
 
 func pause3x(t int64, mac byte, q uint16) tpf {
-	return tpf{t: t, mac: mac, info: PauseInfo{Kind: Pause8023x, Opcode: opcodePause, Quanta: [8]uint16{q}}}
+	return tpf{t: t, mac: mac, info: PauseInfo{Kind: Pause8023x, Opcode: uint16(layers.MACControlOpcodePause), Quanta: [8]uint16{q}}}
 }
 
 func tmac(b byte) string { return net.HardwareAddr{2, 0, 0, 0, 0, b}.String() }
@@ -121,9 +124,12 @@ func TestPauseTruth(t *testing.T) {
 				}
 			}
 			pt, tr := newPauseTruth(&pc), newTracker()
+			pg := &pauseGen{buf: gopacket.NewSerializeBuffer()}
 			for i, f := range frames {
 				tr.truth.Frames++
-				pt.add(i+1, t0+f.t, encodePause(nil, net.HardwareAddr{2, 0, 0, 0, 0, f.mac}, &f.info))
+				data, err := pg.serialize(net.HardwareAddr{2, 0, 0, 0, 0, f.mac}, &f.info)
+				require.NoError(t, err)
+				pt.add(i+1, t0+f.t, data)
 			}
 			pt.finish(tr)
 			got := tr.finish()
@@ -234,7 +240,7 @@ func TestPauseInterleaved(t *testing.T) {
 				if i > 0 {
 					require.False(t, r.ci.Timestamp.Before(recB[i-1].ci.Timestamp), "frame %d goes back in time", i+1)
 				}
-				isPause := binary.BigEndian.Uint16(r.data[12:]) == macControlEtherType
+				isPause := binary.BigEndian.Uint16(r.data[12:]) == uint16(layers.EthernetTypeMACControl)
 				require.Equal(t, isPause, infosB[i].Pause != nil)
 				assert.Equal(t, i+1, infosB[i].Index)
 				if isPause {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/internal/testenv"
+	"github.com/roce-dissect/roce-dissect/layers"
 )
 
 // TestPauseTshark has tshark decode the pause frames and compares their
@@ -54,9 +55,9 @@ func TestPauseTshark(t *testing.T) {
 		msg := "frame " + f[0]
 		assert.Equal(t, fi.Src, f[1], msg)
 		assert.Equal(t, "01:80:c2:00:00:01", f[2], msg)
-		assert.Equal(t, uint64(macControlEtherType), num(f[3]), msg)
+		assert.Equal(t, uint64(layers.EthernetTypeMACControl), num(f[3]), msg)
 		assert.Equal(t, uint64(fi.Pause.Opcode), num(f[4]), msg)
-		if fi.Pause.Opcode == opcodePause {
+		if fi.Pause.Opcode == uint16(layers.MACControlOpcodePause) {
 			assert.Equal(t, uint64(fi.Pause.Quanta[0]), num(f[5]), msg)
 			frames[key{f[1], -1}]++
 			quanta[key{f[1], -1}] += int64(num(f[5]))

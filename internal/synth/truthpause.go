@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"net"
 	"slices"
+
+	"github.com/roce-dissect/roce-dissect/layers"
 )
 
 // The pause truth is computed from the bytes and timestamps of the pause
@@ -109,15 +111,15 @@ func newPauseTruth(pc *PauseConfig) *pauseTruth {
 
 // add records frame number frame, written at t (ns since the epoch).
 func (pt *pauseTruth) add(frame int, t int64, data []byte) {
-	if len(data) < 18 || binary.BigEndian.Uint16(data[12:]) != macControlEtherType {
+	if len(data) < 18 || binary.BigEndian.Uint16(data[12:]) != uint16(layers.EthernetTypeMACControl) {
 		return
 	}
 	var mac [6]byte
 	copy(mac[:], data[6:12])
-	switch binary.BigEndian.Uint16(data[14:]) {
-	case opcodePause:
+	switch layers.MACControlOpcode(binary.BigEndian.Uint16(data[14:])) {
+	case layers.MACControlOpcodePause:
 		pt.step(pauseKey{mac, Pause8023x, -1}, frame, t, binary.BigEndian.Uint16(data[16:]))
-	case opcodePFC:
+	case layers.MACControlOpcodePFC:
 		if len(data) < pauseFieldsEnd {
 			return
 		}
