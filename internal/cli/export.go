@@ -70,18 +70,25 @@ func (r *runner) exportSelects(p *analyze.Packet) bool {
 	return r.selects(p.Src.String(), p.Dst.String(), p.BTH.DestQP)
 }
 
-// exportReport writes the flows, connections and findings tables of the
-// run's report; it reports a failure on stderr and returns false.
-func (r *runner) exportReport(files []string, rep *analyze.Report) bool {
+// exportNames names the capture of the export's tables (the files'
+// names) and its file: the one file's name, "" for several (each finding
+// then names its own).
+func exportNames(files []string) (capture, file string) {
 	names := make([]string, len(files))
 	for i, f := range files {
 		names[i] = displayName(f)
 	}
-	file := ""
-	if len(files) == 1 {
+	if len(names) == 1 {
 		file = names[0]
 	}
-	if err := export.WriteReport(r.cfg.export, strings.Join(names, " "), file, rep); err != nil {
+	return strings.Join(names, " "), file
+}
+
+// exportReport writes the flows, connections and findings tables of the
+// run's report; it reports a failure on stderr and returns false.
+func (r *runner) exportReport(files []string, rep *analyze.Report) bool {
+	capture, file := exportNames(files)
+	if err := export.WriteReport(r.cfg.export, capture, file, rep); err != nil {
 		fmt.Fprintf(r.stderr, "roce-dissect: --export %s: %v\n", r.cfg.export, err)
 		return false
 	}
@@ -92,16 +99,8 @@ func (r *runner) exportReport(files []string, rep *analyze.Report) bool {
 // file's report (-o parquet) as its flows are built, each flow's row
 // written before the next flow is built: the same rows as exportReport.
 func (r *runner) streamExport(res fileResult) error {
-	files := res.exportFiles([]string{res.name})
-	names := make([]string, len(files))
-	for i, f := range files {
-		names[i] = displayName(f)
-	}
-	file := "" // several files: each finding names its own
-	if len(names) == 1 {
-		file = names[0]
-	}
-	rw, err := export.NewReportWriter(r.cfg.export, strings.Join(names, " "), file)
+	capture, file := exportNames(res.exportFiles([]string{res.name}))
+	rw, err := export.NewReportWriter(r.cfg.export, capture, file)
 	if err != nil {
 		return fmt.Errorf("--export %s: %w", r.cfg.export, err)
 	}

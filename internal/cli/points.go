@@ -181,7 +181,7 @@ func (r *runner) matchGroup(ctx context.Context, files, allNames []string, sampl
 		srcs[k] = &pointReader{cr: cr, a: analyze.New(o)}
 		next(srcs[k], k)
 	}
-	opts := r.options(&source{files: []string{""}}, false)
+	opts := r.options(oneFile(""), false)
 	opts.NoMerge = false // the groups' reports are merged
 	opts.FlowBudget, opts.ConnectionBudget = nil, nil
 	combined := analyze.New(opts)

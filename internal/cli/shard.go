@@ -78,7 +78,6 @@ func (r *runner) analyzeSequential(ctx context.Context, index int, src *source, 
 // shards' best, with a note on stderr.
 func (r *runner) analyzeSharded(ctx context.Context, src *source, n int) fileResult {
 	opts := r.options(src, false)
-	opts.Shard = true
 	res := r.shardPass(ctx, src, n, opts)
 	var notPieces *notPiecesError
 	if res.err != nil && ctx.Err() != nil || errors.As(res.err, &notPieces) {
@@ -117,9 +116,10 @@ type shardResult struct {
 // and every batch of its frames has been analyzed. The frames of a pcapng
 // file are copied into the batches.
 func (r *runner) shardPass(ctx context.Context, src *source, n int, opts analyze.Options) shardResult {
-	// The shards share the caps of one source (analyze/shardcap.go): they
-	// track no more flows and connections together than -j 1 does.
-	opts.FlowBudget, opts.ConnectionBudget = analyze.NewFlowBudget(r.cfg.maxFlows), analyze.NewFlowBudget(r.cfg.maxConns)
+	// The shards share the caps of one source (analyze/shardcap.go), which
+	// NewSharded makes of MaxFlows and MaxConnections: they track no more
+	// flows and connections together than -j 1 does.
+	opts.FlowBudget, opts.ConnectionBudget = nil, nil
 	sh := analyze.NewSharded(opts, n)
 	err := r.readSource(ctx, src, func(_ int, cr *capture.Reader) func() { return sh.ReadChunks(cr) }, func(f *frame) {
 		sh.Feed(f.ci, f.linkType, f.data)

@@ -33,19 +33,17 @@ type source struct {
 type pieceRead struct {
 	frames      uint64
 	first, last time.Time // the earliest and the latest timestamps
-	seen        bool
 }
 
 // add counts a frame of time t.
 func (p *pieceRead) add(t time.Time) {
 	p.frames++
-	if !p.seen || t.Before(p.first) {
+	if p.frames == 1 || t.Before(p.first) {
 		p.first = t
 	}
-	if !p.seen || t.After(p.last) {
+	if p.frames == 1 || t.After(p.last) {
 		p.last = t
 	}
-	p.seen = true
 }
 
 // oneFile is the source of one file.
@@ -76,8 +74,7 @@ func (e *notPiecesError) Error() string {
 // each on its own (capture points of the same traffic, or unrelated captures):
 // fewer than two files; standard input among them (it cannot be read
 // again should they turn out not to be pieces); --clock-offset given
-// (which says they are capture points); a file given twice (by path or
-// os.SameFile); a file that cannot be opened as a capture, or whose first
+// (which says they are capture points); a file that cannot be opened as a capture, or whose first
 // frame has no time; two files that begin at the same instant (a file
 // with no frame is a piece with none, read last); or files whose first packets share
 // transmissions (the same packets seen at two capture points, whatever
@@ -95,7 +92,6 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 	type piece struct {
 		name  string
 		start time.Time
-		info  os.FileInfo
 	}
 	ps := make([]piece, 0, len(files))
 	samplers := make([]*points.Sampler, 0, len(files))
@@ -103,20 +99,15 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 	// each packet's own fields, not the flows it builds.
 	a := analyze.New(r.options(oneFile(""), false))
 	for _, name := range files {
-		info, err := os.Stat(name)
-		if err != nil {
+		// A file given twice never gets here: checkInputs refused it.
+		if _, err := os.Stat(name); err != nil {
 			return nil, fmt.Sprintf("%s cannot be read", displayName(name))
-		}
-		for _, p := range ps {
-			if os.SameFile(p.info, info) {
-				return nil, fmt.Sprintf("%s and %s are the same file", displayName(p.name), displayName(name))
-			}
 		}
 		start, smp, err := headSample(a, name)
 		if err != nil {
 			return nil, fmt.Sprintf("%s cannot be read as a capture", displayName(name))
 		}
-		ps = append(ps, piece{name, start, info})
+		ps = append(ps, piece{name, start})
 		samplers = append(samplers, smp)
 	}
 	if est := points.EstimateClocks(samplers, make([]*time.Duration, len(files))); len(est.Groups) > 0 {
@@ -130,7 +121,7 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 	// last, cut before its first record) last.
 	slices.SortStableFunc(ps, func(a, b piece) int {
 		if a.start.IsZero() != b.start.IsZero() {
-			return cmp.Compare(b64(a.start.IsZero()), b64(b.start.IsZero()))
+			return cmp.Compare(b2i(a.start.IsZero()), b2i(b.start.IsZero()))
 		}
 		return a.start.Compare(b.start)
 	})
@@ -183,14 +174,6 @@ func headSample(a *analyze.Analyzer, name string) (time.Time, *points.Sampler, e
 	return start, smp, nil
 }
 
-// b64 is 1 for true, 0 for false.
-func b64(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // captureFiles is the report's list of the pieces read (Capture.Files), nil for
 // one file.
 func (s *source) captureFiles() []analyze.CaptureFile {
@@ -198,9 +181,9 @@ func (s *source) captureFiles() []analyze.CaptureFile {
 		return nil
 	}
 	out := make([]analyze.CaptureFile, len(s.files))
-	for i, f := range s.files {
-		out[i] = analyze.CaptureFile{File: displayName(f), Frames: s.read[i].frames}
-		if s.read[i].seen {
+	for i, name := range s.pieces.Names() {
+		out[i] = analyze.CaptureFile{File: name, Frames: s.read[i].frames}
+		if s.read[i].frames > 0 {
 			first, last := s.read[i].first, s.read[i].last
 			out[i].FirstTime, out[i].LastTime = &first, &last
 		}
@@ -262,7 +245,7 @@ func (r *runner) readSource(ctx context.Context, src *source, start func(i int, 
 			end()
 		}
 		cr.Close()
-		if st.seen {
+		if st.frames > 0 {
 			prev = i
 		}
 		if err != nil {
