@@ -5,11 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
@@ -104,12 +101,7 @@ func writeFiles(t *testing.T, dir, pattern string, n int, write func(w io.Writer
 	t.Helper()
 	var files []string
 	for i := range n {
-		file := filepath.Join(dir, fmt.Sprintf(pattern, i))
-		f, err := os.Create(file)
-		require.NoError(t, err)
-		require.NoError(t, write(f, i))
-		require.NoError(t, f.Close())
-		files = append(files, file)
+		files = append(files, writeCapture(t, filepath.Join(dir, fmt.Sprintf(pattern, i)), func(w io.Writer) error { return write(w, i) }))
 	}
 	return files
 }
