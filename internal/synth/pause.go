@@ -295,7 +295,8 @@ type pauseGen struct {
 	buf    gopacket.SerializeBuffer
 	eth    gplayers.Ethernet
 	mc     layers.MACControl
-	src    [6]byte // pg.eth's SrcMAC
+	src    [6]byte   // pg.eth's SrcMAC
+	info   PauseInfo // the last frame's; Config.OnFrame gets a copy of its own
 	truth  *pauseTruth
 }
 
@@ -340,26 +341,25 @@ func (pc *PauseConfig) schedule(seed uint64) ([]pauseFrame, error) {
 	return out, nil
 }
 
-// encode writes the bytes of f into pg.buf and returns them with what
-// they carry.
-func (pg *pauseGen) encode(f *pauseFrame) ([]byte, *PauseInfo, error) {
+// encode writes the bytes of f into pg.buf and what they carry into
+// pg.info, and returns the bytes.
+func (pg *pauseGen) encode(f *pauseFrame) ([]byte, error) {
 	s := &pg.cfg.Streams[f.stream]
 	q := s.Quanta
 	if f.xon {
 		q = 0
 	}
-	info := &PauseInfo{Kind: s.Kind, Opcode: uint16(layers.MACControlOpcodePause)}
+	pg.info = PauseInfo{Kind: s.Kind, Opcode: uint16(layers.MACControlOpcodePause)}
 	if s.Kind == PausePFC {
-		info.Opcode = uint16(layers.MACControlOpcodePFC)
+		pg.info.Opcode = uint16(layers.MACControlOpcodePFC)
 		for _, p := range s.Priorities {
-			info.ClassEnable |= 1 << p
-			info.Quanta[p] = q
+			pg.info.ClassEnable |= 1 << p
+			pg.info.Quanta[p] = q
 		}
 	} else {
-		info.Quanta[0] = q
+		pg.info.Quanta[0] = q
 	}
-	data, err := pg.serialize(pauseMAC(f.stream, f.sender), info)
-	return data, info, err
+	return pg.serialize(pauseMAC(f.stream, f.sender), &pg.info)
 }
 
 // serialize writes the 60-byte pause frame of info from src into pg.buf
@@ -405,7 +405,7 @@ func (g *generator) pausesUntil(t int64) error {
 	for pg.next < len(pg.frames) && pg.frames[pg.next].t <= t {
 		f := &pg.frames[pg.next]
 		pg.next++
-		data, info, err := pg.encode(f)
+		data, err := pg.encode(f)
 		if err != nil {
 			return err
 		}
@@ -416,8 +416,9 @@ func (g *generator) pausesUntil(t int64) error {
 		g.tr.truth.Frames++
 		pg.truth.add(g.tr.truth.Frames, writtenTime(ts, g.cfg).UnixNano(), data)
 		if g.cfg.OnFrame != nil {
+			info := pg.info // on the heap only for the callback, which may keep it
 			g.info = FrameInfo{Index: g.tr.truth.Frames, Timestamp: ts, CaptureLength: len(data), Length: len(data),
-				Src: net.HardwareAddr(data[6:12]).String(), Dst: pauseDst.String(), Encap: g.cfg.Encap, Pause: info, Data: data}
+				Src: net.HardwareAddr(data[6:12]).String(), Dst: pauseDst.String(), Encap: g.cfg.Encap, Pause: &info, Data: data}
 			g.cfg.OnFrame(&g.info)
 		}
 	}
