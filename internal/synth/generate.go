@@ -377,8 +377,8 @@ func (g *generator) emit(p *pkt) error {
 		g.tr.truth.Frames++ // malformed: in no flow
 	} else {
 		g.tr.now, g.tr.origLen = writtenTime(ts, g.cfg).UnixNano(), orig
-		g.tr.add(p, pktBytes, status)
-		g.pauseFlow(p, pktBytes)
+		fs := g.tr.add(p, pktBytes, status)
+		g.pauseFlow(fs, p, pktBytes)
 		if g.cfg.SnifferSrcPort && status == layers.ICRCOK {
 			g.tr.portRewritten(p)
 		}

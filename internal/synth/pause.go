@@ -425,20 +425,14 @@ func (g *generator) pausesUntil(t int64) error {
 	return nil
 }
 
-// pauseFlow records a RoCE packet of the truth's flows for the flows'
+// pauseFlow records a RoCE packet of the truth's flow fs for the flows'
 // paused time: p as written in frame (its Ethernet bytes) at the
 // tracker's time.
-func (g *generator) pauseFlow(p *pkt, frame []byte) {
+func (g *generator) pauseFlow(fs *flowState, p *pkt, frame []byte) {
 	if g.pause == nil {
 		return
 	}
-	src, dst := p.c.a, p.c.b
-	if p.fromB {
-		src, dst = dst, src
-	}
-	if fs := g.tr.flows[flowKey{src.idx, dst.idx, p.destQP}]; fs != nil {
-		g.pause.truth.flowPacket(fs, g.tr.now, frame, p.op.IsCNP())
-	}
+	fs.pause.packet(g.tr.now, frame, p.op.IsCNP())
 }
 
 // finishPause writes the remaining pause frames' truth: the per-sender

@@ -262,6 +262,7 @@ type flowState struct {
 	lastReq   []byte
 	loss      flowLoss // loss attribution (truthloss.go)
 	nic       *nicTruth
+	pause     flowPause // span and priority for the paused time (truthpause.go)
 	// The last request: a PSN seen before (again), a new highest (fresh).
 	again, fresh bool
 }
@@ -307,8 +308,8 @@ func transportName(c *conn, p *pkt) string {
 }
 
 // add records one written frame: p is what it carries, frame the captured
-// bytes, status the ICRC status a decoder finds.
-func (t *tracker) add(p *pkt, frame []byte, status layers.ICRCStatus) {
+// bytes, status the ICRC status a decoder finds. It returns p's flow.
+func (t *tracker) add(p *pkt, frame []byte, status layers.ICRCStatus) *flowState {
 	t.truth.Frames++
 	t.truth.RoCEPackets++
 	src, dst := p.c.a, p.c.b
@@ -358,6 +359,7 @@ func (t *tracker) add(p *pkt, frame []byte, status layers.ICRCStatus) {
 		t.response(fs, p)
 		t.nicResponse(p, frameNo)
 	}
+	return fs
 }
 
 func (t *tracker) request(fs *flowState, p *pkt, frame []byte) {

@@ -89,9 +89,10 @@ type pauseStream struct {
 }
 
 // flowPause is what the paused time of a flow needs: its span and its
-// priority.
+// priority (flowState.pause).
 type flowPause struct {
 	first, last int64
+	started     bool // first and last are set
 	prio        int
 	prioSet     bool // prio is a non-CNP packet's
 	seen        bool
@@ -101,12 +102,11 @@ type pauseTruth struct {
 	bps, threshold int64
 	streams        map[pauseKey]*pauseStream
 	storms         []PauseStorm
-	flows          map[*flowState]*flowPause
 }
 
 func newPauseTruth(pc *PauseConfig) *pauseTruth {
 	return &pauseTruth{bps: pc.linkBps(), threshold: pc.StormThresholdNs,
-		streams: map[pauseKey]*pauseStream{}, flows: map[*flowState]*flowPause{}}
+		streams: map[pauseKey]*pauseStream{}}
 }
 
 // add records frame number frame, written at t (ns since the epoch).
@@ -193,14 +193,12 @@ func framePriority(b []byte) (int, bool) {
 	return 0, false
 }
 
-// flowPacket records a packet of flow fs at t: the flow's span, and its
+// packet records a packet of the flow at t: the flow's span, and its
 // priority, that of its first packet that is not a CNP (of its first CNP
 // when it has only CNPs).
-func (pt *pauseTruth) flowPacket(fs *flowState, t int64, frame []byte, cnp bool) {
-	f := pt.flows[fs]
-	if f == nil {
-		f = &flowPause{first: t}
-		pt.flows[fs] = f
+func (f *flowPause) packet(t int64, frame []byte, cnp bool) {
+	if !f.started {
+		f.first, f.started = t, true
 	}
 	f.first, f.last = min(f.first, t), max(f.last, t)
 	if p, ok := framePriority(frame); ok && !f.prioSet && (!cnp || !f.seen) {
@@ -258,7 +256,7 @@ func (pt *pauseTruth) finish(tr *tracker) {
 		byPrio[p] = byPrio[p].union()
 	}
 	for _, fs := range tr.order {
-		if f := pt.flows[fs]; f != nil && f.seen {
+		if f := &fs.pause; f.seen {
 			fs.f.PausedNs = byPrio[f.prio].overlap(f.first, f.last)
 		}
 	}
