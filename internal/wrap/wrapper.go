@@ -66,7 +66,7 @@ type Wrapper struct {
 	err     error
 	cfg     settings // the fields with their defaults
 	name    string   // Chain.String()
-	seq     []uint32
+	seq     uint32   // the GRE sequence number of ERSPAN II and III: the frames wrapped before
 	vteps   map[host]netip.Addr
 	scratch [2][]byte
 	pending []tunnelKey
@@ -157,7 +157,6 @@ func (w *Wrapper) start() error {
 	w.cfg, w.err = w.resolve()
 	if w.err == nil {
 		w.name = w.cfg.Chain.String()
-		w.seq = make([]uint32, len(w.cfg.Chain))
 		w.vteps = make(map[host]netip.Addr)
 	}
 	return w.err
@@ -205,9 +204,7 @@ func (w *Wrapper) Wrap(dst, frame []byte, origLen int, ts time.Time) (out []byte
 			out = res
 		}
 	}
-	for i := range w.seq {
-		w.seq[i]++
-	}
+	w.seq++
 	w.count()
 	return out, orig, nil
 }
@@ -222,7 +219,7 @@ func (w *Wrapper) apply(i int, out, f []byte, orig int, ts time.Time) ([]byte, t
 	}
 	switch k {
 	case ERSPAN1, ERSPAN2, ERSPAN3, ERSPAN3Platform:
-		return w.erspan(k, w.seq[i], out, f, orig, ts, &fi)
+		return w.erspan(k, w.seq, out, f, orig, ts, &fi)
 	case VXLAN, Geneve, NVGRE:
 		return w.overlay(k, out, f, orig, &fi)
 	case QinQ:
