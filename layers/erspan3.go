@@ -307,13 +307,3 @@ func (e *ERSPANIII) TimestampString() string {
 	}
 	return d.String() + " (" + e.Granularity.String() + ")"
 }
-
-// decodeERSPANIII is the gopacket decoder of GRE protocol type 0x22EB.
-func decodeERSPANIII(data []byte, p gopacket.PacketBuilder) error {
-	e := &ERSPANIII{}
-	if err := e.DecodeFromBytes(data, p); err != nil {
-		return err
-	}
-	p.AddLayer(e)
-	return p.NextDecoder(e.NextLayerType())
-}

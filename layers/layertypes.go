@@ -45,7 +45,7 @@ var (
 	LayerTypeDCETH = gopacket.RegisterLayerType(layerTypeBase+18, gopacket.LayerTypeMetadata{Name: "DCETH", Decoder: decodeAlone(func() gopacket.DecodingLayer { return &DCETH{} })})
 	// LayerTypeERSPANIII is the header of an ERSPAN type III mirror packet
 	// (GRE protocol type 0x22EB), the way a switch mirrors RoCE traffic.
-	LayerTypeERSPANIII = gopacket.RegisterLayerType(layerTypeBase+19, gopacket.LayerTypeMetadata{Name: "ERSPANIII", Decoder: gopacket.DecodeFunc(decodeERSPANIII)})
+	LayerTypeERSPANIII = gopacket.RegisterLayerType(layerTypeBase+19, gopacket.LayerTypeMetadata{Name: "ERSPANIII", Decoder: decodeAlone(func() gopacket.DecodingLayer { return &ERSPANIII{} })})
 	// LayerTypeMACControl is an IEEE 802.3 MAC Control frame: PAUSE or
 	// PFC (EtherType 0x8808).
 	LayerTypeMACControl = gopacket.RegisterLayerType(layerTypeBase+20, gopacket.LayerTypeMetadata{Name: "MACControl", Decoder: gopacket.DecodeFunc(decodeMACControl)})
@@ -76,7 +76,7 @@ func init() {
 		DecodeWith: gopacket.DecodeFunc(decodeGRH), Name: "RoCEv1", LayerType: LayerTypeGRH,
 	}
 	gplayers.EthernetTypeMetadata[EthernetTypeERSPANIII] = gplayers.EnumMetadata{
-		DecodeWith: gopacket.DecodeFunc(decodeERSPANIII), Name: "ERSPANIII", LayerType: LayerTypeERSPANIII,
+		DecodeWith: LayerTypeERSPANIII, Name: "ERSPANIII", LayerType: LayerTypeERSPANIII,
 	}
 	gplayers.EthernetTypeMetadata[EthernetTypeMACControl] = gplayers.EnumMetadata{
 		DecodeWith: gopacket.DecodeFunc(decodeMACControl), Name: "MACControl", LayerType: LayerTypeMACControl,
@@ -90,7 +90,9 @@ func init() {
 }
 
 // decodeAlone decodes a layer met on its own (not through a BTH), for a
-// user who calls gopacket.NewPacket(data, LayerTypeRETH, …) directly.
+// user who calls gopacket.NewPacket(data, LayerTypeRETH, …) directly, and
+// the ERSPANIII header after its GRE header; decoding goes on with the
+// layer's NextLayerType.
 func decodeAlone(newLayer func() gopacket.DecodingLayer) gopacket.Decoder {
 	return gopacket.DecodeFunc(func(data []byte, p gopacket.PacketBuilder) error {
 		l := newLayer()
