@@ -210,11 +210,16 @@ func (iv intervals) covers(lo, hi int64) bool {
 	return false
 }
 
-// add inserts [lo, hi]; the common case (extending the last range) is O(1).
+// add inserts [lo, hi]; the common cases (extending the last range, or a
+// range after it) are O(1).
 func (iv *intervals) add(lo, hi int64) {
 	s := *iv
 	if n := len(s); n > 0 && lo >= s[n-1][0] && lo <= s[n-1][1]+1 {
 		s[n-1][1] = max(s[n-1][1], hi)
+		return
+	}
+	if n := len(s); n == 0 || lo > s[n-1][1]+1 {
+		*iv = append(s, [2]int64{lo, hi})
 		return
 	}
 	out := s[:0:0]
@@ -237,6 +242,16 @@ func (iv *intervals) add(lo, hi int64) {
 		out = append(out, [2]int64{lo, hi})
 	}
 	*iv = out
+}
+
+// overlap is the length of the set's intersection with [a, b), in the
+// half-open measure: each range [lo, hi] counts as [lo, hi+1).
+func (iv intervals) overlap(a, b int64) int64 {
+	var n int64
+	for _, r := range iv {
+		n += max(0, min(r[1]+1, b)-max(r[0], a))
+	}
+	return n
 }
 
 type flowKey struct {

@@ -244,16 +244,22 @@ func (pt *pauseTruth) finish(tr *tracker) {
 	t.LinkSpeedBps, t.PauseStormThresholdNs = pt.bps, pt.threshold
 	// The paused intervals of each priority, over all senders: PFC of
 	// that priority, and 802.3x, which pauses every priority.
-	var byPrio [8]intervalsHalfOpen
-	for _, k := range keys {
-		for p := range 8 {
+	var byPrio [8]intervals
+	var stretches [][2]int64
+	for p := range byPrio {
+		stretches = stretches[:0]
+		for _, k := range keys {
 			if k.kind == Pause8023x || k.prio == p {
-				byPrio[p] = append(byPrio[p], pt.streams[k].stretches...)
+				stretches = append(stretches, pt.streams[k].stretches...)
 			}
 		}
-	}
-	for p := range byPrio {
-		byPrio[p] = byPrio[p].union()
+		// By start, so that each add extends the set or appends to it.
+		slices.SortFunc(stretches, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+		for _, r := range stretches {
+			if r[1] > r[0] {
+				byPrio[p].add(r[0], r[1]-1) // [start, end) is the closed [start, end-1]
+			}
+		}
 	}
 	for _, fs := range tr.order {
 		if f := &fs.pause; f.seen {
@@ -267,34 +273,4 @@ func prioOrder(p *int) int {
 		return -1
 	}
 	return *p
-}
-
-// intervalsHalfOpen is a list of [start, end) ranges.
-type intervalsHalfOpen [][2]int64
-
-// union returns the sorted, disjoint union.
-func (iv intervalsHalfOpen) union() intervalsHalfOpen {
-	s := slices.Clone(iv)
-	slices.SortFunc(s, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
-	var out intervalsHalfOpen
-	for _, r := range s {
-		if r[1] <= r[0] {
-			continue
-		}
-		if n := len(out); n > 0 && r[0] <= out[n-1][1] {
-			out[n-1][1] = max(out[n-1][1], r[1])
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-// overlap is the length of the intersection of the union iv with [a, b].
-func (iv intervalsHalfOpen) overlap(a, b int64) int64 {
-	var n int64
-	for _, r := range iv {
-		n += max(0, min(r[1], b)-max(r[0], a))
-	}
-	return n
 }
