@@ -21,7 +21,7 @@ const (
 func (w *Wrapper) erspan(k Kind, seq uint32, out, f []byte, orig int, ts time.Time, fi *frameInfo) ([]byte, tunnelKey, error) {
 	c := &w.cfg
 	n := k.Overhead()
-	out, h := grow(out, n)
+	out, h := grow(out, n+len(f))
 	putEthernet(h, c.MirrorSrc, c.MirrorDst, etherTypeIPv4)
 	putIPv4(h[ethLen:], 0, protoGRE, c.MirrorSrc, c.MirrorDst, orig+n-ethLen)
 	g := h[ethLen+ipv4Len:]
@@ -35,7 +35,7 @@ func (w *Wrapper) erspan(k Kind, seq uint32, out, f []byte, orig int, ts time.Ti
 		m := putGRE(g, greSeqBit, etherTypeERSP3, 0, seq)
 		w.putERSPAN3(g[m:], k == ERSPAN3Platform, orig, ts, fi)
 	}
-	out = append(out, f...)
+	copy(h[n:], f)
 	return out, tunnelKey{kind: k, src: c.MirrorSrc, dst: c.MirrorDst, id: uint32(c.SessionID)}, nil
 }
 

@@ -37,7 +37,7 @@ func (w *Wrapper) overlay(k Kind, out, f []byte, orig int, fi *frameInfo) ([]byt
 	if k == NVGRE {
 		proto = protoGRE
 	}
-	out, h := grow(out, n)
+	out, h := grow(out, n+len(f))
 	putEthernet(h, src, dst, etherTypeIPv4)
 	putIPv4(h[ethLen:], tos, proto, src, dst, total)
 	l4 := h[ethLen+ipv4Len:]
@@ -62,7 +62,7 @@ func (w *Wrapper) overlay(k Kind, out, f []byte, orig int, fi *frameInfo) ([]byt
 		// (RFC 7637 section 3.2).
 		putGRE(l4, greKeyBit, etherTypeTEB, vni<<8|fi.hash&0xFF, 0)
 	}
-	out = append(out, f...)
+	copy(h[n:], f)
 	return out, tunnelKey{kind: k, src: src, dst: dst, id: vni}, nil
 }
 
