@@ -123,11 +123,13 @@ func (a *Analyzer) decodeLink(l gopacket.DecodingLayer, data []byte) (gopacket.L
 // decodeEthernet decodes an Ethernet header: the frame's, or one an
 // encapsulation carries, whose VLAN tags are then the packet's.
 func (a *Analyzer) decodeEthernet(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
-	h.tags, h.qinq, h.pcp = 0, false, -1
+	e := &a.eth
+	if e.DecodeFromBytes(data, &a.fb) != nil {
+		return gopacket.LayerTypeZero, nil
+	}
+	h.tags, h.qinq, h.pcp, h.tagType = 0, false, -1, e.EthernetType
 	a.pkt.VLAN = -1
-	typ, data := a.decodeLink(&a.eth, data)
-	h.tagType = a.eth.EthernetType
-	return typ, data
+	return e.NextLayerType(), e.Payload
 }
 
 // decodeDot1Q decodes an 802.1Q or 802.1ad tag. The innermost tag is the
