@@ -1,10 +1,7 @@
 package layers
 
 import (
-	"bufio"
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -74,22 +71,18 @@ func TestTshark(t *testing.T) {
 	tshark := testenv.Tshark(t)
 	for _, path := range capturePaths(t, "softroce") {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			args := []string{"-r", path, "-n", "-T", "fields", "-E", "separator=|", "-E", "occurrence=f", "-e", "frame.number"}
+			fields := []string{"frame.number"}
 			for _, f := range tsharkFields {
-				args = append(args, "-e", f.name)
+				fields = append(fields, f.name)
 			}
-			var stderr bytes.Buffer
-			cmd := exec.Command(tshark, args...)
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			require.NoError(t, err, stderr.String())
+			lines, stderr, err := testenv.TsharkFields(tshark, path, "f", fields...)
+			require.NoError(t, err, stderr)
 
 			frames := readPcap(t, path)
 			compared := 0
-			sc := bufio.NewScanner(bytes.NewReader(out))
-			for sc.Scan() {
-				cols := strings.Split(sc.Text(), "|")
-				require.Len(t, cols, len(tsharkFields)+1, sc.Text())
+			for _, line := range lines {
+				cols := strings.Split(line, "|")
+				require.Len(t, cols, len(tsharkFields)+1, line)
 				n, err := strconv.Atoi(cols[0])
 				require.NoError(t, err)
 				require.LessOrEqual(t, n, len(frames))
@@ -112,7 +105,6 @@ func TestTshark(t *testing.T) {
 					compared++
 				}
 			}
-			require.NoError(t, sc.Err())
 			assert.Positive(t, compared)
 			t.Logf("%d field values equal to tshark's", compared)
 		})
