@@ -64,7 +64,7 @@ func (t *textWriter) writeNIC(w io.Writer, rep *analyze.Report) {
 			fmt.Fprintf(w, "    %-22s %s / %s / %s (min / median / max, %d samples)\n", label, unit(v.Min), unit(v.Median), unit(v.Max), v.Samples)
 		}
 		ns := func(v int64) string { return time.Duration(v).String() }
-		rate := func(v int64) string { f := float64(v); return humanRate(&f) }
+		rate := func(v int64) string { f := float64(v); return HumanRate(&f) }
 		fig("NAK → resend", n.NAKResendNs, ns)
 		if n.TimeoutResends > 0 || n.TimeoutNs != nil {
 			fmt.Fprintf(w, "    %-22s %d", "timeout resends", n.TimeoutResends)

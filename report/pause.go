@@ -19,7 +19,7 @@ func (t *textWriter) writePause(rep *analyze.Report) {
 	w, p := t.w, t.p
 	fmt.Fprintln(w)
 	p.Bold.Fprintln(w, "Pause (PFC)")
-	fmt.Fprintf(w, "  timed at %s (--link-speed)\n", humanRate(&rep.Capture.LinkSpeedBps))
+	fmt.Fprintf(w, "  timed at %s (--link-speed)\n", HumanRate(&rep.Capture.LinkSpeedBps))
 	header := []cell{{text: "SENDER", left: true}, {text: "KIND", left: true}, {text: "PRIORITY"}, {text: "FRAMES"}, {text: "XOFF"}, {text: "XON"}, {text: "QUANTA"}, {text: "PAUSED"}, {text: "LONGEST"}}
 	p.table(w, "  ", header, len(rep.Pause), func(i int, row []cell) []cell {
 		s := &rep.Pause[i]
@@ -29,7 +29,7 @@ func (t *textWriter) writePause(rep *analyze.Report) {
 		}
 		return append(row, cell{text: s.SrcMAC, left: true}, cell{text: s.Kind, left: true}, cell{text: prio},
 			cell{text: fmt.Sprint(s.Frames)}, cell{text: fmt.Sprint(s.XOFFFrames)}, cell{text: fmt.Sprint(s.XONFrames)}, cell{text: fmt.Sprint(s.Quanta)},
-			cell{text: humanDuration(time.Duration(s.PausedNs))}, cell{text: humanDuration(time.Duration(s.LongestPauseNs))})
+			cell{text: HumanDuration(time.Duration(s.PausedNs))}, cell{text: HumanDuration(time.Duration(s.LongestPauseNs))})
 	})
 	n := 0
 	for i := range rep.Flows {
@@ -44,7 +44,7 @@ func (t *textWriter) writePause(rep *analyze.Report) {
 			continue
 		}
 		fmt.Fprintf(w, "    %s → %s QP %s, priority %d: paused %s of its %s\n", f.Src, f.Dst, QP(f.DestQP), *f.Priority,
-			humanDuration(time.Duration(*f.PausedNs)), humanDuration(f.LastTime.Sub(f.FirstTime)))
+			HumanDuration(time.Duration(*f.PausedNs)), HumanDuration(f.LastTime.Sub(f.FirstTime)))
 	}
 	if n > maxTextPausedFlows {
 		fmt.Fprintf(w, "    and %d more (-o json: flows[].paused_ns)\n", n-maxTextPausedFlows)

@@ -26,8 +26,9 @@ func humanBytes(n uint64) string {
 	return fmt.Sprintf("%.1f %cB", v, "kMGTPE"[u-1])
 }
 
-// humanRate renders bits per second.
-func humanRate(bps *float64) string {
+// HumanRate writes bits per second as the reports do, "25.00 Gb/s"; "-"
+// for nil (no rate).
+func HumanRate(bps *float64) string {
 	if bps == nil {
 		return "-"
 	}
@@ -40,7 +41,9 @@ func humanRate(bps *float64) string {
 	return fmt.Sprintf("%.2f %s", v, units[u])
 }
 
-func humanDuration(d time.Duration) string {
+// HumanDuration writes a duration as the reports do: "0", "12.3µs",
+// "1.34ms" or "2.500s".
+func HumanDuration(d time.Duration) string {
 	switch {
 	case d <= 0:
 		return "0"
@@ -75,7 +78,7 @@ func (t *textWriter) report(rep *analyze.Report) {
 	}
 	fmt.Fprintf(w, "; %s", humanBytes(c.Bytes))
 	if c.FirstTime != nil {
-		fmt.Fprintf(w, "; %s to %s (%s)", c.FirstTime.UTC().Format(time.RFC3339Nano), c.LastTime.UTC().Format(time.RFC3339Nano), humanDuration(c.LastTime.Sub(*c.FirstTime)))
+		fmt.Fprintf(w, "; %s to %s (%s)", c.FirstTime.UTC().Format(time.RFC3339Nano), c.LastTime.UTC().Format(time.RFC3339Nano), HumanDuration(c.LastTime.Sub(*c.FirstTime)))
 	}
 	fmt.Fprintln(w)
 	writeCaptureFiles(w, c.Files)
@@ -145,8 +148,8 @@ func (t *textWriter) report(rep *analyze.Report) {
 			f := &rep.Flows[listed[i]]
 			row = append(row,
 				cell{text: f.Src + " → " + f.Dst, left: true}, cell{text: QP(f.DestQP)}, cell{text: f.Transport, left: true},
-				cell{text: fmt.Sprint(f.Packets)}, cell{text: humanBytes(f.PayloadBytes)}, cell{text: humanDuration(f.LastTime.Sub(f.FirstTime))},
-				cell{text: humanRate(f.ThroughputBps)}, rttCell(f),
+				cell{text: fmt.Sprint(f.Packets)}, cell{text: humanBytes(f.PayloadBytes)}, cell{text: HumanDuration(f.LastTime.Sub(f.FirstTime))},
+				cell{text: HumanRate(f.ThroughputBps)}, rttCell(f),
 				mtuCell(p, f),
 				countCell(p, f.Requests.Missing, p.Red), countCell(p, f.Requests.Retransmitted+f.Requests.Duplicates, p.Yellow),
 				countCell(p, f.Responses.NAKs+f.Responses.RNRNAKs, p.Red), countCell(p, f.Congestion.CNPs, p.Yellow),
@@ -198,7 +201,7 @@ func rttCell(f *analyze.Flow) cell {
 	if f.Responses.RTT == nil || f.Responses.RTT.Samples == 0 {
 		return cell{text: "-"}
 	}
-	return cell{text: humanDuration(time.Duration(f.Responses.RTT.MedianNs))}
+	return cell{text: HumanDuration(time.Duration(f.Responses.RTT.MedianNs))}
 }
 
 func countCell(p Palette, n uint64, bad *color.Color) cell {

@@ -30,7 +30,7 @@ func writeWraps(w io.Writer, c analyze.Capture) {
 			moreFrames += t.Frames
 			continue
 		}
-		fmt.Fprintf(w, "    %s: %s\n", tunnelName(t), plural(int(t.Frames), "frame"))
+		fmt.Fprintf(w, "    %s: %s\n", TunnelName(t), plural(int(t.Frames), "frame"))
 	}
 	if more > 0 {
 		fmt.Fprintf(w, "    %s more: %s\n", plural(more, "tunnel"), plural(int(moreFrames), "frame"))
@@ -40,9 +40,9 @@ func writeWraps(w io.Writer, c analyze.Capture) {
 	}
 }
 
-// tunnelName names a tunnel: its kind, identifier and outer addresses,
-// "erspan2 session 7, 10.0.0.1 → 10.0.0.9".
-func tunnelName(t analyze.Tunnel) string {
+// TunnelName names a tunnel as the reports do: its kind, identifier and
+// outer addresses, "erspan2 session 7, 10.0.0.1 → 10.0.0.9".
+func TunnelName(t analyze.Tunnel) string {
 	s := t.Kind
 	if t.ID != nil {
 		s += fmt.Sprintf(" %s %d", t.IDName, *t.ID)
