@@ -1,8 +1,10 @@
 // Package htmlreport renders an analyze.Report as one self-contained HTML
-// page: the capture summary, the connections, a sortable flow table, the
-// findings, and per flow an interactive PSN-over-time sequence chart and
-// its throughput over time. The charts use uPlot (MIT, vendored under
-// assets/ with its licence) and need no network access to view.
+// page: the capture summary (with the encapsulations and tunnels frames
+// arrived in, wraps.go), the connections, a sortable flow table, the
+// pause frames per sender and priority (pause.go), the findings, and per
+// flow an interactive PSN-over-time sequence chart and its throughput
+// over time. The charts use uPlot (MIT, vendored under assets/ with its
+// licence) and need no network access to view.
 //
 // The per-packet points of the sequence charts are gathered by a Collector
 // fed with the analyzer's decoded packets; it keeps a bounded number of

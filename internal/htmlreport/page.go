@@ -121,6 +121,19 @@ func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error 
 	if d.Files == nil {
 		d.Files = []string{}
 	}
+	wraps, err := wrapsHTML(&rep.Capture)
+	if err != nil {
+		return err
+	}
+	pause, pauseNav, err := pauseHTML(rep)
+	if err != nil {
+		return err
+	}
+	// The script renders neither the tunnels nor the pause table: the
+	// page's data leaves them out rather than carry them twice.
+	shown := *rep
+	shown.Capture.Encapsulations, shown.Capture.Tunnels, shown.Pause = nil, nil, nil
+	d.Report = &shown
 	var data bytes.Buffer
 	enc := json.NewEncoder(&data) // escapes <, > and &: safe inside <script>
 	if err := enc.Encode(&d); err != nil {
@@ -133,7 +146,10 @@ func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error 
 		"{{UPLOT_JS}}", uplotJS,
 		"{{APP_JS}}", appJS,
 		"{{DATA}}", strings.TrimSpace(data.String()),
+		"{{WRAPS}}", wraps,
+		"{{PAUSE}}", pause,
+		"{{PAUSE_NAV}}", pauseNav,
 	).Replace(pageHTML)
-	_, err := io.WriteString(w, page)
+	_, err = io.WriteString(w, page)
 	return err
 }

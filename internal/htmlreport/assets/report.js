@@ -188,6 +188,7 @@
       { label: 'RNR', num: true, title: 'RNR NAKs', val: (r) => r.f.responses.rnr_naks, html: (r) => bad(r.f.responses.rnr_naks) },
       { label: 'CNPs', num: true, val: (r) => r.f.congestion.cnps, html: (r) => num(r.f.congestion.cnps) },
       { label: 'ECN-CE', num: true, val: (r) => r.f.congestion.ecn_ce, html: (r) => num(r.f.congestion.ecn_ce) },
+      ...pauseColumns(),
       { label: 'ICRC err', num: true, val: (r) => r.f.icrc.bad, html: (r) => bad(r.f.icrc.bad) },
       { label: 'RTT median', num: true, val: (r) => (r.f.responses.rtt ? r.f.responses.rtt.median_ns : null), html: (r) => (r.f.responses.rtt ? fmtSecs(r.f.responses.rtt.median_ns / 1e9) : '-') },
       { label: 'Findings', num: true, val: (r) => flowFindings[r.i], html: (r) => num(flowFindings[r.i]) },
@@ -203,6 +204,19 @@
     pick.innerHTML = flowRows.map((r) => '<option value="' + r.i + '">#' + (r.i + 1) + ' ' + esc(r.x.name) + ' — ' + esc(r.f.transport) +
       ', ' + num(r.f.packets) + ' packets' + (flowFindings[r.i] ? ', ' + flowFindings[r.i] + ' findings' : '') + (r.x.chart ? '' : ' (no chart)') + '</option>').join('');
     pick.addEventListener('change', () => selectFlow(Number(pick.value), null, false));
+  }
+
+  // pauseColumns are the flow's priority and the time it was paused,
+  // when the capture holds pause frames (the analyzer then gives every
+  // flow whose priority it knows a paused time, absent for none).
+  function pauseColumns() {
+    if (!R.flows.some((f) => f.priority != null)) return [];
+    const paused = (f) => (f.priority == null ? null : f.paused_ns ?? 0);
+    return [
+      { label: 'Prio', num: true, title: '802.1p priority: VLAN PCP, else DSCP (--dscp-priority)', val: (r) => r.f.priority },
+      { label: 'Paused', num: true, title: 'time its priority was paused (PFC, PAUSE) between its first and last packet', val: (r) => paused(r.f),
+        html: (r) => (paused(r.f) == null ? '-' : fmtSecs(paused(r.f) / 1e9)) },
+    ];
   }
 
   function markSelected() {
