@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -118,8 +119,10 @@ func synthHTMLCapture(t *testing.T, name string, args ...string) string {
 
 // TestHTMLReportInBrowser writes --html pages and checks them in headless
 // Chromium: no console error, no network request, the flow table holds the
-// analyzer's flows, a click on a finding charts its flow with the PSNs the
-// capture's bytes carry, and a screenshot is not blank.
+// analyzer's flows (with their priority and paused time when the capture
+// holds pause frames, beside a Pause table), a click on a finding charts
+// its flow with the PSNs the capture's bytes carry, and a screenshot is
+// not blank.
 func TestHTMLReportInBrowser(t *testing.T) {
 	chrome := findChromium()
 	if chrome == "" {
@@ -154,7 +157,11 @@ func TestHTMLReportInBrowser(t *testing.T) {
 		{"header_only", cut, ""},
 		{"impaired", synthHTMLCapture(t, "impaired.pcap", "write-bw", "-messages", "64", "-nanos",
 			"-nak", "+40,+100,+200", "-ecn", "+70,+71,+72", "-rnr", "+150", "-drop", "+200", "-reorder", "+120"), analyze.KindPSNGap},
-		{"dozens_of_flows", synthHTMLCapture(t, "mix.pcap", "mix", "-qps", "24", "-packets", "3000", "-nanos"), ""},
+		// Among dozens of flows, PFC from two senders, a PFC storm and
+		// 802.3x PAUSE: the Pause table, the flows' priority and paused
+		// time, a pause_storm finding.
+		{"dozens_of_flows_paused", synthHTMLCapture(t, "mix.pcap", "mix", "-qps", "24", "-packets", "3000", "-nanos",
+			"-pfc", "3,senders=2", "-pfc-storm", "3", "-pause", "on"), ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -258,6 +265,7 @@ func checkInBrowser(t *testing.T, chrome, profile, page string, rep *analyze.Rep
 	var picker int
 	eval(`document.querySelectorAll('#flow-picker option').length`, &picker)
 	assert.Equal(t, len(rep.Flows), picker, "flow picker entries")
+	checkPauseInBrowser(t, eval, rep)
 
 	// The finding to click (or the busiest flow), and another flow.
 	fi, flowIdx := -1, -1
@@ -362,6 +370,53 @@ func checkInBrowser(t *testing.T, chrome, profile, page string, rep *analyze.Rep
 	assert.Empty(t, problems, "console messages and exceptions")
 	assert.Empty(t, requests, "network requests (the page must be self-contained)")
 	return buf
+}
+
+// checkPauseInBrowser checks what the page shows of the pause frames: a
+// row per sender and priority in the Pause table, each flow's priority
+// and paused time in the flow table, the pause storms in the findings'
+// table; none of it without pause frames.
+func checkPauseInBrowser(t *testing.T, eval func(string, any), rep *analyze.Report) {
+	t.Helper()
+	var header []string
+	eval(`Array.from(document.querySelectorAll('#flow-table thead th')).map(th => th.textContent)`, &header)
+	var pauseRows, storms int
+	eval(`document.querySelectorAll('#pause-table tbody tr').length`, &pauseRows)
+	eval(`Array.from(document.querySelectorAll('#finding-table tbody tr')).filter(tr => tr.textContent.includes('pause_storm')).length`, &storms)
+	wantStorms := 0
+	for _, f := range rep.Findings {
+		if f.Kind == analyze.KindPauseStorm {
+			wantStorms++
+		}
+	}
+	assert.Equal(t, len(rep.Pause), pauseRows, "rows of the Pause table")
+	assert.Equal(t, wantStorms, storms, "pause_storm rows of the findings' table")
+	prio, paused := slices.Index(header, "Prio"), slices.Index(header, "Paused")
+	if len(rep.Pause) == 0 {
+		assert.Equal(t, -1, prio, "no priority column without pause frames")
+		assert.Equal(t, -1, paused, "no paused column without pause frames")
+		return
+	}
+	require.GreaterOrEqual(t, prio, 0, "the flow table has the flows' priority")
+	require.GreaterOrEqual(t, paused, 0, "the flow table has the flows' paused time")
+	var cells [][]string
+	eval(`Array.from(document.querySelectorAll('#flow-table tbody tr')).map(tr => Array.from(tr.children).map(td => td.textContent))`, &cells)
+	require.Len(t, cells, len(rep.Flows))
+	wasPaused := 0
+	for i := range rep.Flows {
+		f := &rep.Flows[i]
+		require.NotNil(t, f.Priority)
+		assert.Equal(t, fmt.Sprint(*f.Priority), cells[i][prio], "priority of %s", flowLabel(f))
+		var want int64
+		if f.PausedNs != nil {
+			want = *f.PausedNs
+			wasPaused++
+		}
+		got, err := time.ParseDuration(strings.ReplaceAll(cells[i][paused], " ", ""))
+		require.NoError(t, err, "paused time of %s: %q", flowLabel(f), cells[i][paused])
+		assert.InDelta(t, float64(want), float64(got), 0.005*float64(want)+1, "paused time of %s: %q", flowLabel(f), cells[i][paused])
+	}
+	assert.Positive(t, wasPaused, "a flow was paused: the case tests the paused time")
 }
 
 // distinctColours counts the colours of a sample of an image's pixels.
