@@ -183,6 +183,9 @@ func (b *reportBuild) flow(i int) Flow {
 		}
 	}
 	for _, pm := range f.reqMsg.pending() {
+		if pm.reported {
+			continue
+		}
 		sev, note := SeverityWarning, ""
 		if !pm.noStart && cls.onlyNotCaptured(pm.from, pm.to) {
 			sev, note = SeverityInfo, notCapturedNote
@@ -333,7 +336,11 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 	if cold.respMsg != nil && cold.respMsg.cur.open {
 		out.Messages.Incomplete++
 	}
-	out.Messages.Incomplete += uint64(len(f.reqMsg.pending()))
+	for _, pm := range f.reqMsg.pending() {
+		if !pm.reported { // a reported one is counted in cold.incomplete
+			out.Messages.Incomplete++
+		}
+	}
 	setRates(&out)
 	return out
 }

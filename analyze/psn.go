@@ -193,6 +193,21 @@ func (t *psnTracker) anyIn(from, to uint32) bool {
 	return false
 }
 
+// maxPairGap bounds the gaps jumpedOver looks in: a PSN inside a larger
+// jump is weak evidence of which flow an ACK answers.
+const maxPairGap = 1 << 12
+
+// jumpedOver reports that psn is missing inside one of the listed gaps of
+// at most maxPairGap PSNs.
+func (t *psnTracker) jumpedOver(psn uint32) bool {
+	for _, g := range t.gaps() {
+		if g.count() <= maxPairGap && psnDiff(psn, g.from) >= 0 && psnDiff(g.to, psn) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // readGuess is a READ request whose span was guessed (1 PSN) because the
 // path MTU was unknown.
 type readGuess struct {

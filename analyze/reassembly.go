@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/roce-dissect/roce-dissect/layers"
 )
@@ -25,7 +26,17 @@ type message struct {
 // pendingMsg is a message whose LAST arrived while PSNs inside it were
 // missing: it completes if out-of-order packets fill them.
 type pendingMsg struct {
-	noStart  bool // its FIRST has not been seen: from is unknown
+	noStart bool // its FIRST has not been seen: from is unknown
+	// openEnd: its LAST has not been seen. The next message began while
+	// PSNs after the ones seen of it were missing, so its LAST may be among
+	// them; to is the PSN before that next message, which bounds it.
+	openEnd bool
+	// reported: it was found incomplete (a finding and a count) when the
+	// next message began. It is still counted as a message if its LAST and
+	// every PSN before it arrive out of order (a resend after a loss), and
+	// then no longer as incomplete; the end of the capture reports it no
+	// second time.
+	reported bool
 	from, to uint32
 	bytes    uint64
 	isWrite  bool
@@ -34,8 +45,12 @@ type pendingMsg struct {
 	frame    uint64 // of its LAST
 }
 
-// maxPending bounds the pending messages of one stream.
-const maxPending = 64
+// maxPending bounds the pending messages of one stream, and maxOpenEnd
+// those of them whose LAST has not been seen.
+const (
+	maxPending = 64
+	maxOpenEnd = 8
+)
 
 // msgStream reassembles the messages of one PSN stream.
 type msgStream struct {
@@ -119,6 +134,9 @@ func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload in
 		if m.open {
 			a.incomplete(f, p, m.frame, m.bytes)
 			a.noteOpen(f, p, st, m, bth.PSN)
+			if mode == tracked {
+				st.keepOpen(m, bth.PSN)
+			}
 		}
 		*m = message{}
 		st.started, st.prevEnd, st.hasPrev = true, bth.PSN, true
@@ -130,6 +148,9 @@ func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload in
 		if m.open {
 			a.incomplete(f, p, m.frame, m.bytes)
 			a.noteOpen(f, p, st, m, bth.PSN)
+			if mode == tracked {
+				st.keepOpen(m, bth.PSN)
+			}
 		}
 		*m = message{open: true, start: bth.PSN, bytes: uint64(payload), next: psnAdd(bth.PSN, 1), isWrite: isWrite, frame: p.Frame}
 		st.started = true
@@ -202,6 +223,32 @@ func (a *Analyzer) endMessage(f *flowState, st *msgStream, p *Packet, mode strea
 	}
 }
 
+// keepOpen keeps the open message m pending when the message beginning at
+// psn skipped PSNs after the ones seen of m: its LAST may be among them and
+// come out of order, which completes it (fillMessage).
+// At most maxOpenEnd such messages wait, the oldest giving way, so that
+// LASTs the tap missed leave room for the messages whose LAST came.
+func (st *msgStream) keepOpen(m *message, psn uint32) {
+	if m.noStart || psnDiff(psn, m.next) <= 0 {
+		return
+	}
+	open := 0
+	for i, pm := range st.pending() {
+		if pm.openEnd {
+			if open++; open == maxOpenEnd {
+				st.rare.pending = slices.Delete(st.rare.pending, i, i+1) // already reported: nothing else to do
+				break
+			}
+		}
+	}
+	if len(st.pending()) >= maxPending {
+		return
+	}
+	r := st.more()
+	r.pending = append(r.pending, pendingMsg{openEnd: true, reported: true, from: m.start, to: psnAdd(psn, -1), bytes: m.bytes,
+		isWrite: m.isWrite, hasDMA: m.hasDMA, dmaLen: m.dmaLen, frame: m.frame})
+}
+
 // noteOpen remembers the PSNs of a request message left open by the
 // packet at psn (its LAST is missing): from its FIRST up to psn.
 func (a *Analyzer) noteOpen(f *flowState, p *Packet, st *msgStream, m *message, psn uint32) {
@@ -250,8 +297,14 @@ func (a *Analyzer) fillMessage(f *flowState, p *Packet, payload int) {
 		if p.RETH != nil {
 			pm.hasDMA, pm.dmaLen = true, p.RETH.DMALength
 		}
-		if !f.psn.anyIn(pm.from, pm.to) {
+		if pm.openEnd && p.BTH.Opcode.Position() == layers.PositionLast {
+			pm.to, pm.openEnd = psn, false // its LAST, late
+		}
+		if !pm.openEnd && !f.psn.anyIn(pm.from, pm.to) {
 			done := *pm
+			if done.reported {
+				f.rare().incomplete--
+			}
 			st.rare.pending = append(st.rare.pending[:i], st.rare.pending[i+1:]...)
 			a.completeMessage(f, p, done.bytes, dmaCheck{done.isWrite && done.hasDMA, done.dmaLen})
 			f.logHeadMsg(done.from, done.to, done.bytes)

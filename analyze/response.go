@@ -82,7 +82,9 @@ func (a *Analyzer) ackRTT(f *flowState, p *Packet) {
 
 // peerOf returns the request flow an ACK in f answers: the reverse flow
 // linked by a CM connection or found earlier, else the one of the reverse
-// direction whose pending requests hold the acknowledged PSN.
+// direction whose pending requests hold the acknowledged PSN, or which
+// jumped over it (a NAK names the PSN lost, which no request pending
+// holds; without a CM connection, it must still reach its requests).
 func (a *Analyzer) peerOf(f *flowState, psn uint32) *flowState {
 	if f.peer >= 0 {
 		return a.flowList[f.peer]
@@ -100,7 +102,7 @@ func (a *Analyzer) peerOf(f *flowState, psn uint32) *flowState {
 		if g.peer >= 0 {
 			continue
 		}
-		if _, ok := g.pending.find(psn); ok {
+		if _, ok := g.pending.find(psn); ok || g.psn.jumpedOver(psn) {
 			f.peer, g.peer = g.index, f.index
 			return g
 		}
