@@ -73,6 +73,9 @@ func TestWrappedIsUnwrapped(t *testing.T) {
 		frames, cis, lt, err := loadFrames(file)
 		require.NoError(t, err)
 		want := analyzeFrames(frames, cis, lt)
+		if len(want.Capture.Encapsulations) > 0 {
+			continue // wrapped already: TestGeneratedCapturesMatchTruth compares it with its truth
+		}
 		for _, chain := range wrapChains {
 			t.Run(filepath.Base(file)+"/"+chain, func(t *testing.T) {
 				wf, wci, truth := wrapFrames(t, chain, frames, cis)

@@ -267,6 +267,14 @@ func Golden() []GoldenFile {
 		{"tool_cut_243.pcap", []string{"write-bw", "--cut-frames", "243", "--messages", "8", "--msg-size", "4096", "--mtu", "4096"}},
 		{"v1_requester_v2_responder.pcap", []string{"read-bw", "--v1-requester", "--messages", "4", "--msg-size", "2048", "--mtu", "1024"}},
 		{"short_mad.pcap", []string{"write-bw", "--short-mad", "200", "--messages", "2", "--msg-size", "1024", "--mtu", "1024"}},
+		// A switch mirror's copy of an overlay: ERSPAN III around VXLAN
+		// around RoCE v2, with a packet lost in the network, NAKed and resent.
+		{"erspan3_vxlan.pcap", []string{"write-bw", "--wrap", "erspan3,vxlan", "--messages", "6", "--msg-size", "2048", "--mtu", "1024", "--start-psn", "100",
+			"--drop", "103", "--nak", "103"}},
+		// A lossless fabric at 25 Gb/s: PFC on priority 3 from two senders,
+		// a PFC storm of 250 ms and 802.3x PAUSE, among VLAN-tagged RoCE.
+		{"pfc_storm.pcap", []string{"write-bw", "--encap", "vlan", "--link-speed", "25", "--pfc", "3,senders=2", "--pfc-storm", "3", "--pause", "episodes=2",
+			"--messages", "6", "--msg-size", "2048", "--mtu", "1024"}},
 	}
 }
 

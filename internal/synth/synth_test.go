@@ -67,6 +67,22 @@ func generate(t testing.TB, cfg Config) ([]byte, *Truth, []FrameInfo) {
 	return capBuf.Bytes(), tr, infos
 }
 
+// checkPauseDecode compares a pause frame decoded by gopacket and the
+// project's MAC Control layer with what the generator says it wrote.
+func checkPauseDecode(t *testing.T, pkt gopacket.Packet, fi FrameInfo, msg string) {
+	t.Helper()
+	require.Nil(t, pkt.ErrorLayer(), msg)
+	mc, ok := pkt.Layer(layers.LayerTypeMACControl).(*layers.MACControl)
+	require.True(t, ok, "%s: no MAC Control in %v", msg, pkt)
+	assert.Equal(t, fi.Pause.Opcode, uint16(mc.Opcode), msg)
+	if fi.Pause.Kind == Pause8023x {
+		assert.Equal(t, fi.Pause.Quanta[0], mc.PauseTime, msg)
+		return
+	}
+	assert.Equal(t, fi.Pause.ClassEnable, mc.ClassEnableVector, msg)
+	assert.Equal(t, fi.Pause.Quanta, mc.PauseTimes, msg)
+}
+
 var allEncaps = []Encap{EncapIPv4, EncapIPv6, EncapVLAN, EncapRoCEv1, EncapIB, EncapERF}
 
 // checkDecode decodes every frame with gopacket and the project's layers
@@ -84,6 +100,10 @@ func checkDecode(t *testing.T, capture []byte, infos []FrameInfo, encap Encap) {
 		require.Equal(t, fi.Length, rec.ci.Length, msg)
 		require.Equal(t, fi.Timestamp.UnixNano()/1000, rec.ci.Timestamp.UnixNano()/1000, msg)
 		pkt := gopacket.NewPacket(rec.data, lt, gopacket.Default)
+		if fi.Pause != nil {
+			checkPauseDecode(t, pkt, fi, msg)
+			continue
+		}
 		truncated := rec.ci.CaptureLength < rec.ci.Length || fi.ToolCut
 		switch {
 		case fi.Malformed:
@@ -178,13 +198,16 @@ func checkDecode(t *testing.T, capture []byte, infos []FrameInfo, encap Encap) {
 func checkTruthTotals(t *testing.T, tr *Truth, infos []FrameInfo, capture []byte) {
 	t.Helper()
 	assert.Equal(t, len(infos), tr.Frames)
-	good := 0 // frames not written malformed: those in flows
+	good, pauses := 0, 0 // RDMA frames not written malformed (those in flows), pause frames
 	for _, fi := range infos {
-		if !fi.Malformed {
+		switch {
+		case fi.Pause != nil:
+			pauses++
+		case !fi.Malformed:
 			good++
 		}
 	}
-	assert.Equal(t, len(infos)-good, tr.Malformed)
+	assert.Equal(t, len(infos)-good-pauses, tr.Malformed)
 	assert.Equal(t, good, tr.RoCEPackets)
 	pk, bad, unv := 0, 0, 0
 	var pay int64
@@ -203,7 +226,7 @@ func checkTruthTotals(t *testing.T, tr *Truth, infos []FrameInfo, capture []byte
 	assert.Equal(t, good, pk)
 	var wantPay int64
 	for _, fi := range infos {
-		if fi.Malformed {
+		if fi.Malformed || fi.Pause != nil {
 			continue
 		}
 		wantPay += int64(fi.PayloadLen)
@@ -213,6 +236,9 @@ func checkTruthTotals(t *testing.T, tr *Truth, infos []FrameInfo, capture []byte
 	require.Len(t, recs, len(infos))
 	wantBad, wantUnv := 0, 0
 	for i, rec := range recs {
+		if infos[i].Pause != nil {
+			continue // no ICRC
+		}
 		pkt := gopacket.NewPacket(rec.data, lt, gopacket.NoCopy)
 		if infos[i].SrcPortRewritten {
 			// The NIC sniffer's 4791 hides the port the ICRC covers: put

@@ -79,6 +79,9 @@ func TestTshark(t *testing.T) {
 				require.Len(t, f, len(tsharkFields))
 				fi := infos[i]
 				msg := gf.Name + " frame " + f[0]
+				if fi.Pause != nil {
+					continue // no BTH: TestPauseTshark compares pause frames with tshark
+				}
 				truncated := fi.CaptureLength < fi.Length || fi.ToolCut
 				require.NotEmpty(t, f[1], msg)
 				assert.Equal(t, uint64(fi.Opcode), num(f[1]), msg)
