@@ -59,47 +59,20 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 	// A GRH or BTH is decoded even with nothing left: an RDMA packet cut
 	// there is malformed, not another protocol.
 	for typ != gopacket.LayerTypeZero && (len(data) > 0 || typ == layers.LayerTypeBTH || typ == layers.LayerTypeGRH) {
+		// The headers of plain RoCE v2 first, in a switch of their own:
+		// the walk visits them for nearly every frame.
 		switch typ {
 		case gplayers.LayerTypeEthernet:
 			typ, data = a.decodeEthernet(&h, data)
-		case gplayers.LayerTypeLinuxSLL:
-			typ, data = a.decodeLink(&a.sll, data)
-		case gplayers.LayerTypeLinuxSLL2:
-			typ, data = a.decodeLink(&a.sll2, data)
-		case gplayers.LayerTypeDot1Q:
-			typ, data = a.decodeDot1Q(&h, data)
 		case gplayers.LayerTypeIPv4:
 			typ, data = a.decodeIPv4(&h, data)
-		case gplayers.LayerTypeIPv6:
-			typ, data = a.decodeIPv6(&h, data)
 		case gplayers.LayerTypeUDP:
 			typ, data = a.decodeUDP(&h, data)
-		case layers.LayerTypeERF:
-			typ, data = a.decodeERF(data)
-		case layers.LayerTypeLRH:
-			typ, data = a.decodeLRH(&h, data)
-		case layers.LayerTypeGRH:
-			typ, data = a.decodeGRH(&h, data)
-		case gplayers.LayerTypeGRE:
-			typ, data = a.decodeGRE(data)
-		case gplayers.LayerTypeERSPANII:
-			typ, data = a.decodeERSPANII(data)
-		case layers.LayerTypeERSPANIII:
-			typ, data = a.decodeERSPANIII(data)
-		case gplayers.LayerTypeVXLAN:
-			typ, data = a.decodeVXLAN(data)
-		case gplayers.LayerTypeGeneve:
-			typ, data = a.decodeGENEVE(data)
-		case gplayers.LayerTypeMPLS:
-			typ, data = a.decodeMPLS(data)
-		case layers.LayerTypeMACControl:
-			a.decodeMACControl(data)
-			typ = gopacket.LayerTypeZero
 		case layers.LayerTypeBTH:
 			a.decodeTransport(data)
 			typ = gopacket.LayerTypeZero
 		default:
-			typ = gopacket.LayerTypeZero
+			typ, data = a.decodeOther(&h, typ, data)
 		}
 	}
 	// Every header that stops the walk leaves the packet not RDMA, in
@@ -110,6 +83,42 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 	}
 	p.Priority = a.priority(&h)
 	return h.ibLen, h.kind, h.netHdr, h.udpHdr
+}
+
+// decodeOther decodes a header of type typ other than those of plain
+// RoCE v2, for decode's walk.
+func (a *Analyzer) decodeOther(h *frameHeaders, typ gopacket.LayerType, data []byte) (gopacket.LayerType, []byte) {
+	switch typ {
+	case gplayers.LayerTypeLinuxSLL:
+		return a.decodeLink(&a.sll, data)
+	case gplayers.LayerTypeLinuxSLL2:
+		return a.decodeLink(&a.sll2, data)
+	case gplayers.LayerTypeDot1Q:
+		return a.decodeDot1Q(h, data)
+	case gplayers.LayerTypeIPv6:
+		return a.decodeIPv6(h, data)
+	case layers.LayerTypeERF:
+		return a.decodeERF(data)
+	case layers.LayerTypeLRH:
+		return a.decodeLRH(h, data)
+	case layers.LayerTypeGRH:
+		return a.decodeGRH(h, data)
+	case gplayers.LayerTypeGRE:
+		return a.decodeGRE(data)
+	case gplayers.LayerTypeERSPANII:
+		return a.decodeERSPANII(data)
+	case layers.LayerTypeERSPANIII:
+		return a.decodeERSPANIII(data)
+	case gplayers.LayerTypeVXLAN:
+		return a.decodeVXLAN(data)
+	case gplayers.LayerTypeGeneve:
+		return a.decodeGENEVE(data)
+	case gplayers.LayerTypeMPLS:
+		return a.decodeMPLS(data)
+	case layers.LayerTypeMACControl:
+		a.decodeMACControl(data)
+	}
+	return gopacket.LayerTypeZero, data
 }
 
 // decodeLink decodes a link header that shows nothing in the Packet.
