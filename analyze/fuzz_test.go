@@ -21,6 +21,14 @@ func FuzzAnalyzer(f *testing.F) {
 	f.Add(uint8(0), append(writeOnly(5, make([]byte, 100)), writeOnly(9, make([]byte, 3))...))
 	f.Add(uint8(1), []byte{0xF0, 0x02, 0xFF, 0xFF, 0x00, 0x48, 0xFF, 0xFF, 0x64})
 	f.Add(uint8(2), []byte{0, 0, 0, 0, 0, 0, 0, 0, 21, 0, 0, 40, 0, 0, 0, 24})
+	// Frames as a switch mirror delivers them and pause frames (testdata).
+	for _, file := range []string{"../testdata/erspan3_vxlan.pcap", "../testdata/pfc_storm.pcap"} {
+		frames, _, _, err := loadFrames(file)
+		require.NoError(f, err)
+		for _, fr := range frames[:6] {
+			f.Add(uint8(0), fr)
+		}
+	}
 	// Frames of the shared captures, when present (never copied into the repo).
 	for _, dir := range []string{"../../shared/captures/vectors", "../../shared/captures/softroce"} {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.pcap"))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/capture"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
+	"github.com/roce-dissect/roce-dissect/internal/wrap"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -90,6 +91,26 @@ func generated(t testing.TB) map[string][]byte {
 		"mix-snap":        {Scenario: synth.ScenarioMix, Packets: 40, QPs: 3, SnapLen: 80, Nanos: true},
 		"wrap-dup":        {Scenario: synth.ScenarioWriteBW, Messages: 6, MsgSize: 4096, StartPSN: &one, Impairments: synth.Impairments{Dup: []synth.PSNRef{{Value: 3, Relative: true}}, Reorder: []synth.PSNRef{{Value: 6, Relative: true}}}},
 	}
+	// As a switch mirror delivers it (ERSPAN III around VXLAN, with a loss),
+	// and among the PFC and PAUSE frames of a lossless fabric.
+	mirror := synth.Config{Scenario: synth.ScenarioWriteBW, Messages: 2, MsgSize: 2048, Impairments: synth.Impairments{Drop: []synth.PSNRef{{Value: 1, Relative: true}}, NAK: []synth.PSNRef{{Value: 1, Relative: true}}}}
+	var err error
+	if mirror.Wrap, err = wrap.Parse("erspan3,vxlan"); err != nil {
+		t.Fatal(err)
+	}
+	cfgs["mirror-erspan3-vxlan"] = mirror
+	paused := synth.Config{Scenario: synth.ScenarioSendBW, Encap: synth.EncapVLAN, Messages: 2, MsgSize: 1024}
+	for _, ps := range []struct {
+		kind synth.PauseKind
+		spec string
+	}{{synth.PausePFC, "3+4,episodes=2,refresh=2us"}, {synth.Pause8023x, "episodes=1,xon=no"}} {
+		st, err := synth.ParsePauseSpec(ps.kind, false, ps.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paused.Pause.Streams = append(paused.Pause.Streams, st)
+	}
+	cfgs["pfc-pause-vlan"] = paused
 	out := make(map[string][]byte, len(cfgs))
 	for name, cfg := range cfgs {
 		var b bytes.Buffer
