@@ -74,8 +74,11 @@ type Capture struct {
 	// Encapsulations counts the frames that arrived inside other packets
 	// (a switch mirror's ERSPAN, an overlay's VXLAN, GENEVE or NVGRE,
 	// QinQ, MPLS), by chain of encapsulations, most frames first; absent
-	// when every frame was captured as sent.
+	// when every frame was captured as sent. Up to 64 chains are listed.
 	Encapsulations []Encapsulation `json:"encapsulations,omitempty"`
+	// EncapsulationFramesUnlisted counts the frames of the chains beyond
+	// those listed.
+	EncapsulationFramesUnlisted uint64 `json:"encapsulation_frames_unlisted,omitempty"`
 	// Tunnels are the mirror sessions, tunnels, S-VLANs and labels those
 	// frames came through, each with its frames (a frame nested in two
 	// counts in both), up to 1,024 of them.

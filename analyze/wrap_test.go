@@ -206,3 +206,49 @@ func checkWrapSummary(t *testing.T, truth wrap.Truth, c analyze.Capture) {
 	}
 	assert.Equal(t, tunnels, gotTunnels, "tunnels")
 }
+
+// TestWrapChainsBounded: a capture whose frames arrive in more chains of
+// encapsulations than Capture.Encapsulations lists counts the frames of
+// the others in EncapsulationFramesUnlisted, sequentially and in shards,
+// so that a hostile capture (a new nesting in every frame) cannot grow the
+// report with its frames.
+func TestWrapChainsBounded(t *testing.T) {
+	frames, cis, lt, err := loadFrames("../testdata/write_bw_ipv4.pcap")
+	require.NoError(t, err)
+	kinds := []string{"erspan1", "erspan2", "erspan3", "vxlan", "geneve", "nvgre"}
+	var wf [][]byte
+	var wci []gopacket.CaptureInfo
+	for _, a := range kinds {
+		for _, b := range kinds {
+			for _, c := range kinds[:3] {
+				chain, err := wrap.Parse(a + "," + b + "," + c)
+				require.NoError(t, err)
+				w := &wrap.Wrapper{Chain: chain}
+				out, orig, err := w.Wrap(nil, frames[0], cis[0].Length, cis[0].Timestamp)
+				require.NoError(t, err, "%s", chain)
+				wf = append(wf, out)
+				wci = append(wci, gopacket.CaptureInfo{Timestamp: cis[0].Timestamp, CaptureLength: len(out), Length: orig})
+			}
+		}
+	}
+	require.Greater(t, len(wf), 64)
+	check := func(name string, c analyze.Capture) {
+		t.Helper()
+		assert.Len(t, c.Encapsulations, 64, name)
+		total := c.EncapsulationFramesUnlisted
+		for _, e := range c.Encapsulations {
+			assert.Equal(t, uint64(1), e.Frames, "%s: %s", name, e.Chain)
+			total += e.Frames
+		}
+		assert.Equal(t, uint64(len(wf)), total, "%s: every frame counted once", name)
+	}
+	rep := analyzeFrames(wf, wci, lt)
+	check("sequential", rep.Capture)
+	s := analyze.NewSharded(analyze.Options{}, 3)
+	for i, f := range wf {
+		s.Feed(wci[i], lt, f)
+	}
+	sharded, err := s.Finish()
+	require.NoError(t, err)
+	check("sharded", sharded.Capture)
+}

@@ -32,15 +32,21 @@ type Tunnel struct {
 }
 
 // maxTunnels bounds Capture.Tunnels; the frames of further tunnels are
-// counted in Capture.TunnelFramesUnlisted.
-const maxTunnels = 1024
+// counted in Capture.TunnelFramesUnlisted. maxChains bounds
+// Capture.Encapsulations likewise (EncapsulationFramesUnlisted): a capture
+// holds a few chains, but a hostile one could nest a new one in every frame.
+const (
+	maxTunnels = 1024
+	maxChains  = 64
+)
 
 // wrapCounts counts the frames that arrived wrapped, by chain and by
 // tunnel.
 type wrapCounts struct {
-	chains   map[wrapChain]uint64
-	tunnels  map[Wrap]uint64
-	unlisted uint64
+	chains         map[wrapChain]uint64
+	tunnels        map[Wrap]uint64
+	unlisted       uint64 // frames of tunnels beyond maxTunnels
+	chainsUnlisted uint64 // frames of chains beyond maxChains
 }
 
 // count accounts the wraps of one frame.
@@ -48,7 +54,13 @@ func (c *wrapCounts) count(ws []Wrap) {
 	if c.chains == nil {
 		c.chains, c.tunnels = make(map[wrapChain]uint64), make(map[Wrap]uint64)
 	}
-	c.chains[chainOf(ws)]++
+	if ch := chainOf(ws); len(c.chains) < maxChains {
+		c.chains[ch]++
+	} else if _, ok := c.chains[ch]; ok {
+		c.chains[ch]++
+	} else {
+		c.chainsUnlisted++
+	}
 	for _, w := range ws {
 		if _, ok := c.tunnels[w]; ok || len(c.tunnels) < maxTunnels {
 			c.tunnels[w]++
@@ -58,8 +70,8 @@ func (c *wrapCounts) count(ws []Wrap) {
 	}
 }
 
-// report fills in the capture's Encapsulations, Tunnels and
-// TunnelFramesUnlisted.
+// report fills in the capture's Encapsulations, Tunnels and their
+// unlisted frames.
 func (c *wrapCounts) report(out *Capture) {
 	out.Encapsulations, out.Tunnels = nil, nil
 	for ch, n := range c.chains {
@@ -68,7 +80,7 @@ func (c *wrapCounts) report(out *Capture) {
 	for w, n := range c.tunnels {
 		out.Tunnels = append(out.Tunnels, tunnelOf(w, n))
 	}
-	out.TunnelFramesUnlisted = c.unlisted
+	out.TunnelFramesUnlisted, out.EncapsulationFramesUnlisted = c.unlisted, c.chainsUnlisted
 	sortWraps(out)
 }
 
@@ -104,17 +116,21 @@ func idOr(id *uint32) int64 {
 }
 
 // addWraps adds o's encapsulations and tunnels to c's (Report.Merge, the
-// combined report of shards), keeping at most maxTunnels tunnels.
+// combined report of shards), keeping at most maxChains chains and
+// maxTunnels tunnels.
 func (c *Capture) addWraps(o *Capture) {
-	if len(o.Encapsulations) == 0 && len(o.Tunnels) == 0 && o.TunnelFramesUnlisted == 0 {
+	if len(o.Encapsulations) == 0 && len(o.Tunnels) == 0 && o.TunnelFramesUnlisted == 0 && o.EncapsulationFramesUnlisted == 0 {
 		return
 	}
+	c.EncapsulationFramesUnlisted += o.EncapsulationFramesUnlisted
 	for _, e := range o.Encapsulations {
-		i := slices.IndexFunc(c.Encapsulations, func(x Encapsulation) bool { return x.Chain == e.Chain })
-		if i < 0 {
-			c.Encapsulations = append(c.Encapsulations, e)
-		} else {
+		switch i := slices.IndexFunc(c.Encapsulations, func(x Encapsulation) bool { return x.Chain == e.Chain }); {
+		case i >= 0:
 			c.Encapsulations[i].Frames += e.Frames
+		case len(c.Encapsulations) < maxChains:
+			c.Encapsulations = append(c.Encapsulations, e)
+		default:
+			c.EncapsulationFramesUnlisted += e.Frames
 		}
 	}
 	type key struct {

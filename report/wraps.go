@@ -8,19 +8,30 @@ import (
 	"github.com/roce-dissect/roce-dissect/analyze"
 )
 
-// maxTextTunnels is how many tunnels the text report names; the rest are
-// summed on one line.
-const maxTextTunnels = 8
+// maxTextTunnels and maxTextChains are how many tunnels and chains of
+// encapsulations the text report names; the rest are summed.
+const (
+	maxTextTunnels = 8
+	maxTextChains  = 8
+)
 
 // writeWraps says how frames arrived encapsulated: the frames of each chain of
 // encapsulations, and the mirror sessions and tunnels they came through.
 func writeWraps(w io.Writer, c analyze.Capture) {
-	if len(c.Encapsulations) == 0 {
+	if len(c.Encapsulations) == 0 && c.EncapsulationFramesUnlisted == 0 {
 		return
 	}
-	parts := make([]string, len(c.Encapsulations))
+	var parts []string
+	other := c.EncapsulationFramesUnlisted
 	for i, e := range c.Encapsulations {
-		parts[i] = fmt.Sprintf("%s in %s", plural(int(e.Frames), "frame"), e.Chain)
+		if i >= maxTextChains {
+			other += e.Frames
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s in %s", plural(int(e.Frames), "frame"), e.Chain))
+	}
+	if other > 0 {
+		parts = append(parts, fmt.Sprintf("%s in other chains", plural(int(other), "frame")))
 	}
 	fmt.Fprintf(w, "  arrived encapsulated: %s\n", strings.Join(parts, ", "))
 	more, moreFrames := 0, uint64(0)

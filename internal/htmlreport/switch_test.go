@@ -337,7 +337,7 @@ func TestPageSwitchBoundedAndEscaped(t *testing.T) {
 	chains := texts(elements(byID(doc, "encapsulation-chains"), "li"))
 	require.Len(t, chains, maxPageChains+1)
 	assert.Equal(t, "100 frames in vxlan/<i>0</i>", chains[0])
-	assert.Equal(t, fmt.Sprintf("4 chains more: %d frames", chainFrames), chains[maxPageChains])
+	assert.Equal(t, fmt.Sprintf("%d frames in other chains", chainFrames), chains[maxPageChains])
 	tunnels := texts(elements(byID(doc, "tunnels"), "li"))
 	require.Len(t, tunnels, maxPageTunnels+2)
 	assert.Equal(t, `vxlan VNI 0, 10.0.0.1"><script>alert(1)</script> → 10.0.0.2: 1 frame`, tunnels[0])

@@ -23,7 +23,7 @@ var wrapsTmpl = template.Must(template.New("wraps").Funcs(template.FuncMap{"plur
 	`<dl class="summary" id="encapsulations">` +
 		`<dt>Encapsulated</dt><dd><ul class="lines" id="encapsulation-chains">` +
 		`{{range .Chains}}<li>{{plural .Frames "frame"}} in {{.Chain}}</li>{{end}}` +
-		`{{if .MoreChains}}<li>{{plural .MoreChains "chain"}} more: {{plural .MoreChainFrames "frame"}}</li>{{end}}</ul></dd>` +
+		`{{if .MoreChainFrames}}<li>{{plural .MoreChainFrames "frame"}} in other chains</li>{{end}}</ul></dd>` +
 		`{{if or .Tunnels .Unlisted}}<dt>Tunnels</dt><dd><ul class="lines" id="tunnels">` +
 		`{{range .Tunnels}}<li>{{.Name}}: {{plural .Frames "frame"}}</li>{{end}}` +
 		`{{if .More}}<li>{{plural .More "tunnel"}} more: {{plural .MoreFrames "frame"}}</li>{{end}}` +
@@ -32,12 +32,12 @@ var wrapsTmpl = template.Must(template.New("wraps").Funcs(template.FuncMap{"plur
 
 // wrapsView is what wrapsTmpl shows.
 type wrapsView struct {
-	Chains                      []analyze.Encapsulation
-	MoreChains, MoreChainFrames uint64
-	Tunnels                     []tunnelLine
-	More, MoreFrames            uint64
-	Counted                     int
-	Unlisted                    uint64
+	Chains           []analyze.Encapsulation
+	MoreChainFrames  uint64 // of the chains not shown, and those analyze did not list
+	Tunnels          []tunnelLine
+	More, MoreFrames uint64
+	Counted          int
+	Unlisted         uint64
 }
 
 type tunnelLine struct {
@@ -48,13 +48,12 @@ type tunnelLine struct {
 // wrapsHTML is the capture summary's encapsulations and tunnels; "" when
 // no frame arrived encapsulated.
 func wrapsHTML(c *analyze.Capture) (string, error) {
-	if len(c.Encapsulations) == 0 && len(c.Tunnels) == 0 && c.TunnelFramesUnlisted == 0 {
+	if len(c.Encapsulations) == 0 && len(c.Tunnels) == 0 && c.TunnelFramesUnlisted == 0 && c.EncapsulationFramesUnlisted == 0 {
 		return "", nil
 	}
-	v := wrapsView{Counted: len(c.Tunnels), Unlisted: c.TunnelFramesUnlisted}
+	v := wrapsView{Counted: len(c.Tunnels), Unlisted: c.TunnelFramesUnlisted, MoreChainFrames: c.EncapsulationFramesUnlisted}
 	for i, e := range c.Encapsulations {
 		if i >= maxPageChains {
-			v.MoreChains++
 			v.MoreChainFrames += e.Frames
 			continue
 		}
