@@ -233,6 +233,36 @@ func (t *connTable) cmMessage() (cm.Message, cm.Captured) {
 	return t.mad.CM(), 0
 }
 
+// requested is connection id as the REQ m of packet p sets it up, with the
+// fields got says the REQ held.
+func (t *connTable) requested(id int, p *Packet, m *cm.ConnectRequest, got cm.Captured) Connection {
+	c := Connection{
+		ID:          id,
+		Requester:   t.names.endpointOf(p.Src, m, got, true),
+		Responder:   t.names.endpointOf(p.Dst, m, got, false),
+		State:       StateRequested,
+		LocalCommID: m.LocalCommID,
+	}
+	if got.Has(cm.ReqServiceID) {
+		c.ServiceID = t.names.service(m.ServiceID)
+		if m.ServiceID.IsRDMACM() {
+			c.RDMACMPortSpace = m.ServiceID.PortSpace().String()
+			c.RDMACMPort = m.ServiceID.Port()
+		}
+	}
+	if got.Has(cm.ReqTransportServiceType) {
+		c.Transport = t.names.transport(m.TransportServiceType)
+	}
+	if got.Has(cm.ReqPathMTU) {
+		c.PathMTU = ptrTo(m.PathMTU.Bytes())
+	}
+	c.ackTimeout, c.ackTimeoutKnown = m.PrimaryLocalACKTimeout, got.Has(cm.ReqPrimaryLocalACKTimeout)
+	if got&reqUsed != reqUsed {
+		c.Truncated, c.CutMessages = true, []string{"REQ"}
+	}
+	return c
+}
+
 // handleMAD follows the CM handshake.
 func (a *Analyzer) handleMAD(p *Packet) {
 	t := &a.conns
@@ -253,31 +283,7 @@ func (a *Analyzer) handleMAD(p *Packet) {
 		}
 		if !ok {
 			idx = len(t.list)
-			c := Connection{
-				ID:          idx + 1,
-				Requester:   t.names.endpointOf(p.Src, m, got, true),
-				Responder:   t.names.endpointOf(p.Dst, m, got, false),
-				State:       StateRequested,
-				LocalCommID: m.LocalCommID,
-			}
-			if got.Has(cm.ReqServiceID) {
-				c.ServiceID = t.names.service(m.ServiceID)
-				if m.ServiceID.IsRDMACM() {
-					c.RDMACMPortSpace = m.ServiceID.PortSpace().String()
-					c.RDMACMPort = m.ServiceID.Port()
-				}
-			}
-			if got.Has(cm.ReqTransportServiceType) {
-				c.Transport = t.names.transport(m.TransportServiceType)
-			}
-			if got.Has(cm.ReqPathMTU) {
-				c.PathMTU = ptrTo(m.PathMTU.Bytes())
-			}
-			c.ackTimeout, c.ackTimeoutKnown = m.PrimaryLocalACKTimeout, got.Has(cm.ReqPrimaryLocalACKTimeout)
-			if got&reqUsed != reqUsed {
-				c.Truncated, c.CutMessages = true, []string{"REQ"}
-			}
-			t.list = append(t.list, c)
+			t.list = append(t.list, t.requested(idx+1, p, m, got))
 			t.reqAt = append(t.reqAt, flowKey{src: p.Src, dst: p.Dst})
 			t.byComm[m.LocalCommID] = idx
 		}

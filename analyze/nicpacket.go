@@ -45,78 +45,13 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 	// unless a NAK asked for it.
 	back := (obs == obsOld || obs == obsFill) && (!isDup || n.nakPending)
 	if back && !n.epActive {
-		switch {
-		case n.nakPending:
-			n.nakPending = false
-			d := t - n.nakT
-			if n.nakRNR {
-				n.add(figRNR, d)
-				if d < n.nakTimer {
-					n.rnrEarly++
-					if fd := a.finding(p, KindRNREarly, SeverityError, f); fd != nil {
-						fd.Detail = fmt.Sprintf("PSN %d resent %s after the RNR NAK of %s, which asked for %s", psn, time.Duration(d), a.opts.Pieces.FrameName(n.nakFrame), time.Duration(n.nakTimer))
-					}
-				}
-			} else {
-				n.add(figNAK, d)
-				if psn != n.nakPSN {
-					n.gbn++
-					if fd := a.finding(p, KindGoBackN, SeverityError, f); fd != nil {
-						fd.Detail = fmt.Sprintf("resend after the NAK of %s restarted at PSN %d, not at the NAKed PSN %d", a.opts.Pieces.FrameName(n.nakFrame), psn, n.nakPSN)
-					}
-				}
-			}
-			n.epActive, n.epNAK, n.epEnd, n.epFrame = true, !n.nakRNR, f.psn.high, n.nakFrame
-		case obs == obsFill:
-			// A hole filled with no NAK before it: a reordering, or (at the
-			// responder) a resend of a request lost before the capture,
-			// whose first transmission is not there to time it.
-			n.epActive, n.epNAK, n.epEnd = true, false, f.psn.high
-		default:
-			n.timeouts++
-			for i := range n.ringN {
-				if r := n.ring[(n.ringH-1-i+2*nicWindow)%nicWindow]; r.psn == psn {
-					n.add(figTimeout, t-r.t)
-					break
-				}
-			}
-			n.epActive, n.epNAK, n.epEnd = true, false, f.psn.high
-		}
-		n.epExpect = psn
+		a.nicResend(f, n, p, obs, t)
 	}
 	if n.epActive && (!isDup || back) {
-		switch {
-		case psn == n.epExpect:
-			n.epExpect = psnAdd(psn, int64(span))
-		case n.epNAK && psnDiff(psn, n.epExpect) > 0 && psnDiff(n.epExpect, n.epEnd) <= 0:
-			to := psnAdd(psn, -1)
-			if psnDiff(to, n.epEnd) > 0 {
-				to = n.epEnd
-			}
-			n.gbn++
-			if fd := a.finding(p, KindGoBackN, SeverityError, f); fd != nil {
-				fd.Detail = fmt.Sprintf("go-back-N after the NAK of %s skipped PSNs %d–%d, sent before the NAK", a.opts.Pieces.FrameName(n.epFrame), n.epExpect, to)
-			}
-			n.epActive = false
-		default:
-			n.epActive = false
-		}
-		if psnDiff(n.epExpect, n.epEnd) > 0 {
-			n.epActive = false
-		}
+		a.nicEpisode(f, n, p, span)
 	}
-	// The rate window after a CNP.
 	if n.afterOn {
-		if n.afterN == 0 {
-			n.afterT0 = t
-		} else {
-			n.afterBytes += uint64(n.afterLastB)
-		}
-		n.afterLastT, n.afterLastB = t, uint32(p.CarriedLength)
-		n.afterN++
-		if n.afterN == nicWindow {
-			a.endAfter(f, n, true)
-		}
+		a.nicAfterCNP(f, n, p, t)
 	}
 	n.push(txRec{psn: psn, bytes: uint32(p.CarriedLength), t: t})
 	if p.ECN == 3 {
@@ -125,6 +60,105 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 		if !n.cePending {
 			n.cePending, n.ceT = true, t
 		}
+	}
+}
+
+// nicResend begins a resend episode at request p (at t), a PSN sent
+// before: after a NAK or an RNR NAK, times the resend against it; a hole
+// filled without one is a reordering; else it is a timeout, timed against
+// the first transmission when the ring still holds it.
+func (a *Analyzer) nicResend(f *flowState, n *nicState, p *Packet, obs observation, t int64) {
+	psn := p.BTH.PSN
+	switch {
+	case n.nakPending:
+		a.nakResend(f, n, p, t)
+	case obs == obsFill:
+		// A hole filled with no NAK before it: a reordering, or (at the
+		// responder) a resend of a request lost before the capture,
+		// whose first transmission is not there to time it.
+		n.epActive, n.epNAK, n.epEnd = true, false, f.psn.high
+	default:
+		n.timeouts++
+		for i := range n.ringN {
+			if r := n.ring[(n.ringH-1-i+2*nicWindow)%nicWindow]; r.psn == psn {
+				n.add(figTimeout, t-r.t)
+				break
+			}
+		}
+		n.epActive, n.epNAK, n.epEnd = true, false, f.psn.high
+	}
+	n.epExpect = psn
+}
+
+// nakResend times the resend p (at t) answering the pending NAK or RNR NAK,
+// with the findings of an RNR resend sent too early and of a go-back-N
+// restarting elsewhere than at the NAKed PSN.
+func (a *Analyzer) nakResend(f *flowState, n *nicState, p *Packet, t int64) {
+	psn := p.BTH.PSN
+	n.nakPending = false
+	d := t - n.nakT
+	switch {
+	case n.nakRNR:
+		n.add(figRNR, d)
+		if d >= n.nakTimer {
+			break
+		}
+		n.rnrEarly++
+		if fd := a.finding(p, KindRNREarly, SeverityError, f); fd != nil {
+			fd.Detail = fmt.Sprintf("PSN %d resent %s after the RNR NAK of %s, which asked for %s", psn, time.Duration(d), a.opts.Pieces.FrameName(n.nakFrame), time.Duration(n.nakTimer))
+		}
+	default:
+		n.add(figNAK, d)
+		if psn == n.nakPSN {
+			break
+		}
+		n.gbn++
+		if fd := a.finding(p, KindGoBackN, SeverityError, f); fd != nil {
+			fd.Detail = fmt.Sprintf("resend after the NAK of %s restarted at PSN %d, not at the NAKed PSN %d", a.opts.Pieces.FrameName(n.nakFrame), psn, n.nakPSN)
+		}
+	}
+	n.epActive, n.epNAK, n.epEnd, n.epFrame = true, !n.nakRNR, f.psn.high, n.nakFrame
+}
+
+// nicEpisode follows a resend episode with request p: go-back-N resends
+// every PSN from the NAKed one up to the highest sent before the NAK, in
+// order; one skipped is a finding, and the episode ends past that PSN or
+// at anything else.
+func (a *Analyzer) nicEpisode(f *flowState, n *nicState, p *Packet, span uint32) {
+	psn := p.BTH.PSN
+	switch {
+	case psn == n.epExpect:
+		n.epExpect = psnAdd(psn, int64(span))
+	case n.epNAK && psnDiff(psn, n.epExpect) > 0 && psnDiff(n.epExpect, n.epEnd) <= 0:
+		to := psnAdd(psn, -1)
+		if psnDiff(to, n.epEnd) > 0 {
+			to = n.epEnd
+		}
+		n.gbn++
+		if fd := a.finding(p, KindGoBackN, SeverityError, f); fd != nil {
+			fd.Detail = fmt.Sprintf("go-back-N after the NAK of %s skipped PSNs %d–%d, sent before the NAK", a.opts.Pieces.FrameName(n.epFrame), n.epExpect, to)
+		}
+		n.epActive = false
+	default:
+		n.epActive = false
+	}
+	if psnDiff(n.epExpect, n.epEnd) > 0 {
+		n.epActive = false
+	}
+}
+
+// nicAfterCNP adds request p (at t) to the rate window after a CNP, which
+// closes after nicWindow requests.
+func (a *Analyzer) nicAfterCNP(f *flowState, n *nicState, p *Packet, t int64) {
+	if n.afterN == 0 {
+		n.afterT0 = t
+	} else {
+		n.afterBytes += uint64(n.afterLastB)
+	}
+	n.afterLastT, n.afterLastB = t, uint32(p.CarriedLength)
+	n.afterN++
+	if n.afterN == nicWindow {
+		a.endAfter(f, n, true)
 	}
 }
 
