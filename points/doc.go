@@ -31,5 +31,8 @@
 // time: a sighting goes to the candidate whose delay best fits the
 // flow's delay between the two points. Memory is bounded by the packets
 // within the matching window (Options.Window) and the time per packet is
-// constant.
+// constant, whatever the number of points: each flow's points are
+// ordered along its path as its transmissions reveal it, and a
+// transmission is accounted only to the pairs of points next to each
+// other on that path or one apart (at most 2n−3 of the n(n−1)/2 pairs).
 package points

@@ -3,9 +3,8 @@ package points
 // flowState is what the Matcher keeps per flow.
 type flowState struct {
 	key      flowKey
-	n        int        // points
-	requests bool       // carries RC/XRC requests
-	pairs    []*pairAcc // by pair index, nil until used
+	requests bool // carries RC/XRC requests
+	path     path // its points in path order and their links
 
 	// Request flows: the highest request PSN sent, the acknowledgements
 	// and resends of the last windows (for telling not-captured from
@@ -31,35 +30,6 @@ type pending struct {
 	o     int
 	psn   uint32
 	frame uint64
-}
-
-// pairIndex numbers the pair i < j of n points.
-func pairIndex(n, i, j int) int { return i*(2*n-i-1)/2 + (j - i - 1) }
-
-// pair returns the accumulator of points a and b (either order).
-func (fs *flowState) pair(m *Matcher, a, b int) *pairAcc {
-	i, j := min(a, b), max(a, b)
-	k := pairIndex(m.n, i, j)
-	if fs.pairs[k] == nil {
-		fs.pairs[k] = &pairAcc{i: i, j: j, delays: reservoir{rng: uint64(k)*0x9e3779b97f4a7c15 + 1}}
-	}
-	return fs.pairs[k]
-}
-
-// expect is the flow's recent delay from point a to point b (0 unknown).
-func (fs *flowState) expect(a, b int) int64 {
-	if a == b {
-		return 0
-	}
-	i, j := min(a, b), max(a, b)
-	acc := fs.pairs[pairIndex(fs.n, i, j)]
-	if acc == nil || !acc.hasEWMA {
-		return 0
-	}
-	if a == i {
-		return acc.ewma
-	}
-	return -acc.ewma
 }
 
 // trim drops events older than limit.

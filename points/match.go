@@ -77,16 +77,16 @@ type mkey struct {
 
 // entry is one transmission within the window.
 type entry struct {
-	key       mkey
-	flow      int32
-	firstFile uint8
-	hasICRC   bool
-	icrc      uint32
-	first     int64
-	seen      uint64 // files that saw it
-	good      uint64 // files where its ICRC verified
-	bad       uint64 // files where its ICRC failed
-	prev      uint64 // seq+1 of the previous entry with the same key
+	key             mkey
+	flow            int32
+	firstFile, last uint8 // the points that saw it first and last
+	hasICRC         bool
+	icrc            uint32
+	first           int64  // when it was first seen
+	seen            uint64 // files that saw it
+	good            uint64 // files where its ICRC verified
+	bad             uint64 // files where its ICRC failed
+	prev            uint64 // seq+1 of the previous entry with the same key
 }
 
 // New returns a Matcher.
@@ -147,12 +147,20 @@ func (m *Matcher) Add(file int, p *analyze.Packet) bool {
 	var best uint64
 	bestScore := int64(math.MaxInt64)
 	for s := m.byKey[mk]; s != 0 && s-1 >= m.head; {
-		e := &m.ring[(s-1)%uint64(len(m.ring))]
+		slot := (s - 1) % uint64(len(m.ring))
+		e := &m.ring[slot]
 		next := e.prev
 		if e.seen&bit == 0 && !(e.hasICRC && sg.hasICRC && e.icrc != sg.icrc) {
 			d := t - e.first
 			if d <= m.win && d >= -m.win {
-				score := d - fs.expect(int(e.firstFile), file)
+				// The delay from the point that saw it first (or, when
+				// the path keeps no pair of the two, the one that saw it
+				// last) against the flow's delay between the two.
+				g := int(e.firstFile)
+				if fs.path.acc(g, file) == nil && fs.path.on(file) {
+					g = int(e.last)
+				}
+				score := t - m.times[int(slot)*m.n+g] - fs.path.expect(g, file)
 				if score < 0 {
 					score = -score
 				}
@@ -167,15 +175,23 @@ func (m *Matcher) Add(file int, p *analyze.Packet) bool {
 		slot := (best - 1) % uint64(len(m.ring))
 		e := &m.ring[slot]
 		m.mark(e, slot, file, t, p, sg)
-		for g := range m.n {
-			if g == file || e.seen>>g&1 == 0 {
-				continue
+		if fs.path.placed != 1<<m.n-1 {
+			m.place(fs, e, slot, file, e.seen|bit, t)
+		}
+		// The pairs of file and the points near it on the path that saw
+		// e before it.
+		if k := int(fs.path.at[file]); k >= 0 {
+			for _, nb := range [4]int{k - 2, k - 1, k + 1, k + 2} {
+				if nb < 0 || nb >= len(fs.path.pts) {
+					continue
+				}
+				if g := int(fs.path.pts[nb]); e.seen>>g&1 != 0 {
+					fs.path.acc(g, file).observe(g, file, m.times[int(slot)*m.n+g], t)
+				}
 			}
-			tg := m.times[int(slot)*m.n+g]
-			acc := fs.pair(m, g, file)
-			acc.observe(g, file, tg, t)
 		}
 		e.seen |= bit
+		e.last = uint8(file)
 		return false
 	}
 
@@ -200,7 +216,10 @@ func (m *Matcher) Add(file int, p *analyze.Packet) bool {
 	m.maxLive = max(m.maxLive, int(m.tail-m.head))
 	slot := seq % uint64(len(m.ring))
 	e := &m.ring[slot]
-	*e = entry{key: mk, flow: fi, firstFile: uint8(file), hasICRC: sg.hasICRC, icrc: sg.icrc, first: t, prev: m.byKey[mk]}
+	*e = entry{key: mk, flow: fi, firstFile: uint8(file), last: uint8(file), hasICRC: sg.hasICRC, icrc: sg.icrc, first: t, prev: m.byKey[mk]}
+	if len(fs.path.pts) == 0 {
+		fs.path.insert(file, 0, m.n)
+	}
 	m.mark(e, slot, file, t, p, sg)
 	e.seen = bit
 	m.byKey[mk] = seq + 1
@@ -263,31 +282,41 @@ func (m *Matcher) covers(file int, t int64) bool {
 	return t >= s[0] && t <= s[1]
 }
 
-// finish accounts a transmission leaving the window, for every pair of
-// points one of which saw it.
+// finish accounts a transmission leaving the window, for every pair the
+// path of its flow keeps one of whose points saw it.
 func (m *Matcher) finish(e *entry, slot uint64) {
 	fs := m.fl[e.flow]
+	if e.seen&fs.path.placed == 0 && e.seen&(e.seen-1) != 0 {
+		m.extend(fs, e, slot)
+	}
 	base := int(slot) * m.n
-	for i := range m.n {
-		for j := i + 1; j < m.n; j++ {
-			si, sj := e.seen>>i&1 != 0, e.seen>>j&1 != 0
-			switch {
-			case si && sj:
-				acc := fs.pair(m, i, j)
-				acc.matched++
-				acc.delays.add(m.times[base+j] - m.times[base+i])
-				switch {
-				case e.good>>i&1 != 0 && e.bad>>j&1 != 0:
-					acc.corrupt(0, e.key.psn, m.frames[base+j], m.maxPSNs)
-				case e.good>>j&1 != 0 && e.bad>>i&1 != 0:
-					acc.corrupt(1, e.key.psn, m.frames[base+i], m.maxPSNs)
-				}
-			case si && m.covers(j, m.times[base+i]+fs.expect(i, j)):
-				m.miss(fs, fs.pair(m, i, j), 0, e, m.frames[base+i], m.times[base+i])
-			case sj && m.covers(i, m.times[base+j]+fs.expect(j, i)):
-				m.miss(fs, fs.pair(m, i, j), 1, e, m.frames[base+j], m.times[base+j])
-			}
+	for _, acc := range fs.path.links {
+		m.account(fs, acc, e, base)
+	}
+	for _, acc := range fs.path.skips {
+		m.account(fs, acc, e, base)
+	}
+}
+
+// account adds e (its sightings at m.times[base:], m.frames[base:]) to
+// the pair acc: matched, corrupted, or missing at one point.
+func (m *Matcher) account(fs *flowState, acc *pairAcc, e *entry, base int) {
+	i, j := acc.i, acc.j
+	si, sj := e.seen>>i&1 != 0, e.seen>>j&1 != 0
+	switch {
+	case si && sj:
+		acc.matched++
+		acc.delays.add(m.times[base+j] - m.times[base+i])
+		switch {
+		case e.good>>i&1 != 0 && e.bad>>j&1 != 0:
+			acc.corrupt(0, e.key.psn, m.frames[base+j], m.maxPSNs)
+		case e.good>>j&1 != 0 && e.bad>>i&1 != 0:
+			acc.corrupt(1, e.key.psn, m.frames[base+i], m.maxPSNs)
 		}
+	case si && m.covers(j, m.times[base+i]+fs.path.expect(i, j)):
+		m.miss(fs, acc, 0, e, m.frames[base+i], m.times[base+i])
+	case sj && m.covers(i, m.times[base+j]+fs.path.expect(j, i)):
+		m.miss(fs, acc, 1, e, m.frames[base+j], m.times[base+j])
 	}
 }
 
@@ -325,7 +354,7 @@ func (m *Matcher) flow(k flowKey, op layers.Opcode) int32 {
 	}
 	i := int32(len(m.fl))
 	m.flows[k] = i
-	m.fl = append(m.fl, &flowState{key: k, n: m.n, pairs: make([]*pairAcc, m.n*(m.n-1)/2)})
+	m.fl = append(m.fl, &flowState{key: k, path: newPath(m.n)})
 	if ackable(op) {
 		m.fl[i].requests = true
 		hk := [2]analyze.Addr{k.src, k.dst}

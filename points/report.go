@@ -218,38 +218,20 @@ func (m *Matcher) Finish() *Report {
 // transmissions reach j later, by the median).
 func (a *pairAcc) upstreamI() bool { return a.delays.delay(false).Median >= 0 }
 
-// links returns a flow's links: its points ordered along the path (by how
-// many of the others each one precedes), a link per consecutive two that
-// share transmissions.
+// links returns a flow's links: its points in path order (see order),
+// a link per two consecutive ones that share transmissions, from the
+// upstream one (by the median delay) to the other.
 func (m *Matcher) links(fs *flowState) []Link {
-	pts := []int{}
-	score := make([]int, m.n)
-	for _, a := range fs.pairs {
-		if a == nil || a.matched == 0 {
-			continue
-		}
-		if a.upstreamI() {
-			score[a.i]++
-		} else {
-			score[a.j]++
-		}
-		for _, p := range [2]int{a.i, a.j} {
-			if !slices.Contains(pts, p) {
-				pts = append(pts, p)
-			}
-		}
-	}
-	slices.SortStableFunc(pts, func(x, y int) int { return cmp.Compare(score[y], score[x]) })
+	pts := m.order(fs)
 	var out []Link
 	for k := 0; k+1 < len(pts); k++ {
-		from, to := pts[k], pts[k+1]
-		a := fs.pairs[pairIndex(m.n, min(from, to), max(from, to))]
+		a := fs.path.acc(pts[k], pts[k+1])
 		if a == nil || a.matched == 0 {
 			continue
 		}
-		o := 0
-		if from == a.j {
-			o = 1
+		from, to, o := a.i, a.j, 0
+		if !a.upstreamI() {
+			from, to, o = a.j, a.i, 1
 		}
 		out = append(out, Link{
 			Src: fs.key.src.String(), Dst: fs.key.dst.String(), DestQP: fs.key.qp,
@@ -261,6 +243,54 @@ func (m *Matcher) links(fs *flowState) []Link {
 		})
 	}
 	return out
+}
+
+// order returns a flow's points along its path. With three points or
+// fewer on the path, every pair of them is kept: the points that share
+// transmissions with another, in file order, sorted by how many of the
+// others each one is upstream of (by the median delay, ≥ 0: the file
+// given first). With more, the path as its transmissions placed the
+// points, mended in one pass: two consecutive points whose pair's median
+// delay says the second is upstream swap places (their new neighbours'
+// pairs are kept, being two apart), unless next to a swap just made.
+func (m *Matcher) order(fs *flowState) []int {
+	p := &fs.path
+	if len(p.pts) <= 3 {
+		accs := slices.Concat(p.links, p.skips)
+		slices.SortFunc(accs, func(x, y *pairAcc) int { return cmp.Or(cmp.Compare(x.i, y.i), cmp.Compare(x.j, y.j)) })
+		pts := []int{}
+		score := make([]int, m.n)
+		for _, a := range accs {
+			if a.matched == 0 {
+				continue
+			}
+			if a.upstreamI() {
+				score[a.i]++
+			} else {
+				score[a.j]++
+			}
+			for _, q := range [2]int{a.i, a.j} {
+				if !slices.Contains(pts, q) {
+					pts = append(pts, q)
+				}
+			}
+		}
+		slices.SortStableFunc(pts, func(x, y int) int { return cmp.Compare(score[y], score[x]) })
+		return pts
+	}
+	pts := make([]int, len(p.pts))
+	for k, q := range p.pts {
+		pts[k] = int(q)
+	}
+	for k := 0; k+1 < len(pts); k++ {
+		a := p.links[k]
+		if a.matched == 0 || (a.upstreamI() == (pts[k] == a.i)) {
+			continue
+		}
+		pts[k], pts[k+1] = pts[k+1], pts[k]
+		k += 2
+	}
+	return pts
 }
 
 func orEmpty[T any](s []T) []T {
