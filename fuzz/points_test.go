@@ -1,0 +1,378 @@
+package fuzz_test
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/layers"
+	"github.com/roce-dissect/roce-dissect/points"
+)
+
+// maxPointFrames bounds the frames of one FuzzCapturePoints input: the
+// clock moves forward at most 255 ns a frame, so 256 frames stay well
+// within the matching window (points.DefaultWindow) and every sighting
+// of a copy is matched before its transmission leaves the window.
+const maxPointFrames = 256
+
+// pointFrame is one frame of one capture point.
+type pointFrame struct {
+	ci   gopacket.CaptureInfo
+	lt   gplayers.LinkType
+	data []byte
+	idx  int // in the sequence
+}
+
+// pointFlow is a flow as points.Matcher keys it.
+type pointFlow struct {
+	src, dst analyze.Addr
+	qp       uint32
+}
+
+// sightKey is what the Matcher matches a packet on (points/key.go), and
+// the ICRC status it judges corruption by; ok is false for packets that
+// are no sighting (no BTH, malformed).
+type sightKey struct {
+	ok         bool
+	flow       pointFlow
+	psn        uint32
+	opcode     layers.Opcode
+	ipID       uint16
+	payloadLen int
+	icrc       uint32
+	hasICRC    bool
+	status     layers.ICRCStatus
+}
+
+func sightOf(p *analyze.Packet) sightKey {
+	if p == nil || p.BTH == nil || p.Err != nil {
+		return sightKey{}
+	}
+	k := sightKey{ok: true, flow: pointFlow{p.Src, p.Dst, p.BTH.DestQP}, psn: p.BTH.PSN, opcode: p.BTH.Opcode,
+		ipID: p.IPID, payloadLen: p.PayloadLen, status: p.ICRC.Status}
+	k.icrc, k.hasICRC = p.BTH.ICRCValue()
+	return k
+}
+
+// earliestPoint returns the point whose next frame comes first, -1 when
+// all are done: the command's merge (internal/cli/points.go, earliest),
+// on one clock (the copies' offsets are 0). Ties go to the frame with
+// more captured bytes, then to the point given first.
+func earliestPoint(pts [][]pointFrame, next []int) int {
+	bi := -1
+	for i, fs := range pts {
+		if next[i] >= len(fs) {
+			continue
+		}
+		if bi < 0 {
+			bi = i
+			continue
+		}
+		a, b := fs[next[i]].ci, pts[bi][next[bi]].ci
+		if a.Timestamp.Before(b.Timestamp) || (a.Timestamp.Equal(b.Timestamp) && a.CaptureLength > b.CaptureLength) {
+			bi = i
+		}
+	}
+	return bi
+}
+
+// FuzzCapturePoints gives points.Matcher 2 to 4 capture points that are
+// copies of one capture (a FuzzAnalyzerSequence input, its first 256
+// frames), the last point lacking the frames lossMask names (bit i:
+// frame i, of the first 64), read twice as the command reads capture
+// points: once for the Samplers and EstimateClocks, once merged in time
+// order (ties: the point given first) into the Matcher, with the points'
+// spans. Whatever the frames, the points must say what one point
+// implies:
+//   - every point decodes a frame alike (the same sightings);
+//   - EstimateClocks finds every offset 0, and copies are one group or
+//     none;
+//   - Add says first sighting exactly for the first point's RDMA packets
+//     and every packet without a BTH; Stats counts the first point's
+//     sightings as the transmissions;
+//   - per flow, a link per two consecutive points (one fewer when the
+//     last point lacks all the flow's frames), upstream the point given
+//     first (the delay is 0); each link matches every transmission of
+//     the flow, the link into the last point those it has; nothing lost,
+//     not captured or corrupted, but on the link into the last point,
+//     whose lost + not captured are the frames removed within its span,
+//     its lost PSNs and frames those of removed frames; every delay 0;
+//     reordered the flow's frames that came after a later one (clock
+//     going back).
+//
+// With frames removed, the first point's sighting comes first only on a
+// clock that never goes back; on another the removal checks are skipped.
+func FuzzCapturePoints(f *testing.F) {
+	for _, name := range []string{"write_bw_ipv4.pcap", "loss_nak_gobackn.pcap", "erspan3_vxlan.pcap", "pfc_storm.pcap",
+		"dup_reorder.pcap", "ud.pcap", "ib.pcap", "rnr_corrupt_icrc.pcap"} {
+		data, err := os.ReadFile("../testdata/" + name)
+		require.NoError(f, err)
+		frames := readFrames(f, name, data)
+		frames = frames[:min(len(frames), 12)] // small seeds: see FuzzCapture
+		seq := encodeSequence(frames)
+		f.Add(uint8(0), uint64(0), seq)          // two copies
+		f.Add(uint8(2), uint64(0b100101), seq)   // four points, the last lacking three frames
+		f.Add(uint8(1), uint64(1<<11|1<<3), seq) // three points, the last lacking two
+	}
+	req, rep, read := cmSeeds(f)
+	cnp := cnpSeed(f)
+	seq := encodeSequence([]seedFrame{req, rep, read, read, cnp, read})
+	f.Add(uint8(1), uint64(0), seq)
+	f.Add(uint8(0), uint64(0b001000), seq) // one of two identical READs lost
+	f.Add(uint8(2), uint64(0b111111), seq) // the last point lacks everything
+	tail := encodeSequence([]seedFrame{read})
+	tail[0] |= 8 // a READ back in time
+	f.Add(uint8(2), uint64(0), append(slices.Clone(seq), tail...))
+	f.Fuzz(func(t *testing.T, nPoints uint8, lossMask uint64, in []byte) {
+		defer watchdog(in)()
+		frames := cutSequence(in)
+		frames = frames[:min(len(frames), maxPointFrames)]
+		n := 2 + int(nPoints%3)
+		last := n - 1
+		ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		monotonic := true
+		pts := make([][]pointFrame, n)
+		removed := make([]bool, len(frames))
+		for i, fr := range frames {
+			if fr.back && len(fr.data) > 0 {
+				ts = ts.Add(-time.Duration(len(fr.data)) * time.Microsecond)
+				monotonic = false
+			} else {
+				ts = ts.Add(time.Duration(len(fr.data)) * time.Nanosecond)
+			}
+			pf := pointFrame{gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(fr.data), Length: len(fr.data) + fr.extra},
+				linkTypes[int(fr.linkType)%len(linkTypes)], fr.data, i}
+			removed[i] = i < 64 && lossMask>>i&1 != 0
+			for k := range pts {
+				if k != last || !removed[i] {
+					pts[k] = append(pts[k], pf)
+				}
+			}
+		}
+		copies := !slices.Contains(removed, true)
+		opts := analyze.Options{MaxFindings: 32}
+
+		// First reading: each point alone, as the command's first pass.
+		names := make([]string, n)
+		samplers := make([]*points.Sampler, n)
+		keys := make([][]sightKey, n) // by frame of the point
+		for k, fs := range pts {
+			names[k] = fmt.Sprintf("point%d.pcap", k)
+			samplers[k] = points.NewSampler(0)
+			a := analyze.New(opts)
+			for _, pf := range fs {
+				p := a.Feed(pf.ci, pf.lt, pf.data)
+				samplers[k].Add(p)
+				keys[k] = append(keys[k], sightOf(p))
+			}
+		}
+		// The last point decodes what it has as the first does (analyze
+		// judges some frames against those before them: a removal may
+		// change that, and then the points disagree for a reason).
+		var kept []sightKey
+		for i, k := range keys[0] {
+			if !removed[i] {
+				kept = append(kept, k)
+			}
+		}
+		alike := slices.Equal(kept, keys[last])
+		for k := 1; k < last; k++ {
+			require.Equal(t, keys[0], keys[k], "point %d decodes a copy otherwise", k)
+		}
+		if copies {
+			require.True(t, alike, "the last point decodes a copy otherwise")
+		}
+		est := points.EstimateClocks(samplers, nil)
+		for k, o := range est.Offsets {
+			require.Zero(t, o.Offset, "point %d: offset (%s)", k, o.Method)
+		}
+		if copies && len(est.Groups) > 0 {
+			all := make([]int, n)
+			for k := range all {
+				all[k] = k
+			}
+			require.Equal(t, [][]int{all}, est.Groups, "copies are one group")
+		}
+
+		// Second reading: merged in time order into the Matcher.
+		spans := make([][2]time.Time, n)
+		for k, s := range samplers {
+			if first, lastT, ok := s.Span(); ok {
+				spans[k] = [2]time.Time{first, lastT}
+			}
+		}
+		m := points.New(points.Options{Files: names, Spans: spans})
+		ans := make([]*analyze.Analyzer, n)
+		for k := range ans {
+			ans[k] = analyze.New(opts)
+		}
+		checkFirst := alike && (copies || monotonic)
+		next := make([]int, n)
+		var sightings uint64
+		for {
+			k := earliestPoint(pts, next)
+			if k < 0 {
+				break
+			}
+			pf := pts[k][next[k]]
+			p := ans[k].Feed(pf.ci, pf.lt, pf.data)
+			sg := sightOf(p)
+			require.Equal(t, keys[k][next[k]], sg, "point %d frame %d decodes otherwise the second time", k, next[k]+1)
+			next[k]++
+			first := m.Add(k, p)
+			if sg.ok {
+				sightings++
+			}
+			if checkFirst {
+				require.Equal(t, k == 0 || !sg.ok, first, "Add's first sighting: point %d, frame %d", k, pf.idx+1)
+			}
+		}
+		st := m.Stats()
+		require.Equal(t, sightings, st.Sightings)
+		rep := m.Finish()
+		require.Len(t, rep.Files, n)
+		for k, fl := range rep.Files {
+			require.Equal(t, names[k], fl.File)
+		}
+		if !checkFirst {
+			return
+		}
+
+		// What the first point implies, per flow: transmissions, those
+		// the last point lacks (within its span), frames that came after
+		// a later one of the flow.
+		type want struct {
+			flows                              int
+			tx, lacked, counted, reordered     uint64
+			lostPSNs                           []uint32
+			links, matched, matchedLast, order uint64
+		}
+		type strFlow struct {
+			src, dst string
+			qp       uint32
+		}
+		type perFlow struct {
+			tx, lacked, counted, reordered uint64
+			latest                         time.Time
+			seen                           bool
+		}
+		byFlow := map[pointFlow]*perFlow{}
+		var order []pointFlow
+		var lo, hi time.Time
+		if len(pts[last]) > 0 {
+			lo, hi = spans[last][0], spans[last][1]
+		}
+		for i, k := range keys[0] {
+			if !k.ok {
+				continue
+			}
+			pf := byFlow[k.flow]
+			if pf == nil {
+				pf = &perFlow{}
+				byFlow[k.flow] = pf
+				order = append(order, k.flow)
+			}
+			tm := pts[0][i].ci.Timestamp
+			pf.tx++
+			if pf.seen && tm.Before(pf.latest) {
+				pf.reordered++
+			} else {
+				pf.latest, pf.seen = tm, true
+			}
+			if removed[i] {
+				pf.lacked++
+				if len(pts[last]) > 0 && !tm.Before(lo) && !tm.After(hi) {
+					pf.counted++
+				}
+			}
+		}
+		wants := map[strFlow]*want{}
+		for _, fk := range order {
+			pf := byFlow[fk]
+			sk := strFlow{fk.src.String(), fk.dst.String(), fk.qp}
+			w := wants[sk]
+			if w == nil {
+				w = &want{}
+				wants[sk] = w
+			}
+			links := uint64(n - 1)
+			if pf.lacked == pf.tx {
+				links-- // the last point shares none of its transmissions
+			} else {
+				w.matchedLast += pf.tx - pf.lacked
+				w.counted += pf.counted
+			}
+			w.flows++
+			w.links += links
+			w.matched += uint64(n-2) * pf.tx
+			w.order += links * pf.reordered
+		}
+		for i, k := range keys[0] {
+			if k.ok && removed[i] {
+				w := wants[strFlow{k.flow.src.String(), k.flow.dst.String(), k.flow.qp}]
+				w.lostPSNs = append(w.lostPSNs, k.psn)
+			}
+		}
+		got := map[strFlow]*want{}
+		for _, l := range rep.Links {
+			sk := strFlow{l.Src, l.Dst, l.DestQP}
+			require.Contains(t, wants, sk, "a link of a flow the points do not have: %+v", l)
+			g := got[sk]
+			if g == nil {
+				g = &want{}
+				got[sk] = g
+			}
+			from, to := slices.Index(names, l.From), slices.Index(names, l.To)
+			require.True(t, from >= 0 && from < to, "upstream is the point given first (delay 0): %+v", l)
+			g.links++
+			g.order += l.Reordered
+			require.Zero(t, l.Corrupted, "%+v", l)
+			require.Equal(t, points.Delay{Samples: int(min(l.Matched, 16384))}, l.OneWayDelayNs, "every delay 0: %+v", l)
+			if to != last {
+				require.Zero(t, l.Lost+l.NotCaptured, "nothing missing between copies: %+v", l)
+				g.matched += l.Matched
+				continue
+			}
+			g.matchedLast += l.Matched
+			g.counted += l.Lost + l.NotCaptured
+			require.Len(t, l.LostPSNs, int(l.Lost), "%+v", l)
+			require.Len(t, l.LostFrames, int(l.Lost), "%+v", l)
+			g.lostPSNs = append(g.lostPSNs, l.LostPSNs...)
+			for _, fr := range l.LostFrames {
+				// A lost frame of the point before the last: a removed
+				// frame's number (or that of a frame identical to one, at
+				// the same time: the two are one to the Matcher).
+				i := int(fr) - 1
+				require.True(t, i >= 0 && i < len(keys[0]) && keys[0][i].ok, "lost frame %d is no sighting: %+v", fr, l)
+				same := false
+				for j, k := range keys[0] {
+					same = same || (removed[j] && k == keys[0][i] && pts[0][j].ci.Timestamp.Equal(pts[0][i].ci.Timestamp))
+				}
+				require.True(t, same, "lost frame %d was not removed: %+v", fr, l)
+			}
+		}
+		for sk, w := range wants {
+			g := got[sk]
+			if g == nil {
+				g = &want{}
+			}
+			require.Equal(t, w.links, g.links, "%v: links (%d flows)", sk, w.flows)
+			require.Equal(t, w.matched, g.matched, "%v: matched on the links between full copies", sk)
+			require.Equal(t, w.matchedLast, g.matchedLast, "%v: matched on the links into the last point", sk)
+			require.Equal(t, w.counted, g.counted, "%v: lost + not captured into the last point", sk)
+			require.Equal(t, w.order, g.order, "%v: reordered", sk)
+			for _, psn := range g.lostPSNs {
+				i := slices.Index(w.lostPSNs, psn)
+				require.GreaterOrEqual(t, i, 0, "%v: lost PSN %d was not removed (or more times than removed)", sk, psn)
+				w.lostPSNs = slices.Delete(w.lostPSNs, i, i+1)
+			}
+		}
+	})
+}
