@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"sort"
 	"time"
 )
@@ -108,23 +107,50 @@ type ptSight struct {
 // WritePoints generates pc and writes each point's capture to outs[i]
 // (same format as pc.Base). It returns the truth.
 func WritePoints(pc PointsConfig, outs []io.Writer) (*PointsTruth, error) {
+	base, err := pc.check(len(outs))
+	if err != nil {
+		return nil, err
+	}
+	frames, stream, err := pointFrames(base)
+	if err != nil {
+		return nil, err
+	}
+	r := newPointsRun(pc, base, frames, stream)
+	sights := r.propagate()
+	tr := &PointsTruth{Stream: stream}
+	if tr.Files, err = r.writeFiles(sights, outs); err != nil {
+		return nil, err
+	}
+	tr.Links = pointLinks(pc, frames, sights, r.firstReq, r.drops, r.nak)
+	return tr, nil
+}
+
+// check checks pc for outputs outputs, sets the default LossHop and
+// returns the normalized base configuration.
+func (pc *PointsConfig) check(outputs int) (Config, error) {
 	n := len(pc.Points)
-	if n < 2 || n != len(outs) {
-		return nil, fmt.Errorf("synth: %w: %d points, %d outputs (want two or more, one output each)", ErrConfig, n, len(outs))
+	if n < 2 || n != outputs {
+		return Config{}, fmt.Errorf("synth: %w: %d points, %d outputs (want two or more, one output each)", ErrConfig, n, outputs)
 	}
 	base := pc.Base
 	if err := base.normalize(); err != nil {
-		return nil, err
+		return Config{}, err
 	}
 	if len(base.Drop) > 0 || base.Scenario == ScenarioMix || base.Encap.Native() || base.Pause.any() || len(base.Wrap) > 0 {
-		return nil, fmt.Errorf("synth: %w: points need a single-connection scenario over Ethernet, without --drop, pause frames or --wrap", ErrConfig)
+		return Config{}, fmt.Errorf("synth: %w: points need a single-connection scenario over Ethernet, without --drop, pause frames or --wrap", ErrConfig)
 	}
 	if pc.LossHop <= 0 {
 		pc.LossHop = 1
 	}
 	if pc.LossHop >= n {
-		return nil, fmt.Errorf("synth: %w: loss hop %d of %d points", ErrConfig, pc.LossHop, n)
+		return Config{}, fmt.Errorf("synth: %w: loss hop %d of %d points", ErrConfig, pc.LossHop, n)
 	}
+	return base, nil
+}
+
+// pointFrames generates base without writing it and returns every frame
+// (a copy of its bytes) and the truth.
+func pointFrames(base Config) ([]ptFrame, *Truth, error) {
 	var frames []ptFrame
 	base.OnFrame = func(fi *FrameInfo) {
 		f := ptFrame{info: *fi, data: bytes.Clone(fi.Data), orig: fi.Length}
@@ -133,154 +159,247 @@ func WritePoints(pc PointsConfig, outs []io.Writer) (*PointsTruth, error) {
 	}
 	stream, err := Generate(base, io.Discard, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(frames) == 0 {
-		return nil, fmt.Errorf("synth: %w: no frames", ErrConfig)
+		return nil, nil, fmt.Errorf("synth: %w: no frames", ErrConfig)
 	}
-	requester := frames[0].info.Src
-	start := uint32(0)
-	if len(stream.Connections) > 0 && stream.Connections[0].Requester.SendPSN != nil {
-		start = *stream.Connections[0].Requester.SendPSN
-	} else {
-		for _, f := range frames {
-			if f.info.Src == requester && f.info.Opcode.IsRequest() && f.info.CM == "" {
-				start = f.info.PSN
-				break
-			}
-		}
-	}
+	return frames, stream, nil
+}
+
+// pointsRun is a multi-point scenario being written: the generated
+// frames and the impairments resolved to PSNs.
+type pointsRun struct {
+	pc     PointsConfig
+	base   Config
+	frames []ptFrame
+	// firstReq holds the first transmissions of request PSNs from the
+	// requester, the ones the impairments apply to.
+	firstReq     map[int]bool
+	nak, corrupt map[uint32]bool
+	drops        []map[uint32]bool // by point: TapDrop
+}
+
+// newPointsRun resolves the impairments of pc against the requester's
+// starting PSN and marks the frames' direction (ptFrame.fwd).
+func newPointsRun(pc PointsConfig, base Config, frames []ptFrame, stream *Truth) *pointsRun {
+	r := &pointsRun{pc: pc, base: base, frames: frames}
+	start := requestStart(frames, stream)
 	resolve := func(l []PSNRef) map[uint32]bool {
 		m := map[uint32]bool{}
-		for _, r := range l {
-			m[r.resolve(start)] = true
+		for _, ref := range l {
+			m[ref.resolve(start)] = true
 		}
 		return m
 	}
-	nak, corrupt := resolve(base.NAK), resolve(pc.Corrupt)
-	drops := make([]map[uint32]bool, n)
+	r.nak, r.corrupt = resolve(base.NAK), resolve(pc.Corrupt)
+	r.drops = make([]map[uint32]bool, len(pc.Points))
 	for i, p := range pc.Points {
-		drops[i] = resolve(p.TapDrop)
+		r.drops[i] = resolve(p.TapDrop)
 	}
-	// first transmissions of request PSNs from the requester
+	r.firstReq = markFirstRequests(frames)
+	return r
+}
+
+// isDataRequest reports whether f is a request of the data connection
+// from requester.
+func isDataRequest(f *ptFrame, requester string) bool {
+	return f.info.Src == requester && f.info.Opcode.IsRequest() && f.info.CM == ""
+}
+
+// requestStart returns the requester's starting PSN: the truth's send
+// PSN, else the PSN of its first data request.
+func requestStart(frames []ptFrame, stream *Truth) uint32 {
+	if len(stream.Connections) > 0 && stream.Connections[0].Requester.SendPSN != nil {
+		return *stream.Connections[0].Requester.SendPSN
+	}
+	requester := frames[0].info.Src
+	for k := range frames {
+		if isDataRequest(&frames[k], requester) {
+			return frames[k].info.PSN
+		}
+	}
+	return 0
+}
+
+// markFirstRequests sets each frame's direction (the first frame's
+// source is the requester) and returns the first transmissions of the
+// request PSNs.
+func markFirstRequests(frames []ptFrame) map[int]bool {
+	requester := frames[0].info.Src
 	firstReq := map[int]bool{}
 	seenReq := map[uint32]bool{}
 	for k := range frames {
 		f := &frames[k]
 		f.fwd = f.info.Src == requester
-		if f.fwd && f.info.Opcode.IsRequest() && f.info.CM == "" && !seenReq[f.info.PSN] {
+		if f.fwd && isDataRequest(f, requester) && !seenReq[f.info.PSN] {
 			seenReq[f.info.PSN] = true
 			firstReq[k] = true
 		}
 	}
+	return firstReq
+}
 
-	rng := rand.New(rand.NewPCG(base.Seed, 0x706f696e74))
-	cum := make([]int64, n) // path delay to point i, without jitter
+// pointClock times the transmissions at the points: each hop adds its
+// delay and jitter and keeps the packet order of each direction.
+type pointClock struct {
+	points            []Point
+	rng               *rand.Rand
+	cum               []int64 // path delay to point i, without jitter
+	lastFwd, lastBack []int64 // last time at point i, by direction
+	at                []int64 // the times of the transmission timed last
+}
+
+// newPointClock returns the clock of points, jitter drawn from seed.
+func newPointClock(points []Point, seed uint64) *pointClock {
+	n := len(points)
+	c := &pointClock{points: points, rng: rand.New(rand.NewPCG(seed, 0x706f696e74)),
+		cum: make([]int64, n), lastFwd: make([]int64, n), lastBack: make([]int64, n), at: make([]int64, n)}
 	for i := 1; i < n; i++ {
-		cum[i] = cum[i-1] + int64(pc.Points[i].Delay)
+		c.cum[i] = c.cum[i-1] + int64(points[i].Delay)
 	}
-	sights := make([][]ptSight, n)
-	lastFwd, lastBack := make([]int64, n), make([]int64, n)
-	for i := range lastFwd {
-		lastFwd[i], lastBack[i] = math.MinInt64, math.MinInt64
+	for i := range c.lastFwd {
+		c.lastFwd[i], c.lastBack[i] = math.MinInt64, math.MinInt64
 	}
-	at := make([]int64, n)
-	hop := func(h int) int64 {
-		d := int64(pc.Points[h].Delay)
-		if j := int64(pc.Points[h].Jitter); j > 0 {
-			d += rng.Int64N(j)
-		}
-		return d
-	}
-	for k := range frames {
-		f := &frames[k]
-		t0 := f.info.Timestamp.Sub(StartTime).Nanoseconds()
-		lostFrom := n // first point the transmission does not reach
-		if firstReq[k] && nak[f.info.PSN] && !corrupt[f.info.PSN] {
-			lostFrom = pc.LossHop
-		}
-		corruptFrom := n
-		if firstReq[k] && nak[f.info.PSN] && corrupt[f.info.PSN] {
-			corruptFrom = pc.LossHop
-		}
-		if f.fwd {
-			at[0] = max(t0, lastFwd[0]+1)
-			for i := 1; i < n; i++ {
-				at[i] = max(at[i-1]+hop(i), lastFwd[i]+1)
-			}
-			copy(lastFwd, at)
-		} else {
-			// The responder's packets leave the last point a full path
-			// delay after the generator's time (causality: it answers what
-			// reached it) and travel back.
-			at[n-1] = max(t0+cum[n-1], lastBack[n-1]+1)
-			for i := n - 2; i >= 0; i-- {
-				at[i] = max(at[i+1]+hop(i+1), lastBack[i]+1)
-			}
-			copy(lastBack, at)
-		}
-		for i := range n {
-			hopsFromSender := i
-			if !f.fwd {
-				hopsFromSender = n - 1 - i
-			}
-			reached := (f.fwd && i < lostFrom) || !f.fwd
-			if !reached {
-				continue
-			}
-			if firstReq[k] && drops[i][f.info.PSN] {
-				continue
-			}
-			data := f.data
-			if f.fwd && i >= corruptFrom && len(data) == f.orig && len(data) > 5 {
-				data = bytes.Clone(data)
-				data[len(data)-5] ^= 0x01 // a payload bit: the ICRC on the wire no longer matches
-			}
-			ttl := 0
-			for h := 1; h <= hopsFromSender; h++ {
-				if f.fwd {
-					ttl += pc.Points[h].TTLDec
-				} else {
-					ttl += pc.Points[n-h].TTLDec
-				}
-			}
-			if ttl > 0 {
-				data = decTTL(data, base.Encap, ttl)
-			}
-			sights[i] = append(sights[i], ptSight{k: k, t: at[i], data: data})
-		}
-	}
+	return c
+}
 
+// hop returns the delay of the hop into point h, jitter drawn.
+func (c *pointClock) hop(h int) int64 {
+	d := int64(c.points[h].Delay)
+	if j := int64(c.points[h].Jitter); j > 0 {
+		d += c.rng.Int64N(j)
+	}
+	return d
+}
+
+// times returns the true times at each point of a transmission the
+// generator wrote at t0 (valid until the next call).
+func (c *pointClock) times(fwd bool, t0 int64) []int64 {
+	n, at := len(c.points), c.at
+	if fwd {
+		at[0] = max(t0, c.lastFwd[0]+1)
+		for i := 1; i < n; i++ {
+			at[i] = max(at[i-1]+c.hop(i), c.lastFwd[i]+1)
+		}
+		copy(c.lastFwd, at)
+		return at
+	}
+	// The responder's packets leave the last point a full path delay
+	// after the generator's time (causality: it answers what reached it)
+	// and travel back.
+	at[n-1] = max(t0+c.cum[n-1], c.lastBack[n-1]+1)
+	for i := n - 2; i >= 0; i-- {
+		at[i] = max(at[i+1]+c.hop(i+1), c.lastBack[i]+1)
+	}
+	copy(c.lastBack, at)
+	return at
+}
+
+// propagate returns what each point captures, in generation order.
+func (r *pointsRun) propagate() [][]ptSight {
+	n := len(r.pc.Points)
+	clock := newPointClock(r.pc.Points, r.base.Seed)
+	sights := make([][]ptSight, n)
+	for k := range r.frames {
+		f := &r.frames[k]
+		at := clock.times(f.fwd, f.info.Timestamp.Sub(StartTime).Nanoseconds())
+		lostFrom, corruptFrom := r.lossFrom(k)
+		for i := range n {
+			if (f.fwd && i >= lostFrom) || (r.firstReq[k] && r.drops[i][f.info.PSN]) {
+				continue
+			}
+			sights[i] = append(sights[i], ptSight{k: k, t: at[i], data: r.dataAt(f, i, corruptFrom)})
+		}
+	}
+	return sights
+}
+
+// lossFrom returns the first point transmission k does not reach and the
+// first it reaches corrupted (len(Points) for none).
+func (r *pointsRun) lossFrom(k int) (lost, corrupt int) {
+	n := len(r.pc.Points)
+	psn := r.frames[k].info.PSN
+	if !r.firstReq[k] || !r.nak[psn] {
+		return n, n
+	}
+	if r.corrupt[psn] {
+		return n, r.pc.LossHop
+	}
+	return r.pc.LossHop, n
+}
+
+// dataAt returns the bytes of f as point i captures them: a payload bit
+// flipped from corruptFrom on, the TTL lowered by the hops from the
+// sender.
+func (r *pointsRun) dataAt(f *ptFrame, i, corruptFrom int) []byte {
+	data := f.data
+	if f.fwd && i >= corruptFrom && len(data) == f.orig && len(data) > 5 {
+		data = bytes.Clone(data)
+		data[len(data)-5] ^= 0x01 // a payload bit: the ICRC on the wire no longer matches
+	}
+	if ttl := r.ttlDec(f.fwd, i); ttl > 0 {
+		data = decTTL(data, r.base.Encap, ttl)
+	}
+	return data
+}
+
+// ttlDec returns how much the hops from the sender to point i lower the
+// TTL of a transmission in direction fwd.
+func (r *pointsRun) ttlDec(fwd bool, i int) int {
+	n := len(r.pc.Points)
+	hopsFromSender := i
+	if !fwd {
+		hopsFromSender = n - 1 - i
+	}
+	ttl := 0
+	for h := 1; h <= hopsFromSender; h++ {
+		if fwd {
+			ttl += r.pc.Points[h].TTLDec
+		} else {
+			ttl += r.pc.Points[n-h].TTLDec
+		}
+	}
+	return ttl
+}
+
+// writeFiles sorts each point's sights by time and writes them on the
+// point's clock to outs[i]; it returns the files' truth.
+func (r *pointsRun) writeFiles(sights [][]ptSight, outs []io.Writer) ([]PointFileTruth, error) {
 	res := int64(1000)
-	if base.Nanos || base.Format == FormatPcapNG {
+	if r.base.Nanos || r.base.Format == FormatPcapNG {
 		res = 1
 	}
-	tr := &PointsTruth{Stream: stream}
+	var files []PointFileTruth
 	var jit int64
-	for i, p := range pc.Points {
+	for i, p := range r.pc.Points {
 		if i > 0 {
 			jit += int64(p.Jitter)
 		}
-		tr.Files = append(tr.Files, PointFileTruth{File: p.Name, ClockOffsetNs: int64(p.ClockOffset), ResolutionNs: res, JitterNs: jit})
+		files = append(files, PointFileTruth{File: p.Name, ClockOffsetNs: int64(p.ClockOffset), ResolutionNs: res, JitterNs: jit})
 		ss := sights[i]
 		sort.SliceStable(ss, func(a, b int) bool { return ss[a].t < ss[b].t })
-		cfg := base
-		w, err := newCapWriter(outs[i], &cfg)
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range ss {
-			ts := StartTime.Add(time.Duration(s.t + int64(p.ClockOffset)))
-			if err := w.write(ts, s.data, frames[s.k].orig); err != nil {
-				return nil, err
-			}
-		}
-		if err := w.flush(); err != nil {
+		if err := r.writeFile(outs[i], p, ss); err != nil {
 			return nil, err
 		}
 	}
-	tr.Links = pointLinks(pc, frames, sights, firstReq, drops, nak)
-	return tr, nil
+	return files, nil
+}
+
+// writeFile writes the sights ss of point p to out.
+func (r *pointsRun) writeFile(out io.Writer, p Point, ss []ptSight) error {
+	cfg := r.base
+	w, err := newCapWriter(out, &cfg)
+	if err != nil {
+		return err
+	}
+	for _, s := range ss {
+		ts := StartTime.Add(time.Duration(s.t + int64(p.ClockOffset)))
+		if err := w.write(ts, s.data, r.frames[s.k].orig); err != nil {
+			return err
+		}
+	}
+	return w.flush()
 }
 
 // decTTL returns data with the IPv4 TTL (checksum updated) or IPv6 hop
@@ -314,90 +433,4 @@ func decTTL(data []byte, e Encap, d int) []byte {
 		data[off+7] -= byte(d)
 	}
 	return data
-}
-
-// pointLinks computes the links' truth from what each point captured.
-func pointLinks(pc PointsConfig, frames []ptFrame, sights [][]ptSight, firstReq map[int]bool, drops []map[uint32]bool, nak map[uint32]bool) []PointLinkTruth {
-	n := len(pc.Points)
-	type seen struct {
-		t       int64
-		bad     bool
-		present bool
-	}
-	at := make([][]seen, n) // by point, by transmission
-	for i := range n {
-		at[i] = make([]seen, len(frames))
-		for _, s := range sights[i] {
-			bad := false
-			if len(s.data) == frames[s.k].orig {
-				bad = !bytes.Equal(s.data[len(s.data)-5:len(s.data)-4], frames[s.k].data[len(s.data)-5:len(s.data)-4])
-			}
-			at[i][s.k] = seen{t: s.t, bad: bad, present: true}
-		}
-	}
-	type fk struct {
-		src, dst string
-		qp       uint32
-	}
-	var order []fk
-	byFlow := map[fk][]int{}
-	for k, f := range frames {
-		key := fk{f.info.Src, f.info.Dst, f.info.DestQP}
-		if _, ok := byFlow[key]; !ok {
-			order = append(order, key)
-		}
-		byFlow[key] = append(byFlow[key], k)
-	}
-	var out []PointLinkTruth
-	for _, key := range order {
-		ks := byFlow[key]
-		fwd := frames[ks[0]].fwd
-		for h := 0; h+1 < n; h++ {
-			from, to := h, h+1
-			if !fwd {
-				from, to = n-1-h, n-2-h
-			}
-			l := PointLinkTruth{Src: key.src, Dst: key.dst, DestQP: key.qp, From: pc.Points[from].Name, To: pc.Points[to].Name,
-				LostPSNs: []uint32{}, CorruptedPSNs: []uint32{}}
-			var delays []int64
-			var arrivals []int // transmissions in arrival order at to
-			for _, k := range ks {
-				a, b := at[from][k], at[to][k]
-				switch {
-				case a.present && b.present:
-					l.Matched++
-					delays = append(delays, b.t-a.t)
-					arrivals = append(arrivals, k)
-					if !a.bad && b.bad && len(frames[k].data) == frames[k].orig {
-						l.Corrupted++
-						l.CorruptedPSNs = append(l.CorruptedPSNs, frames[k].info.PSN)
-					}
-				case a.present && firstReq[k] && drops[to][frames[k].info.PSN] && !(nak[frames[k].info.PSN] && to >= pc.LossHop):
-					l.NotCaptured++
-				case a.present:
-					l.Lost++
-					l.LostPSNs = append(l.LostPSNs, frames[k].info.PSN)
-				}
-			}
-			if l.Matched == 0 {
-				continue
-			}
-			slices.SortStableFunc(arrivals, func(x, y int) int { return int(at[to][x].t - at[to][y].t) })
-			maxFrom := int64(math.MinInt64)
-			for _, k := range arrivals {
-				if at[from][k].t < maxFrom {
-					l.Reordered++
-				} else {
-					maxFrom = at[from][k].t
-				}
-			}
-			slices.Sort(delays)
-			rank := func(q float64) int64 {
-				return delays[max(0, min(len(delays)-1, int(math.Ceil(q*float64(len(delays))))-1))]
-			}
-			l.OneWayDelayNs.Min, l.OneWayDelayNs.Median, l.OneWayDelayNs.P99, l.OneWayDelayNs.Max = delays[0], rank(0.5), rank(0.99), delays[len(delays)-1]
-			out = append(out, l)
-		}
-	}
-	return out
 }
