@@ -121,7 +121,7 @@ func WritePoints(pc PointsConfig, outs []io.Writer) (*PointsTruth, error) {
 	if tr.Files, err = r.writeFiles(sights, outs); err != nil {
 		return nil, err
 	}
-	tr.Links = pointLinks(pc, frames, sights, r.firstReq, r.drops, r.nak)
+	tr.Links = pointLinks(r, sights)
 	return tr, nil
 }
 
