@@ -189,7 +189,7 @@ func parseArgs(args []string) (*config, []string, error) {
 			return nil, nil, fmt.Errorf("%w: -o parquet wants --export DIR (and no -P/-V)", errUsage)
 		}
 	default:
-		return nil, nil, fmt.Errorf("%w: -o %q: want text, json or csv", errUsage, cfg.output)
+		return nil, nil, fmt.Errorf("%w: -o %q: want text, json, csv or parquet", errUsage, cfg.output)
 	}
 	switch cfg.color {
 	case "auto", "always", "never":
@@ -269,9 +269,10 @@ const flagHelp = `  -r FILE                    read FILE (as tshark -r; naming i
   -P, --packets              one line per RDMA packet (like tshark's summary)
   -V, --verbose              every header of every RDMA packet as a tree (like tshark -V)
   -x                         each RDMA frame's bytes in hex (like tshark -x)
-  -o, --output FORMAT        text (default), json or csv
+  -o, --output FORMAT        text (default), json, csv or parquet
                              json: the report (docs/json.md); with -P one object per packet
                              csv: the flow table; with -P the packet lines
+                             parquet: only the --export DIR tables, nothing on stdout
       --color WHEN           auto (default: on for a terminal, off when NO_COLOR is set),
                              always or never
   -c N                       stop after N frames of each file
