@@ -188,7 +188,11 @@ func (t *textWriter) report(rep *analyze.Report) {
 		if f.File != "" {
 			where = f.File + " " + where
 		}
-		fmt.Fprintf(w, "  %s %s %s  %s: %s\n", p.Severity(f.Severity).Sprintf("%-7s", strings.ToUpper(f.Severity.String())), where, f.Kind, f.FlowName(), f.Detail)
+		flow := f.FlowName()
+		if flow != "" { // a finding of no flow (a pause storm, a CM flood) names none
+			flow = "  " + flow
+		}
+		fmt.Fprintf(w, "  %s %s %s%s: %s\n", p.Severity(f.Severity).Sprintf("%-7s", strings.ToUpper(f.Severity.String())), where, f.Kind, flow, f.Detail)
 	}
 	if rep.FindingsDropped > 0 {
 		p.Yellow.Fprintf(w, "  … and %d more findings not listed\n", rep.FindingsDropped)
