@@ -20,6 +20,10 @@ type Artefacts struct {
 	// long (under 256), with IP and UDP lengths that agree with the frame:
 	// a malformed frame, and no connection.
 	ShortMAD int
+	// Split > 0 makes WriteFiles write the capture in pieces of Split
+	// frames, as a rotating capture (tcpdump -C, editcap -c) leaves it
+	// (split.go); Generate writes one stream whatever it is.
+	Split int
 }
 
 // minCut is the smallest --cut-frames: every header up to the CM MAD's
@@ -39,6 +43,9 @@ func (c *Config) checkArtefacts() error {
 	}
 	if a.V1Requester && len(c.ECN) > 0 {
 		return fmt.Errorf("synth: %w: --v1-requester: ECN marks need RoCE v2 requests", ErrConfig)
+	}
+	if a.Split < 0 {
+		return fmt.Errorf("synth: %w: --split %d (want frames per piece, or 0 for one file)", ErrConfig, a.Split)
 	}
 	if a.ShortMAD < 0 || a.ShortMAD >= madLen {
 		return fmt.Errorf("synth: %w: --short-mad %d (want 1…%d bytes)", ErrConfig, a.ShortMAD, madLen-1)

@@ -64,6 +64,7 @@ type cliFlags struct {
 	tapDrop                                    string
 	tap, timeout, cnpExtra                     string
 	startPSN                                   int64
+	udpPort                                    uint
 	noTruth                                    bool
 }
 
@@ -91,6 +92,7 @@ func newFlagSet(v *cliFlags) *flag.FlagSet {
 	fs.StringVar(&v.ecn, "ecn", "", "`PSN`s marked ECN CE, each answered by a CNP (RoCE v2)")
 	fs.StringVar(&v.corrupt, "corrupt-icrc", "", "`PSN`s written with a bad ICRC")
 	fs.BoolVar(&cfg.SnifferSrcPort, "sniffer-src-port", false, "write UDP source port 4791 on every RoCE v2 packet after the ICRC, as the NIC sniffer does")
+	fs.UintVar(&v.udpPort, "udp-port", 0, "UDP destination `port` of the RoCE v2 packets (default 4791; another is RoCE v2 to roce-dissect --decode-as udp.port=N only)")
 	fs.Int64Var(&v.startPSN, "start-psn", -1, "requester's starting PSN (default: drawn from the seed)")
 	fs.IntVar(&cfg.Packets, "packets", DefaultPackets, "mix: number of frames")
 	fs.IntVar(&cfg.QPs, "qps", DefaultQPs, "mix: number of RC connections")
@@ -99,6 +101,7 @@ func newFlagSet(v *cliFlags) *flag.FlagSet {
 	fs.Uint64Var(&cfg.Seed, "seed", DefaultSeed, "random seed (same seed, same bytes)")
 	fs.Float64Var(&cfg.Gbps, "gbps", DefaultGbps, "link rate of the timestamps, Gbit/s")
 	fs.IntVar(&cfg.CutFrames, "cut-frames", 0, "cut frames longer than `N` bytes to N and record N as their original length (a tool that cuts without saying so)")
+	fs.IntVar(&cfg.Split, "split", 0, "write the capture in pieces of `N` frames, OUT's name with _00000, _00001… before its extension, as a rotating capture leaves it (the truth is the whole capture's)")
 	fs.BoolVar(&cfg.V1Requester, "v1-requester", false, "the requester sends RoCE v1 (IPv4-mapped GIDs), the responder answers RoCE v2 over IPv4")
 	fs.IntVar(&cfg.ShortMAD, "short-mad", 0, "write the REQ MAD `N` bytes long (< 256) in a frame whose lengths agree: malformed")
 	addNICFlags(fs, v)
@@ -161,6 +164,10 @@ func ParseArgs(args []string) (cfg Config, out, truth string, err error) {
 	if err := parseNICFlags(&v, &cfg); err != nil {
 		return cfg, "", "", err
 	}
+	if v.udpPort > 65535 {
+		return cfg, "", "", fmt.Errorf("--udp-port %d exceeds 16 bits", v.udpPort)
+	}
+	cfg.UDPPort = uint16(v.udpPort)
 	if startPSN >= 0 {
 		if startPSN > psnMask {
 			return cfg, "", "", fmt.Errorf("--start-psn %d exceeds 24 bits", startPSN)
@@ -187,6 +194,9 @@ func ParseArgs(args []string) (cfg Config, out, truth string, err error) {
 // WriteFiles generates cfg into the capture file out ("-" for standard
 // output) and the truth file (skipped when "").
 func WriteFiles(cfg Config, out, truth string) (err error) {
+	if cfg.Split > 0 {
+		return writeSplit(cfg, out, truth)
+	}
 	var w io.Writer = os.Stdout
 	if out != "-" {
 		f, err := os.Create(out)

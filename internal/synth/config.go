@@ -202,6 +202,10 @@ type Config struct {
 	// after its ICRC was computed over the real (per-flow entropy) source
 	// port, as the ConnectX NIC sniffer does.
 	SnifferSrcPort bool
+	// UDPPort is the UDP destination port of the RoCE v2 packets; 0 is
+	// 4791, RoCE v2's. Traffic to another port is RoCE v2 only to an
+	// analyzer told so (roce-dissect --decode-as udp.port=N).
+	UDPPort uint16
 	// Artefacts of capture tools and stacks (artefacts.go).
 	Artefacts
 	// NIC models the NICs' timing and the capture point (nic.go).
@@ -324,6 +328,9 @@ func (c *Config) normalize() error {
 	}
 	if c.DC && !dcScenario(c.Scenario) {
 		return fmt.Errorf("synth: %w: DC traffic needs write-bw, read-bw or atomic, not %s", ErrConfig, c.Scenario)
+	}
+	if c.UDPPort != 0 && !c.Encap.RoCEv2() {
+		return fmt.Errorf("synth: %w: a UDP port needs RoCE v2 (UDP), not %s", ErrConfig, c.Encap)
 	}
 	if c.SnifferSrcPort && !c.Encap.RoCEv2() {
 		return fmt.Errorf("synth: %w: the sniffer source port rewrite needs RoCE v2 (UDP), not %s", ErrConfig, c.Encap)

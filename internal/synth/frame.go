@@ -56,6 +56,8 @@ type builder struct {
 
 	// snifferSrcPort writes UDP source port 4791 after the ICRC.
 	snifferSrcPort bool
+	// udpPort is the RoCE v2 UDP destination port.
+	udpPort uint16
 
 	stack   [16]gopacket.SerializableLayer
 	n       int
@@ -66,7 +68,7 @@ type builder struct {
 }
 
 func newBuilder(encap Encap, fast bool) *builder {
-	b := &builder{encap: encap, fastICRC: fast, buf: gopacket.NewSerializeBufferExpectedSize(128, 4200)}
+	b := &builder{encap: encap, fastICRC: fast, udpPort: uint16(layers.UDPPortRoCEv2), buf: gopacket.NewSerializeBufferExpectedSize(128, 4200)}
 	b.opts = gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
 	b.udpOpts = gopacket.SerializeOptions{FixLengths: true} // RoCE v2: UDP checksum 0
 	b.pattern = make([]byte, 4096+256)
@@ -74,6 +76,15 @@ func newBuilder(encap Encap, fast bool) *builder {
 		b.pattern[i] = byte(i*7 + i>>8)
 	}
 	return b
+}
+
+// setPorts sets the UDP ports of cfg: the sniffer's source port rewrite
+// and the RoCE v2 destination port (Config.UDPPort, 0 keeping 4791).
+func (b *builder) setPorts(cfg *Config) {
+	b.snifferSrcPort = cfg.SnifferSrcPort
+	if cfg.UDPPort != 0 {
+		b.udpPort = cfg.UDPPort
+	}
 }
 
 func (b *builder) push(l gopacket.SerializableLayer) { b.stack[b.n] = l; b.n++ }
@@ -156,7 +167,7 @@ func (b *builder) build(p *pkt, ts time.Time) ([]byte, error) {
 		b.push(&b.lrh)
 	}
 	if b.encap.RoCEv2() {
-		b.udp = gplayers.UDP{SrcPort: gplayers.UDPPort(sport), DstPort: layers.UDPPortRoCEv2}
+		b.udp = gplayers.UDP{SrcPort: gplayers.UDPPort(sport), DstPort: gplayers.UDPPort(b.udpPort)}
 		b.push(&b.udp)
 	}
 	// Transport.

@@ -146,7 +146,7 @@ func newGenerator(cfg *Config, out io.Writer) (*generator, error) {
 	g := &generator{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x726f6365))}
 	g.rate = max(1, int64(cfg.Gbps*1000))
 	g.b = newBuilder(cfg.Encap, cfg.Scenario == ScenarioMix)
-	g.b.snifferSrcPort = cfg.SnifferSrcPort
+	g.b.setPorts(cfg)
 	g.tr = newTracker()
 	reqAt, repAt := cfg.madOffsets()
 	keep := cfg.SnapLen // bytes of a frame the capture keeps (0: all)
