@@ -148,37 +148,59 @@ func (t *tracker) message(fs *flowState, p *pkt, u int64, frame int) {
 // attribute classifies the missing PSNs of a flow and adds the findings
 // of its jumps and incomplete messages.
 func (t *tracker) attribute(fs *flowState) {
-	l := &fs.loss
+	v := lossView{l: &fs.loss, rc: fs.f.Transport == "RC" || fs.f.Transport == "DC"}
 	r := &fs.f.Requests
-	rc := fs.f.Transport == "RC" || fs.f.Transport == "DC" // acknowledged transports
-	lost := func(x int64) bool { return rc && l.lost.contains(x) }
-	covered := func(x int64) bool { return rc && l.hasAck && x <= l.ackHi }
-	missing := func(x int64) bool { return l.missing.contains(x) }
-	for _, iv := range l.missing {
+	lost, notCaptured := v.countMissing()
+	r.MissingLost += lost
+	r.MissingNotCaptured += notCaptured
+	t.truth.Capture.NotCaptured += r.MissingNotCaptured
+	capFrame := t.jumpFindings(v)
+	if r.MissingNotCaptured > 0 && capFrame > 0 {
+		t.finding("capture_gap", "info", capFrame)
+	}
+	t.messageFindings(fs, v)
+}
+
+// lossView answers attribute's questions about the PSNs of a request
+// flow.
+type lossView struct {
+	l  *flowLoss
+	rc bool // an acknowledged transport (RC, DC): NAKs, resends and ACKs count
+}
+
+// lost reports whether PSN x was NAKed or resent.
+func (v lossView) lost(x int64) bool { return v.rc && v.l.lost.contains(x) }
+
+// covered reports whether a response covers PSN x.
+func (v lossView) covered(x int64) bool { return v.rc && v.l.hasAck && x <= v.l.ackHi }
+
+// missing reports whether PSN x was never seen.
+func (v lossView) missing(x int64) bool { return v.l.missing.contains(x) }
+
+// countMissing returns how many missing PSNs were lost and how many
+// others a response covers (not captured).
+func (v lossView) countMissing() (lost, notCaptured int64) {
+	for _, iv := range v.l.missing {
 		for x := iv[0]; x <= iv[1]; x++ {
 			switch {
-			case lost(x):
-				r.MissingLost++
-			case covered(x):
-				r.MissingNotCaptured++
+			case v.lost(x):
+				lost++
+			case v.covered(x):
+				notCaptured++
 			}
 		}
 	}
-	t.truth.Capture.NotCaptured += r.MissingNotCaptured
+	return lost, notCaptured
+}
+
+// jumpFindings adds a psn_gap finding for each jump over lost PSNs (an
+// error) and over PSNs missing for no known reason (a warning). It
+// returns the frame of the first jump over PSNs a response covers, 0 if
+// none.
+func (t *tracker) jumpFindings(v lossView) int {
 	capFrame := 0
-	for _, j := range l.jumps {
-		var nLost, nUnknown, nCap int
-		for x := j.from; x <= j.to; x++ {
-			switch {
-			case lost(x):
-				nLost++
-			case !missing(x):
-			case covered(x):
-				nCap++
-			default:
-				nUnknown++
-			}
-		}
+	for _, j := range v.l.jumps {
+		nLost, nCap, nUnknown := v.classifyJump(j)
 		if nLost > 0 {
 			t.finding("psn_gap", "error", j.frame)
 		}
@@ -189,10 +211,31 @@ func (t *tracker) attribute(fs *flowState) {
 			capFrame = j.frame
 		}
 	}
-	if r.MissingNotCaptured > 0 && capFrame > 0 {
-		t.finding("capture_gap", "info", capFrame)
+	return capFrame
+}
+
+// classifyJump counts the PSNs of jump j that were lost, those missing
+// that a response covers, and those missing for no known reason.
+func (v lossView) classifyJump(j jumpRec) (nLost, nCap, nUnknown int) {
+	for x := j.from; x <= j.to; x++ {
+		switch {
+		case v.lost(x):
+			nLost++
+		case !v.missing(x):
+		case v.covered(x):
+			nCap++
+		default:
+			nUnknown++
+		}
 	}
-	for _, m := range l.msgs {
+	return nLost, nCap, nUnknown
+}
+
+// messageFindings adds an incomplete_message finding for each message
+// found incomplete at a later message, or whose LAST was written but not
+// all its PSNs.
+func (t *tracker) messageFindings(fs *flowState, v lossView) {
+	for _, m := range v.l.msgs {
 		frame := m.report
 		if frame == 0 && m.lastFrame > 0 && !fs.doneReq.contains(m.from) {
 			frame = m.lastFrame
@@ -200,25 +243,33 @@ func (t *tracker) attribute(fs *flowState) {
 		if frame == 0 {
 			continue
 		}
-		// Information only when every PSN of it the capture jumped over
-		// is one the responder acknowledged and nobody resent.
-		sev, jumped := "info", false
-		for x := m.from; x <= m.to; x++ {
-			if !inJump(l.jumps, x) {
-				continue
-			}
-			jumped = true
-			if lost(x) || missing(x) && !covered(x) {
-				sev = "warning"
-			}
-		}
-		if !jumped || m.noStart && m.report == 0 {
-			sev = "warning"
-		}
-		t.finding("incomplete_message", sev, frame)
+		t.finding("incomplete_message", v.messageSeverity(m), frame)
 	}
 }
 
+// messageSeverity returns "info" when every PSN of m the capture jumped
+// over is one the responder acknowledged and nobody resent, else
+// "warning"; also a warning when the capture jumped over none of it, or
+// when m is the flow's first message, begun without its FIRST, and found
+// incomplete only at its LAST.
+func (v lossView) messageSeverity(m *msgRec) string {
+	sev, jumped := "info", false
+	for x := m.from; x <= m.to; x++ {
+		if !inJump(v.l.jumps, x) {
+			continue
+		}
+		jumped = true
+		if v.lost(x) || v.missing(x) && !v.covered(x) {
+			sev = "warning"
+		}
+	}
+	if !jumped || m.noStart && m.report == 0 {
+		sev = "warning"
+	}
+	return sev
+}
+
+// inJump reports whether PSN x is in one of the jumps js.
 func inJump(js []jumpRec, x int64) bool {
 	for _, j := range js {
 		if x >= j.from && x <= j.to {
