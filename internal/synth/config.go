@@ -3,7 +3,6 @@ package synth
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -252,106 +251,6 @@ const (
 
 // ErrConfig is wrapped by every configuration error.
 var ErrConfig = errors.New("invalid configuration")
-
-// normalize fills in defaults and checks the configuration.
-func (c *Config) normalize() error {
-	if c.Scenario == "" {
-		c.Scenario = ScenarioWriteBW
-	}
-	if !slices.Contains(Scenarios(), c.Scenario) {
-		return fmt.Errorf("synth: %w: unknown scenario %q (want one of %s)", ErrConfig, c.Scenario, strings.Join(Scenarios(), ", "))
-	}
-	if c.MTU == 0 {
-		c.MTU = DefaultMTU
-	}
-	if _, ok := mtuEnum(c.MTU); !ok {
-		return fmt.Errorf("synth: %w: path MTU %d (want 256, 512, 1024, 2048 or 4096)", ErrConfig, c.MTU)
-	}
-	if c.MsgSize == 0 && c.Scenario != ScenarioMix {
-		c.MsgSize = DefaultMsgSize
-		if c.Scenario == ScenarioUD {
-			c.MsgSize = min(512, c.MTU)
-		}
-	}
-	if c.MsgSize < 0 || c.MsgSize > 1<<30 {
-		return fmt.Errorf("synth: %w: message size %d", ErrConfig, c.MsgSize)
-	}
-	if c.Scenario == ScenarioUD && c.MsgSize > c.MTU {
-		return fmt.Errorf("synth: %w: UD message size %d exceeds the path MTU %d", ErrConfig, c.MsgSize, c.MTU)
-	}
-	if c.Messages == 0 {
-		c.Messages = DefaultMessages
-	}
-	if c.Messages < 0 {
-		return fmt.Errorf("synth: %w: %d messages", ErrConfig, c.Messages)
-	}
-	if c.Packets == 0 {
-		c.Packets = DefaultPackets
-	}
-	if c.QPs == 0 {
-		c.QPs = DefaultQPs
-	}
-	if c.QPs < 0 || c.QPs > 1<<16 {
-		return fmt.Errorf("synth: %w: %d QPs", ErrConfig, c.QPs)
-	}
-	if c.Scenario == ScenarioMix && c.Packets < 5*c.QPs {
-		return fmt.Errorf("synth: %w: mix needs at least 5 packets per QP (CM exchange): %d packets for %d QPs", ErrConfig, c.Packets, c.QPs)
-	}
-	if c.Seed == 0 {
-		c.Seed = DefaultSeed
-	}
-	if c.Gbps == 0 {
-		c.Gbps = DefaultGbps
-	}
-	if c.Gbps < 0.001 || c.Gbps > 1e6 {
-		return fmt.Errorf("synth: %w: rate %g Gbit/s", ErrConfig, c.Gbps)
-	}
-	if c.SnapLen < 0 {
-		return fmt.Errorf("synth: %w: snap length %d", ErrConfig, c.SnapLen)
-	}
-	if c.StartPSN != nil && *c.StartPSN > psnMask {
-		return fmt.Errorf("synth: %w: starting PSN 0x%x exceeds 24 bits", ErrConfig, *c.StartPSN)
-	}
-	if int(c.Encap) >= len(encapNames) {
-		return fmt.Errorf("synth: %w: encapsulation %d", ErrConfig, c.Encap)
-	}
-	switch c.MixOp {
-	case "", "write", "send", "read":
-	default:
-		return fmt.Errorf("synth: %w: --mix-op %q: want write, send or read", ErrConfig, c.MixOp)
-	}
-	if c.Scenario == ScenarioMix && c.any() {
-		return fmt.Errorf("synth: %w: impairments do not apply to mix", ErrConfig)
-	}
-	if len(c.ECN) > 0 && !c.Encap.RoCEv2() {
-		return fmt.Errorf("synth: %w: ECN marking needs RoCE v2 (IP ECN), not %s", ErrConfig, c.Encap)
-	}
-	if c.DC && !dcScenario(c.Scenario) {
-		return fmt.Errorf("synth: %w: DC traffic needs write-bw, read-bw or atomic, not %s", ErrConfig, c.Scenario)
-	}
-	if c.UDPPort != 0 && !c.Encap.RoCEv2() {
-		return fmt.Errorf("synth: %w: a UDP port needs RoCE v2 (UDP), not %s", ErrConfig, c.Encap)
-	}
-	if c.SnifferSrcPort && !c.Encap.RoCEv2() {
-		return fmt.Errorf("synth: %w: the sniffer source port rewrite needs RoCE v2 (UDP), not %s", ErrConfig, c.Encap)
-	}
-	if err := c.NIC.normalize(); err != nil {
-		return err
-	}
-	if c.Scenario == ScenarioMix && c.NIC.any() {
-		return fmt.Errorf("synth: %w: NIC knobs do not apply to mix", ErrConfig)
-	}
-	if c.Scenario == ScenarioUD && len(c.NAK)+len(c.RNR)+len(c.NIC.Timeout) > 0 {
-		return fmt.Errorf("synth: %w: UD has no NAKs", ErrConfig)
-	}
-	if err := c.Pause.normalize(c); err != nil {
-		return err
-	}
-	if err := c.checkWrap(); err != nil {
-		return err
-	}
-	return c.checkArtefacts()
-}
 
 // mtuEnum returns the CM PathMTU enum (1 = 256 … 5 = 4096).
 func mtuEnum(n int) (uint8, bool) {
