@@ -110,14 +110,34 @@ func (b *builder) trailerAfterICRC() int {
 
 // build serializes p; the returned slice is valid until the next call.
 func (b *builder) build(p *pkt, ts time.Time) ([]byte, error) {
-	c := p.c
-	src, dst := c.a, c.b
+	src, dst := p.c.a, p.c.b
 	if p.fromB {
 		src, dst = dst, src
 	}
-	sport := srcPort(p)
 	b.n = 0
-	ecn, dscp := uint8(ecnECT0), uint8(dscpData)
+	b.pushLink(src, dst, ts)
+	b.pushNetwork(p, src, dst)
+	if err := b.pushTransport(p); err != nil {
+		return nil, err
+	}
+	b.pushPayload(p)
+	b.icrc = layers.ICRC{}
+	b.push(&b.icrc)
+	if b.encap.Native() {
+		b.vcrc = layers.VCRC{}
+		b.push(&b.vcrc)
+	}
+	frame, err := b.serialize()
+	if err != nil {
+		return nil, err
+	}
+	return b.finish(p, frame)
+}
+
+// trafficClass returns the IP DSCP and ECN of p: data and MADs on
+// dscpData, CNPs on dscpCNP; ECT(0) on data, CE when marked.
+func trafficClass(p *pkt) (dscp, ecn uint8) {
+	ecn, dscp = ecnECT0, dscpData
 	switch {
 	case p.op.IsCNP():
 		ecn, dscp = 0, dscpCNP
@@ -127,7 +147,12 @@ func (b *builder) build(p *pkt, ts time.Time) ([]byte, error) {
 	if p.ce {
 		ecn = ecnCE
 	}
-	// Link and network headers.
+	return dscp, ecn
+}
+
+// pushLink pushes the link headers from src to dst: Ethernet (and
+// 802.1Q), or the ERF record header; none on native IB.
+func (b *builder) pushLink(src, dst *host, ts time.Time) {
 	switch b.encap {
 	case EncapIPv4, EncapVLAN, EncapIPv6, EncapRoCEv1:
 		b.eth = gplayers.Ethernet{SrcMAC: src.mac, DstMAC: dst.mac}
@@ -150,13 +175,19 @@ func (b *builder) build(p *pkt, ts time.Time) ([]byte, error) {
 		b.erf = layers.ERF{Type: layers.ERFTypeInfiniBand, Timestamp: layers.ERFTimestamp(ts)}
 		b.push(&b.erf)
 	}
+}
+
+// pushNetwork pushes the network headers of p from src to dst: IPv4 or
+// IPv6 and UDP (RoCE v2), the GRH (RoCE v1) or the LRH (native IB).
+func (b *builder) pushNetwork(p *pkt, src, dst *host) {
+	dscp, ecn := trafficClass(p)
 	switch b.encap {
 	case EncapIPv4, EncapVLAN:
 		b.ip4 = gplayers.IPv4{Version: 4, IHL: 5, TOS: dscp<<2 | ecn, Flags: gplayers.IPv4DontFragment,
 			TTL: 64, Protocol: gplayers.IPProtocolUDP, SrcIP: src.ip4, DstIP: dst.ip4}
 		b.push(&b.ip4)
 	case EncapIPv6:
-		b.ip6 = gplayers.IPv6{Version: 6, TrafficClass: dscp<<2 | ecn, FlowLabel: c.flowLabel,
+		b.ip6 = gplayers.IPv6{Version: 6, TrafficClass: dscp<<2 | ecn, FlowLabel: p.c.flowLabel,
 			NextHeader: gplayers.IPProtocolUDP, HopLimit: 64, SrcIP: src.ip6, DstIP: dst.ip6}
 		b.push(&b.ip6)
 	case EncapRoCEv1:
@@ -167,21 +198,19 @@ func (b *builder) build(p *pkt, ts time.Time) ([]byte, error) {
 		b.push(&b.lrh)
 	}
 	if b.encap.RoCEv2() {
-		b.udp = gplayers.UDP{SrcPort: gplayers.UDPPort(sport), DstPort: gplayers.UDPPort(b.udpPort)}
+		b.udp = gplayers.UDP{SrcPort: gplayers.UDPPort(srcPort(p)), DstPort: gplayers.UDPPort(b.udpPort)}
 		b.push(&b.udp)
 	}
-	// Transport.
+}
+
+// pushTransport pushes the BTH of p (DC's on the RD opcodes, with its DC
+// headers) and its extended transport headers.
+func (b *builder) pushTransport(p *pkt) error {
 	b.bth = layers.BTH{Opcode: p.op, SolicitedEvent: p.se, PKey: pkeyDefault, BECN: p.becn,
 		DestQP: p.destQP, AckReq: p.ackReq, PSN: p.psn}
 	if b.encap.RoCEv2() && !b.fastICRC {
-		var err error
-		if b.encap == EncapIPv6 {
-			err = b.bth.SetNetworkLayerForChecksum(&b.ip6, &b.udp)
-		} else {
-			err = b.bth.SetNetworkLayerForChecksum(&b.ip4, &b.udp)
-		}
-		if err != nil {
-			return nil, err
+		if err := b.setICRCLayers(); err != nil {
+			return err
 		}
 	}
 	headers := p.op.Headers()
@@ -194,38 +223,61 @@ func (b *builder) build(p *pkt, ts time.Time) ([]byte, error) {
 		b.pushDC(p)
 	}
 	for _, h := range headers {
-		switch h {
-		case layers.LayerTypeRETH:
-			b.reth = layers.RETH{VA: p.va, RKey: p.rkey, DMALength: p.dmaLen}
-			b.push(&b.reth)
-		case layers.LayerTypeAtomicETH:
-			b.ateth = layers.AtomicETH{VA: p.va, RKey: p.rkey, SwapOrAdd: p.swap, Compare: p.cmp}
-			b.push(&b.ateth)
-		case layers.LayerTypeAETH:
-			b.aeth = layers.AETH{Syndrome: p.aeth, MSN: p.msn}
-			b.push(&b.aeth)
-		case layers.LayerTypeAtomicAckETH:
-			b.aack = layers.AtomicAckETH{OrigRemoteData: p.orig}
-			b.push(&b.aack)
-		case layers.LayerTypeImmDt:
-			b.imm = layers.ImmDt{Immediate: p.imm}
-			b.push(&b.imm)
-		case layers.LayerTypeIETH:
-			b.ieth = layers.IETH{RKey: p.imm}
-			b.push(&b.ieth)
-		case layers.LayerTypeDETH:
-			b.deth = layers.DETH{QKey: p.qkey, SrcQP: p.srcQP}
-			b.push(&b.deth)
-		case layers.LayerTypeCNP:
-			b.cnp = layers.CNP{}
-			b.push(&b.cnp)
-		default:
-			return nil, fmt.Errorf("synth: opcode %s: no builder for %s", p.op, h)
+		if err := b.pushHeader(p, h); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// setICRCLayers gives the BTH the IP and UDP headers its ICRC covers
+// (without fastICRC).
+func (b *builder) setICRCLayers() error {
+	if b.encap == EncapIPv6 {
+		return b.bth.SetNetworkLayerForChecksum(&b.ip6, &b.udp)
+	}
+	return b.bth.SetNetworkLayerForChecksum(&b.ip4, &b.udp)
+}
+
+// pushHeader pushes the extended transport header h of p.
+func (b *builder) pushHeader(p *pkt, h gopacket.LayerType) error {
+	switch h {
+	case layers.LayerTypeRETH:
+		b.reth = layers.RETH{VA: p.va, RKey: p.rkey, DMALength: p.dmaLen}
+		b.push(&b.reth)
+	case layers.LayerTypeAtomicETH:
+		b.ateth = layers.AtomicETH{VA: p.va, RKey: p.rkey, SwapOrAdd: p.swap, Compare: p.cmp}
+		b.push(&b.ateth)
+	case layers.LayerTypeAETH:
+		b.aeth = layers.AETH{Syndrome: p.aeth, MSN: p.msn}
+		b.push(&b.aeth)
+	case layers.LayerTypeAtomicAckETH:
+		b.aack = layers.AtomicAckETH{OrigRemoteData: p.orig}
+		b.push(&b.aack)
+	case layers.LayerTypeImmDt:
+		b.imm = layers.ImmDt{Immediate: p.imm}
+		b.push(&b.imm)
+	case layers.LayerTypeIETH:
+		b.ieth = layers.IETH{RKey: p.imm}
+		b.push(&b.ieth)
+	case layers.LayerTypeDETH:
+		b.deth = layers.DETH{QKey: p.qkey, SrcQP: p.srcQP}
+		b.push(&b.deth)
+	case layers.LayerTypeCNP:
+		b.cnp = layers.CNP{}
+		b.push(&b.cnp)
+	default:
+		return fmt.Errorf("synth: opcode %s: no builder for %s", p.op, h)
+	}
+	return nil
+}
+
+// pushPayload pushes the payload of p: its CM MAD (shortMAD bytes of it
+// when set), or payLen bytes of the pattern.
+func (b *builder) pushPayload(p *pkt) {
 	switch {
 	case p.cm != cmNone:
-		encodeMAD(&b.mad, c, p.cm, b.encap)
+		encodeMAD(&b.mad, p.c, p.cm, b.encap)
 		b.pay = b.mad[:]
 		if b.shortMAD > 0 {
 			b.pay = b.mad[:b.shortMAD]
@@ -239,13 +291,11 @@ func (b *builder) build(p *pkt, ts time.Time) ([]byte, error) {
 		}
 		b.push(&b.pay)
 	}
-	b.icrc = layers.ICRC{}
-	b.push(&b.icrc)
-	if b.encap.Native() {
-		b.vcrc = layers.VCRC{}
-		b.push(&b.vcrc)
-	}
+}
 
+// serialize serializes the pushed layers, innermost first, into the
+// reused buffer and returns the frame.
+func (b *builder) serialize() ([]byte, error) {
 	if err := b.buf.Clear(); err != nil {
 		return nil, err
 	}
@@ -260,7 +310,12 @@ func (b *builder) build(p *pkt, ts time.Time) ([]byte, error) {
 		// As gopacket.SerializeLayers does: the BTH looks for a VCRC.
 		b.buf.PushLayer(b.stack[i].LayerType())
 	}
-	frame := b.buf.Bytes()
+	return b.buf.Bytes(), nil
+}
+
+// finish completes the serialized frame of p: the RoCE v2 ICRC (with
+// fastICRC), the corruption of the ICRC, the sniffer's source port.
+func (b *builder) finish(p *pkt, frame []byte) ([]byte, error) {
 	if b.encap.RoCEv2() && b.fastICRC {
 		if err := b.fillICRC(frame); err != nil {
 			return nil, err
