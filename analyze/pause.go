@@ -340,6 +340,22 @@ func (tl *pauseTimeline) apply(f *Flow) {
 	}
 }
 
+// PausedTime is how long PFC or 802.3x PAUSE frames paused the flow's
+// priority while it was active: PausedNs, or 0 when they never did; ok
+// is false when the figure is unknown (Priority nil: the capture holds no
+// pause frames, or the flow has no priority), where the JSON report
+// omits both keys. Tables use it to tell "not paused" (0) from "not
+// known" (null).
+func (f *Flow) PausedTime() (ns int64, ok bool) {
+	switch {
+	case f.Priority == nil:
+		return 0, false
+	case f.PausedNs == nil:
+		return 0, true
+	}
+	return *f.PausedNs, true
+}
+
 // addPause merges o's pause frames into r's (Report.Merge, the combined
 // report of shards): their figures and the flows' paused times.
 func (r *Report) addPause(o *Report) {

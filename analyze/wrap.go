@@ -113,6 +113,10 @@ func (c wrapChain) String() string {
 	return b.String()
 }
 
+// ChainName names the chain of wraps ws as Encapsulation.Chain spells
+// it, outermost first ("erspan3/vxlan"); "" for none.
+func ChainName(ws []Wrap) string { return chainOf(ws).String() }
+
 // wrap records an encapsulation of the frame being decoded; false when
 // the frame is nested deeper than maxWraps.
 func (a *Analyzer) wrap(k WrapKind, id uint32, outer bool) bool {
