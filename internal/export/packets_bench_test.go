@@ -43,8 +43,26 @@ func benchPackets(n int) []analyze.Packet {
 
 // BenchmarkPacketWriter writes the packets table of 1,048,576 packets
 // (16 row groups), the export's share of an analysis with --export.
-func BenchmarkPacketWriter(b *testing.B) {
+func BenchmarkPacketWriter(b *testing.B) { benchWriter(b, benchPackets(1<<20)) }
+
+// BenchmarkPacketWriterWrapped is BenchmarkPacketWriter of a switch
+// mirror's capture: every packet arrived in ERSPAN III (one session) and
+// VXLAN (a VNI per host pair, 4 in all), with its priority.
+func BenchmarkPacketWriterWrapped(b *testing.B) {
 	ps := benchPackets(1 << 20)
+	sw, coll := netip.AddrFrom4([4]byte{192, 0, 2, 1}), netip.AddrFrom4([4]byte{192, 0, 2, 2})
+	wraps := make([][]analyze.Wrap, 4)
+	for i := range wraps {
+		vtep := netip.AddrFrom4([4]byte{172, 16, 0, byte(i + 1)})
+		wraps[i] = []analyze.Wrap{{Kind: analyze.WrapERSPAN3, Src: sw, Dst: coll, ID: 1}, {Kind: analyze.WrapVXLAN, Src: vtep, Dst: vtep.Next(), ID: uint32(5001 + i)}}
+	}
+	for i := range ps {
+		ps[i].Wraps, ps[i].Priority = wraps[i%64%4], 3
+	}
+	benchWriter(b, ps)
+}
+
+func benchWriter(b *testing.B, ps []analyze.Packet) {
 	dir := b.TempDir()
 	b.ReportAllocs()
 	for b.Loop() {

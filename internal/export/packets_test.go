@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,19 +21,55 @@ import (
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
+// wrapCase is a chain of wraps variedPackets gives a packet, and the
+// encapsulation columns docs/parquet.md says its row has (nil: null).
+type wrapCase struct {
+	wraps                           []analyze.Wrap
+	chain, mirrorSrc                any
+	session, tunnelID, tunnelIDName any
+}
+
+var (
+	switchA, switchB = netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("192.0.2.9")
+	collector        = netip.MustParseAddr("192.0.2.2")
+	vtep1, vtep2     = netip.MustParseAddr("172.16.0.1"), netip.MustParseAddr("172.16.0.2")
+)
+
+// wrapCases are variedPackets' wraps by frame index modulo 97.
+var wrapCases = map[int]wrapCase{
+	41: {[]analyze.Wrap{{Kind: analyze.WrapERSPAN3, Src: switchA, Dst: collector, ID: 7}, {Kind: analyze.WrapVXLAN, Src: vtep1, Dst: vtep2, ID: 5001}},
+		"erspan3/vxlan", "192.0.2.1", uint32(7), uint32(5001), "VNI"},
+	43: {[]analyze.Wrap{{Kind: analyze.WrapERSPAN1, Src: switchB, Dst: collector}},
+		"erspan1", "192.0.2.9", nil, nil, nil},
+	47: {[]analyze.Wrap{{Kind: analyze.WrapQinQ, ID: 200}, {Kind: analyze.WrapMPLS, ID: 16001}},
+		"qinq/mpls", nil, nil, uint32(16001), "label"},
+	53: {[]analyze.Wrap{{Kind: analyze.WrapERSPAN2, Src: switchB, Dst: collector, ID: 1023}},
+		"erspan2", "192.0.2.9", uint32(1023), nil, nil},
+	59: {[]analyze.Wrap{{Kind: analyze.WrapERSPAN2, Src: switchA, Dst: collector, ID: 3}, {Kind: analyze.WrapNVGRE, Src: vtep1, Dst: vtep2, ID: 0xABCDEF}},
+		"erspan2/nvgre", "192.0.2.1", uint32(3), uint32(0xABCDEF), "VSID"},
+	61: {[]analyze.Wrap{{Kind: analyze.WrapGENEVE, Src: vtep2, Dst: vtep1, ID: 0}},
+		"geneve", nil, nil, uint32(0), "VNI"},
+}
+
 // variedPackets are benchPackets(n) with, every few frames, what the
-// columns' nulls and other values come from: a VLAN tag, a LID address,
-// a frame without BTH (malformed, with its error), a truncated one, a
-// NIC-rewritten source port, an unknown payload length, a NAK.
+// columns' nulls and other values come from: a VLAN tag, a LID address
+// (no priority), a frame without BTH (malformed, with its error), a
+// truncated one, a NIC-rewritten source port, an unknown payload length,
+// a NAK, the wraps of wrapCases; priorities go round 0…7.
 func variedPackets(n int) []analyze.Packet {
 	ps := benchPackets(n)
 	for i := range ps {
 		p := &ps[i]
+		p.Priority = int8(i % 8)
+		if c, ok := wrapCases[i%97]; ok {
+			p.Wraps = c.wraps
+		}
 		switch i % 97 {
 		case 3:
 			p.VLAN = 100 + i%7
 		case 5:
 			p.Src, p.Dst, p.Encap = analyze.Addr{LID: uint16(i % 300), IsLID: true}, analyze.Addr{LID: 7, IsLID: true}, analyze.EncapIB
+			p.Priority = -1
 		case 11:
 			p.BTH, p.AETH, p.RETH, p.PayloadLen = nil, nil, nil, -1
 			p.Err = errors.New("short BTH: " + time.Duration(i).String())
@@ -72,6 +109,12 @@ func want(file string, p *analyze.Packet) map[string]any {
 		"icrc_port_rewritten": p.SrcPortRewritten, "truncated": p.Truncated, "findings": int32(p.Findings), "error": nil,
 		"dest_qp": nil, "opcode": nil, "opcode_name": nil, "psn": nil, "ack_req": nil, "se": nil, "fecn": nil, "becn": nil, "pkey": nil, "icrc": nil,
 		"aeth_type": nil, "aeth_msn": nil, "reth_dma_length": nil,
+		"encapsulation": nil, "mirror_src": nil, "mirror_session": nil, "tunnel_id": nil, "tunnel_id_name": nil,
+		"priority": null(p.Priority >= 0, int32(p.Priority)),
+	}
+	if c, ok := wrapCases[int(p.Frame-1)%97]; ok {
+		m["encapsulation"], m["mirror_src"] = c.chain, c.mirrorSrc
+		m["mirror_session"], m["tunnel_id"], m["tunnel_id_name"] = c.session, c.tunnelID, c.tunnelIDName
 	}
 	if b := p.BTH; b != nil {
 		m["dest_qp"], m["opcode"], m["opcode_name"], m["psn"] = b.DestQP, uint8(b.Opcode), b.OpcodeName(), b.PSN
@@ -157,4 +200,38 @@ func TestPacketWriterReadBack(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPacketWriterAddAllocs: once a capture's addresses, opcodes and
+// encapsulations are known, Add allocates nothing, wrapped packets and
+// malformed ones included (the encoding goroutine, idle during the
+// count, allocates its pages per row group).
+func TestPacketWriterAddAllocs(t *testing.T) {
+	var ps []analyze.Packet
+	for _, p := range variedPackets(5 * batchRows) {
+		if p.IsRDMA && len(ps) < 4*batchRows {
+			ps = append(ps, p)
+		}
+	}
+	pw, err := NewPacketWriter(filepath.Join(t.TempDir(), PacketsFile(0, 0)), "a.pcap")
+	require.NoError(t, err)
+	for i := range ps {
+		pw.Add(&ps[i])
+	}
+	require.Empty(t, pw.cur.recs, "the packets are batches whole: the count below hands none over")
+	for len(pw.free) == 0 { // the goroutine is encoding the last batch
+		time.Sleep(time.Millisecond)
+	}
+	// Each run adds batchRows/3 packets (AllocsPerRun's average is an
+	// integer: one a run would not show): a warm-up, then the one counted.
+	i := 0
+	allocs := testing.AllocsPerRun(1, func() {
+		for range batchRows / 3 {
+			pw.Add(&ps[i])
+			i++
+		}
+	})
+	assert.Zero(t, allocs, "allocations in %d packets", batchRows/3)
+	assert.Equal(t, 2*(batchRows/3), i)
+	require.NoError(t, pw.Close())
 }

@@ -76,6 +76,21 @@ type PacketRow struct {
 	Truncated   bool    `parquet:"truncated"`
 	Findings    int32   `parquet:"findings"`
 	Error       *string `parquet:"error,optional"`
+	// Encapsulation is the chain of wraps the frame arrived in
+	// ("erspan3/vxlan", as the JSON report's capture.encapsulations),
+	// null when it arrived as sent; MirrorSrc and MirrorSession its
+	// outermost ERSPAN session (the switch, the session ID: null for
+	// ERSPAN I), TunnelID and TunnelIDName its innermost other wrap's
+	// identifier (wraps.go).
+	Encapsulation *string `parquet:"encapsulation,optional,dict"`
+	MirrorSrc     *string `parquet:"mirror_src,optional,dict"`
+	MirrorSession *uint32 `parquet:"mirror_session,optional"`
+	TunnelID      *uint32 `parquet:"tunnel_id,optional"`
+	TunnelIDName  *string `parquet:"tunnel_id_name,optional,dict"`
+	// Priority is the 802.1p priority the frame travelled in (its VLAN
+	// PCP, else its DSCP as --dscp-priority maps it; analyze.Packet),
+	// null for neither (native IB).
+	Priority *int32 `parquet:"priority,optional"`
 }
 
 // FlowRow is one row of the flows table (see analyze.Flow and
