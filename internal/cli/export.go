@@ -84,8 +84,8 @@ func exportNames(files []string) (capture, file string) {
 	return strings.Join(names, " "), file
 }
 
-// exportReport writes the flows, connections and findings tables of the
-// run's report; it reports a failure on stderr and returns false.
+// exportReport writes the flows, connections, findings and pause tables
+// of the run's report; it reports a failure on stderr and returns false.
 func (r *runner) exportReport(files []string, rep *analyze.Report) bool {
 	capture, file := exportNames(files)
 	if err := export.WriteReport(r.cfg.export, capture, file, rep); err != nil {
@@ -95,8 +95,8 @@ func (r *runner) exportReport(files []string, rep *analyze.Report) bool {
 	return true
 }
 
-// streamExport writes the flows, connections and findings tables of one
-// file's report (-o parquet) as its flows are built, each flow's row
+// streamExport writes the flows, connections, findings and pause tables
+// of one file's report (-o parquet) as its flows are built, each flow's row
 // written before the next flow is built: the same rows as exportReport.
 func (r *runner) streamExport(res fileResult) error {
 	capture, file := exportNames(res.exportFiles([]string{res.name}))
@@ -105,10 +105,7 @@ func (r *runner) streamExport(res fileResult) error {
 		return fmt.Errorf("--export %s: %w", r.cfg.export, err)
 	}
 	s := res.stream
-	head := s.Head()
-	for i := range head.Connections {
-		rw.Connection(&head.Connections[i])
-	}
+	rw.Head(s.Head())
 	keep := r.keepFlows()
 	for {
 		f, ok := r.nextFlow(s, keep)

@@ -1,14 +1,12 @@
 // Package export writes an analysis as Parquet tables (docs/parquet.md):
 // packets (one row per RDMA packet, written as the packets are fed),
-// flows, connections and findings (written from the report). Columns are
+// flows, connections, findings and pause (written from the report). Columns are
 // Snappy-compressed (zstd cost 4× the analysis; docs/parquet.md); strings that repeat (addresses, opcode names, kinds)
 // are dictionary-encoded.
 package export
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -22,6 +20,7 @@ const (
 	FlowsFile       = "flows.parquet"
 	ConnectionsFile = "connections.parquet"
 	FindingsFile    = "findings.parquet"
+	PauseFile       = "pause.parquet"
 )
 
 // PacketsFile is the name of the packets file of an export for part part
@@ -140,6 +139,12 @@ type FlowRow struct {
 	ICRCBad            uint64   `parquet:"icrc_bad"`
 	ICRCUnverifiable   uint64   `parquet:"icrc_unverifiable"`
 	ThroughputBps      *float64 `parquet:"throughput_bps,optional"`
+	// Priority is the flow's 802.1p priority and PausedNs how long pause
+	// frames paused it while the flow was active (0: never), as the JSON
+	// report's; both null when the capture holds no pause frames
+	// (analyze.Flow.PausedTime).
+	Priority *int32 `parquet:"priority,optional"`
+	PausedNs *int64 `parquet:"paused_ns,optional"`
 }
 
 // ConnectionRow is one row of the connections table.
@@ -186,23 +191,40 @@ type FindingRow struct {
 	Connection *int32 `parquet:"connection,optional"`
 }
 
-// WriteReport writes the flows, connections and findings tables of rep to
-// dir. capture names the run's input (its file, or files) in every row;
-// file names the capture in findings of a one-file run (several files'
-// findings carry their own).
+// PauseRow is one row of the pause table: what one sender's PFC or
+// 802.3x PAUSE frames did to one priority (analyze.Pause, the JSON
+// report's pause array), timed at LinkSpeedBps (--link-speed).
+type PauseRow struct {
+	Capture        string  `parquet:"capture,dict"`
+	SrcMAC         string  `parquet:"src_mac,dict"`
+	Kind           string  `parquet:"kind,dict"`
+	Priority       *int32  `parquet:"priority,optional"` // null: 802.3x, every priority
+	Frames         uint64  `parquet:"frames"`
+	XOFFFrames     uint64  `parquet:"xoff_frames"`
+	XONFrames      uint64  `parquet:"xon_frames"`
+	Quanta         uint64  `parquet:"quanta"`
+	PausedNs       int64   `parquet:"paused_ns"`
+	LongestPauseNs int64   `parquet:"longest_pause_ns"`
+	LinkSpeedBps   float64 `parquet:"link_speed_bps"`
+}
+
+// WriteReport writes the flows, connections, findings and pause tables
+// of rep to dir, through a ReportWriter. capture names the run's input
+// (its file, or files) in every row; file names the capture in findings
+// of a one-file run (several files' findings carry their own).
 func WriteReport(dir, capture, file string, rep *analyze.Report) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	err := writeTable(filepath.Join(dir, FlowsFile), len(rep.Flows), func(i int) FlowRow { return flowRow(capture, &rep.Flows[i]) })
+	rw, err := NewReportWriter(dir, capture, file)
 	if err != nil {
 		return err
 	}
-	err = writeTable(filepath.Join(dir, ConnectionsFile), len(rep.Connections), func(i int) ConnectionRow { return connectionRow(capture, &rep.Connections[i]) })
-	if err != nil {
-		return err
+	rw.Head(rep)
+	for i := range rep.Flows {
+		rw.Flow(&rep.Flows[i])
 	}
-	return writeTable(filepath.Join(dir, FindingsFile), len(rep.Findings), func(i int) FindingRow { return findingRow(capture, file, &rep.Findings[i]) })
+	for i := range rep.Findings {
+		rw.Finding(&rep.Findings[i])
+	}
+	return rw.Close()
 }
 
 // findingRow is f's row; file names the capture when f does not.
@@ -225,36 +247,10 @@ func unixNano(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-// tableBatch is how many rows of a report table writeTable converts at a
-// time: the table's rows are never all held (163,840 flows made 65 MB of
-// rows).
+// tableBatch is how many rows of a report table a ReportWriter converts
+// at a time: the table's rows are never all held (163,840 flows made 65
+// MB of rows).
 const tableBatch = 1024
-
-// writeTable writes the n rows row(0), row(1), … to path, tableBatch at a
-// time.
-func writeTable[T any](path string, n int, row func(int) T) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := parquet.NewGenericWriter[T](f, options()...)
-	batch := make([]T, 0, min(n, tableBatch))
-	for i := 0; i < n; i += len(batch) {
-		batch = batch[:0]
-		for j := i; j < n && len(batch) < cap(batch); j++ {
-			batch = append(batch, row(j))
-		}
-		if _, err := w.Write(batch); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := w.Close(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
 
 func ptr[T any](v T) *T { return &v }
 
@@ -286,6 +282,20 @@ func flowRow(capture string, f *analyze.Flow) FlowRow {
 	}
 	if f.MTU.Negotiated != nil {
 		r.MTUNegotiated = ptr(int32(*f.MTU.Negotiated))
+	}
+	if ns, ok := f.PausedTime(); ok {
+		r.Priority, r.PausedNs = ptr(int32(*f.Priority)), &ns
+	}
+	return r
+}
+
+func pauseRow(capture string, linkSpeedBps float64, p *analyze.Pause) PauseRow {
+	r := PauseRow{
+		Capture: capture, SrcMAC: p.SrcMAC, Kind: p.Kind, Frames: p.Frames, XOFFFrames: p.XOFFFrames, XONFrames: p.XONFrames,
+		Quanta: p.Quanta, PausedNs: p.PausedNs, LongestPauseNs: p.LongestPauseNs, LinkSpeedBps: linkSpeedBps,
+	}
+	if p.Priority != nil {
+		r.Priority = ptr(int32(*p.Priority))
 	}
 	return r
 }

@@ -10,18 +10,22 @@ import (
 	"github.com/roce-dissect/roce-dissect/analyze"
 )
 
-// ReportWriter writes the flows, connections and findings tables of a
-// report as it is built (analyze.ReportStream): flows one at a time, so
-// that the report is never held whole. WriteReport writes a report held
-// whole; both write the same rows.
+// ReportWriter writes the flows, connections, findings and pause tables
+// of a report as it is built (analyze.ReportStream): its head (Head),
+// then flows one at a time, so that the report is never held whole, then
+// its findings. WriteReport writes a report held whole through one. Every
+// table is written, with no rows when the report has none (a capture
+// without pause frames has an empty pause table), so that a query over
+// many exports finds each table in each.
 type ReportWriter struct {
 	capture, file string
 	flows         *tableWriter[FlowRow]
 	conns         *tableWriter[ConnectionRow]
 	finds         *tableWriter[FindingRow]
+	pause         *tableWriter[PauseRow]
 }
 
-// NewReportWriter creates the three tables' files in dir; capture and
+// NewReportWriter creates the four tables' files in dir; capture and
 // file are those of WriteReport.
 func NewReportWriter(dir, capture, file string) (*ReportWriter, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -41,24 +45,36 @@ func NewReportWriter(dir, capture, file string) (*ReportWriter, error) {
 		rw.conns.close()
 		return nil, err
 	}
+	if rw.pause, err = newTableWriter[PauseRow](filepath.Join(dir, PauseFile)); err != nil {
+		rw.flows.close()
+		rw.conns.close()
+		rw.finds.close()
+		return nil, err
+	}
 	return rw, nil
+}
+
+// Head adds the rows of the report's head (ReportStream.Head, or the
+// report held whole): its connections and its pause figures.
+func (rw *ReportWriter) Head(rep *analyze.Report) {
+	for i := range rep.Connections {
+		rw.conns.add(connectionRow(rw.capture, &rep.Connections[i]))
+	}
+	for i := range rep.Pause {
+		rw.pause.add(pauseRow(rw.capture, rep.Capture.LinkSpeedBps, &rep.Pause[i]))
+	}
 }
 
 // Flow adds f's row to the flows table.
 func (rw *ReportWriter) Flow(f *analyze.Flow) { rw.flows.add(flowRow(rw.capture, f)) }
 
-// Connection adds c's row to the connections table.
-func (rw *ReportWriter) Connection(c *analyze.Connection) {
-	rw.conns.add(connectionRow(rw.capture, c))
-}
-
 // Finding adds f's row to the findings table.
 func (rw *ReportWriter) Finding(f *analyze.Finding) { rw.finds.add(findingRow(rw.capture, rw.file, f)) }
 
 // Close writes the rows still batched and the files' footers, and
-// returns the first error of the three tables.
+// returns the errors of the tables.
 func (rw *ReportWriter) Close() error {
-	return errors.Join(rw.flows.close(), rw.conns.close(), rw.finds.close())
+	return errors.Join(rw.flows.close(), rw.conns.close(), rw.finds.close(), rw.pause.close())
 }
 
 // tableWriter writes a table's rows tableBatch at a time.
