@@ -11,7 +11,8 @@ import (
 	"github.com/roce-dissect/roce-dissect/analyze"
 )
 
-// FlowCSVHeader is the header of the CSV flow table (-o csv).
+// FlowCSVHeader is the header of the CSV flow table (-o csv). Columns
+// are only ever added at the end: consumers index them by position.
 func FlowCSVHeader() []string { return slices.Clone(flowCSVHeader) }
 
 var flowCSVHeader = []string{
@@ -22,6 +23,7 @@ var flowCSVHeader = []string{
 	"acks", "naks", "rnr_naks", "read_responses", "atomic_acks", "rtt_median_ns",
 	"messages", "message_bytes", "incomplete_messages",
 	"ecn_ce", "fecn", "becn", "cnps", "icrc_ok", "icrc_bad", "icrc_unverifiable",
+	"priority", "paused_ns",
 }
 
 func optU32(v *uint32) string {
@@ -70,6 +72,12 @@ func FlowCSVRow(f *analyze.Flow) []string {
 	if f.Responses.RTT != nil {
 		rtt = strconv.FormatInt(f.Responses.RTT.MedianNs, 10)
 	}
+	// Empty without pause frames in the capture; paused_ns 0 when they
+	// never paused the flow's priority while it was active.
+	prio, paused := "", ""
+	if ns, ok := f.PausedTime(); ok {
+		prio, paused = strconv.Itoa(*f.Priority), strconv.FormatInt(ns, 10)
+	}
 	return []string{
 		CSVText(f.Src), CSVText(f.Dst), u(uint64(f.DestQP)), f.Transport, conn, u(f.Packets), u(f.WireBytes), u(f.PayloadBytes),
 		f.FirstTime.UTC().Format(time.RFC3339Nano), f.LastTime.UTC().Format(time.RFC3339Nano),
@@ -81,6 +89,7 @@ func FlowCSVRow(f *analyze.Flow) []string {
 		u(f.Messages.Count), u(f.Messages.Bytes), u(f.Messages.Incomplete),
 		u(f.Congestion.ECNCE), u(f.Congestion.FECN), u(f.Congestion.BECN), u(f.Congestion.CNPs),
 		u(f.ICRC.OK), u(f.ICRC.Bad), u(f.ICRC.Unverifiable),
+		prio, paused,
 	}
 }
 
