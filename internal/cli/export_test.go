@@ -93,6 +93,12 @@ func jsonLines(t *testing.T, s string) []map[string]any {
 	return out
 }
 
+// asList is a JSON array, nil for none.
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
 func get(m map[string]any, path ...string) any {
 	var v any = m
 	for _, k := range path {
@@ -133,7 +139,12 @@ func TestExportReadBack(t *testing.T) {
 				for _, p := range parts {
 					got = append(got, readParquet(t, p)...)
 				}
-				want := jsonLines(t, pk)
+				var want []map[string]any
+				for _, w := range jsonLines(t, pk) {
+					if w["mac_control"] == nil { // pause frames are no packets rows
+						want = append(want, w)
+					}
+				}
 				require.Equal(t, len(want), len(got), "packets")
 				for i, w := range want {
 					g := got[i]
@@ -156,6 +167,16 @@ func TestExportReadBack(t *testing.T) {
 					assert.Equal(t, get(w, "aeth", "type"), g["aeth_type"], label)
 					assert.Equal(t, get(w, "aeth", "msn"), g["aeth_msn"], label)
 					assert.Equal(t, get(w, "reth", "dma_length"), g["reth_dma_length"], label)
+					assert.Equal(t, w["priority"], g["priority"], label)
+					var chain []string
+					for _, x := range asList(w["wraps"]) {
+						chain = append(chain, x.(map[string]any)["kind"].(string))
+					}
+					if chain == nil {
+						assert.Nil(t, g["encapsulation"], label)
+					} else {
+						assert.Equal(t, strings.Join(chain, "/"), g["encapsulation"], label)
+					}
 				}
 
 				var r map[string]any
@@ -185,6 +206,22 @@ func TestExportReadBack(t *testing.T) {
 					assert.Equal(t, get(w, "messages", "count"), g["messages"], "flow %d", i)
 					assert.Equal(t, get(w, "messages", "incomplete"), g["incomplete_messages"], "flow %d", i)
 					assert.Equal(t, get(w, "responses", "rtt", "median_ns"), g["rtt_median_ns"], "flow %d", i)
+					assert.Equal(t, w["priority"], g["priority"], "flow %d", i)
+					if w["priority"] != nil && w["paused_ns"] == nil {
+						assert.Equal(t, 0.0, g["paused_ns"], "flow %d: not paused", i)
+					} else {
+						assert.Equal(t, w["paused_ns"], g["paused_ns"], "flow %d", i)
+					}
+				}
+				pause := readParquet(t, filepath.Join(dir, "pause.parquet"))
+				wp := asList(r["pause"])
+				require.Equal(t, len(wp), len(pause), "pause")
+				for i, x := range wp {
+					w, g := x.(map[string]any), pause[i]
+					for k, v := range w {
+						assert.Equal(t, v, g[k], "pause %d: %s", i, k)
+					}
+					assert.Equal(t, get(r, "capture", "link_speed_bps"), g["link_speed_bps"], "pause %d", i)
 				}
 				conns := readParquet(t, filepath.Join(dir, "connections.parquet"))
 				wc := r["connections"].([]any)
@@ -231,7 +268,7 @@ func TestExportStreamedTables(t *testing.T) {
 			require.Equal(t, 0, code, errs)
 			code, _, errs = run(t, nil, append(append([]string{"-o", "json", "--export", whole}, sel...), file)...)
 			require.Equal(t, 0, code, errs)
-			for _, table := range []string{"flows.parquet", "connections.parquet", "findings.parquet"} {
+			for _, table := range []string{"flows.parquet", "connections.parquet", "findings.parquet", "pause.parquet"} {
 				w := readParquet(t, filepath.Join(whole, table))
 				n += len(w)
 				assert.Equal(t, w, readParquet(t, filepath.Join(streamed, table)), "%s %v: %s", file, sel, table)

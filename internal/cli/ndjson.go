@@ -45,6 +45,10 @@ type packetJSON struct {
 	CNP                 *cnpJSON    `json:"cnp,omitempty"`
 	VCRC                *icrcJSON   `json:"vcrc,omitempty"`
 	FindingKinds        []string    `json:"finding_kinds,omitempty"`
+	// Wraps, Priority and MACControl: packets_wrap.go.
+	Wraps      []wrapJSON      `json:"wraps,omitempty"`
+	Priority   *int            `json:"priority,omitempty"`
+	MACControl *macControlJSON `json:"mac_control,omitempty"`
 }
 
 type bthJSON struct {

@@ -116,4 +116,8 @@ func addHeaders(o *packetJSON, p *analyze.Packet, rel time.Duration, file string
 	for _, fd := range findings {
 		o.FindingKinds = append(o.FindingKinds, string(fd.Kind))
 	}
+	o.Wraps = wrapObjects(p.Wraps)
+	if p.Priority >= 0 {
+		o.Priority = ptr(int(p.Priority))
+	}
 }

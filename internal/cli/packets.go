@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,7 +32,7 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 	var cw *csv.Writer
 	if r.cfg.output == "csv" {
 		cw = csv.NewWriter(r.stdout)
-		_ = cw.Write(append(packetCSVHeader, packetCSVExtraHeader...))
+		_ = cw.Write(slices.Concat(packetCSVHeader, packetCSVExtraHeader, packetCSVWrapHeader))
 	}
 	enc := json.NewEncoder(r.stdout)
 	for _, name := range files {
@@ -48,20 +49,17 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 			if n == 1 {
 				start = p.Time
 			}
-			if p.MACControl != nil && r.cfg.output == "text" && r.cfg.qp < 0 && r.cfg.flow == nil {
-				// Pause frames: in the text lines and trees only.
-				if rel := p.Time.Sub(start); r.cfg.verbose {
-					r.writeTree(p, f, rel, fileLabel, nil)
-					fmt.Fprintln(r.stdout)
-				} else {
-					r.writeLine(p, rel)
+			// Pause frames are listed too, unless --qp or --flow select
+			// RDMA packets.
+			pause := p.MACControl != nil
+			switch {
+			case pause:
+				if r.cfg.qp >= 0 || r.cfg.flow != nil {
+					return
 				}
+			case !p.IsRDMA || (p.BTH != nil && !r.selects(p.Src.String(), p.Dst.String(), p.BTH.DestQP)):
 				return
-			}
-			if !p.IsRDMA || (p.BTH != nil && !r.selects(p.Src.String(), p.Dst.String(), p.BTH.DestQP)) {
-				return
-			}
-			if p.BTH == nil && (r.cfg.qp >= 0 || r.cfg.flow != nil) {
+			case p.BTH == nil && (r.cfg.qp >= 0 || r.cfg.flow != nil):
 				return
 			}
 			if r.out.err() != nil {
@@ -73,9 +71,16 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 			case r.cfg.output == "json":
 				o := packetObject(p)
 				addHeaders(o, p, rel, fileLabel, a.FrameFindings())
+				if pause {
+					r.pauseFrameObject(o, p, f)
+				}
 				_ = enc.Encode(o)
 			case cw != nil:
-				_ = cw.Write(append(packetCSVRow(p, rel), packetCSVExtra(p, rel, fileLabel, a.FrameFindings())...))
+				row := packetCSVRow(p, rel)
+				if pause {
+					row[2], row[3] = frameMACs(f)
+				}
+				_ = cw.Write(slices.Concat(row, packetCSVExtra(p, rel, fileLabel, a.FrameFindings()), packetCSVWrap(p)))
 			case r.cfg.verbose:
 				r.writeTree(p, f, rel, fileLabel, a.FrameFindings())
 				if r.cfg.hex {

@@ -191,16 +191,17 @@ func (r *runner) matchGroup(ctx context.Context, files, allNames []string, sampl
 	}
 	remap := map[uint64]origin{} // combined frame → file and frame, for findings
 	heads := make([]head, len(srcs))
+	for i, s := range srcs {
+		heads[i] = head{t: s.t, capLen: s.ci.CaptureLength, ok: s.ok}
+	}
+	merged := newMerge(heads)
 	for k := uint64(0); ; k++ {
 		if k%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, nil, err
 			}
 		}
-		for i, s := range srcs {
-			heads[i] = head{t: s.t, capLen: s.ci.CaptureLength, ok: s.ok}
-		}
-		bi := earliest(heads)
+		bi := merged.earliest()
 		if bi < 0 {
 			break
 		}
@@ -214,6 +215,7 @@ func (r *runner) matchGroup(ctx context.Context, files, allNames []string, sampl
 			}
 		}
 		next(s, bi)
+		merged.advance(head{t: s.t, capLen: s.ci.CaptureLength, ok: s.ok})
 	}
 	rep := combined.Finish()
 	for i := range rep.Findings {
@@ -222,31 +224,4 @@ func (r *runner) matchGroup(ctx context.Context, files, allNames []string, sampl
 		}
 	}
 	return rep, m.Finish().Links, nil
-}
-
-// head is the next packet of one file in the merge: its time on the
-// reference clock and captured length; ok false when the file is done.
-type head struct {
-	t      int64
-	capLen int
-	ok     bool
-}
-
-// earliest returns the file whose next packet comes first on the
-// reference clock, -1 when all are done. A tie (timestamps of coarse
-// resolution) goes to the packet with more captured bytes, then to the
-// file given first: the first sighting is the one the combined report
-// sees, so it should be the most complete copy whatever the files'
-// order (a full capture's ICRC, not a header-only one's).
-func earliest(hs []head) int {
-	bi := -1
-	for i, h := range hs {
-		if !h.ok {
-			continue
-		}
-		if bi < 0 || h.t < hs[bi].t || (h.t == hs[bi].t && h.capLen > hs[bi].capLen) {
-			bi = i
-		}
-	}
-	return bi
 }
