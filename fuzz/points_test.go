@@ -245,14 +245,15 @@ func FuzzCapturePoints(f *testing.F) {
 			return
 		}
 
-		// What the first point implies, per flow: transmissions, those
-		// the last point lacks (within its span), frames that came after
-		// a later one of the flow.
+		// What the first point implies, per flow (perFlow): its
+		// transmissions, those the last point lacks and those of them
+		// within its span, its frames that came after a later one; and
+		// what the links of the flows one name (source, destination and
+		// QP as text: want) add up to.
 		type want struct {
-			flows                              int
-			tx, lacked, counted, reordered     uint64
-			lostPSNs                           []uint32
-			links, matched, matchedLast, order uint64
+			flows                                       int
+			links, matched, matchedLast, counted, order uint64
+			lostPSNs                                    []uint32
 		}
 		type strFlow struct {
 			src, dst string

@@ -1,0 +1,248 @@
+package fuzz_test
+
+import (
+	"context"
+	"maps"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/gopacket/gopacket"
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/export"
+)
+
+// maxExportFrames bounds the frames one FuzzParquetExport input feeds,
+// so that minimizing an input stays cheap: the packet writer's batches of
+// 1,024 rows and row groups are internal/export's tests' (every column
+// over several batches and row groups), the hostile values this one's.
+const maxExportFrames = 512
+
+// packetColumns are the packets table's columns packetRow gives.
+var packetColumns = []string{"file", "frame", "time", "encap", "src", "dst", "vlan", "ecn", "length", "cap_length",
+	"dest_qp", "opcode", "opcode_name", "psn", "ack_req", "se", "fecn", "becn", "pkey",
+	"payload_len", "aeth_type", "aeth_msn", "reth_dma_length", "icrc", "icrc_port_rewritten", "truncated", "findings", "error"}
+
+// packetRow is the row of p in the packets table as docs/parquet.md
+// describes it, in the values Arrow reads (nil for null): the columns
+// every export has had (newer ones are left to internal/export's tests).
+func packetRow(file string, p *analyze.Packet) map[string]any {
+	null := func(ok bool, v any) any {
+		if !ok {
+			return nil
+		}
+		return v
+	}
+	m := map[string]any{
+		"file": file, "frame": p.Frame, "time": arrow.Timestamp(p.Time.UnixNano()), "encap": p.Encap.String(),
+		"src": p.Src.String(), "dst": p.Dst.String(), "vlan": null(p.VLAN >= 0, int32(p.VLAN)), "ecn": p.ECN,
+		"length": int32(p.Length), "cap_length": int32(p.CapLength), "payload_len": null(p.PayloadLen >= 0, int32(p.PayloadLen)),
+		"icrc_port_rewritten": p.SrcPortRewritten, "truncated": p.Truncated, "findings": int32(p.Findings), "error": nil,
+		"dest_qp": nil, "opcode": nil, "opcode_name": nil, "psn": nil, "ack_req": nil, "se": nil, "fecn": nil, "becn": nil,
+		"pkey": nil, "icrc": nil, "aeth_type": nil, "aeth_msn": nil, "reth_dma_length": nil,
+	}
+	if b := p.BTH; b != nil {
+		m["dest_qp"], m["opcode"], m["opcode_name"], m["psn"] = b.DestQP, uint8(b.Opcode), b.OpcodeName(), b.PSN
+		m["ack_req"], m["se"], m["fecn"], m["becn"], m["pkey"], m["icrc"] = b.AckReq, b.SolicitedEvent, b.FECN, b.BECN, b.PKey, p.ICRC.Status.String()
+	}
+	if a := p.AETH; a != nil {
+		m["aeth_type"], m["aeth_msn"] = a.Type().String(), a.MSN
+	}
+	if p.RETH != nil {
+		m["reth_dma_length"] = p.RETH.DMALength
+	}
+	if p.Err != nil {
+		m["error"] = p.Err.Error()
+	}
+	return m
+}
+
+// readTable reads the columns cols (nil: every column) of a Parquet file
+// with Apache Arrow's reader (not the library that wrote it): one map per
+// row, nil for a null.
+func readTable(t *testing.T, path string, cols ...string) []map[string]any {
+	t.Helper()
+	pf, err := file.OpenParquetFile(path, false)
+	require.NoError(t, err, path)
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	require.NoError(t, err, path)
+	schema := pf.MetaData().Schema
+	var idx []int
+	for i := range schema.NumColumns() {
+		if cols == nil {
+			idx = append(idx, i)
+		}
+	}
+	for _, c := range cols {
+		i := schema.ColumnIndexByName(c)
+		require.GreaterOrEqual(t, i, 0, "%s: no column %s", path, c)
+		idx = append(idx, i)
+	}
+	groups := make([]int, pf.NumRowGroups())
+	for i := range groups {
+		groups[i] = i
+	}
+	tbl, err := fr.ReadRowGroups(context.Background(), idx, groups)
+	require.NoError(t, err, path)
+	defer tbl.Release()
+	require.Equal(t, pf.NumRows(), tbl.NumRows(), "%s: rows read", path)
+	rows := make([]map[string]any, tbl.NumRows())
+	for i := range rows {
+		rows[i] = map[string]any{}
+	}
+	for c := 0; c < int(tbl.NumCols()); c++ {
+		col, row := tbl.Column(c), 0
+		for _, chunk := range col.Data().Chunks() {
+			for i := 0; i < chunk.Len(); i, row = i+1, row+1 {
+				var v any
+				if !chunk.IsNull(i) {
+					switch a := chunk.(type) {
+					case *array.String:
+						v = a.Value(i)
+					case *array.Timestamp:
+						v = a.Value(i)
+					case *array.Uint64:
+						v = a.Value(i)
+					case *array.Uint32:
+						v = a.Value(i)
+					case *array.Uint16:
+						v = a.Value(i)
+					case *array.Uint8:
+						v = a.Value(i)
+					case *array.Int64:
+						v = a.Value(i)
+					case *array.Int32:
+						v = a.Value(i)
+					case *array.Boolean:
+						v = a.Value(i)
+					case *array.Float64:
+						v = a.Value(i)
+					default:
+						v = chunk.(interface{ GetOneForMarshal(int) any }).GetOneForMarshal(i)
+					}
+				}
+				rows[row][col.Name()] = v
+			}
+		}
+	}
+	return rows
+}
+
+// FuzzParquetExport exports the analysis of a FuzzAnalyzerSequence
+// input (its first 512 frames) as the command's --export does: a
+// PacketWriter fed every packet as the analyzer returns it, then
+// WriteReport of the report, into a temporary folder, the capture named
+// name (any bytes a file name may have). Read back with Apache Arrow's
+// reader, every table must hold the rows written: the packets table a
+// row per RDMA packet, in order, each column of the schema's first
+// version (file, frame, time, encapsulation, addresses, VLAN, ECN,
+// lengths, the BTH's fields, AETH, RETH, ICRC, findings, error) equal to
+// the packet's; the flows, connections, findings and (when written)
+// pause tables a row per flow, connection, finding and pause entry of
+// the report, in order, with the capture's name and the identifying
+// columns of each.
+func FuzzParquetExport(f *testing.F) {
+	for _, name := range []string{"write_bw_ipv4.pcap", "loss_nak_gobackn.pcap", "erspan3_vxlan.pcap", "pfc_storm.pcap",
+		"rnr_corrupt_icrc.pcap", "ib.pcap", "header_only_snap128.pcap", "short_mad.pcap", "atomic_vlan.pcap"} {
+		data, err := os.ReadFile("../testdata/" + name)
+		require.NoError(f, err)
+		frames := readFrames(f, name, data)
+		f.Add(name, encodeSequence(frames[:min(len(frames), 12)])) // small seeds: see FuzzCapture
+	}
+	req, rep, read := cmSeeds(f)
+	seq := encodeSequence([]seedFrame{req, rep, read, cnpSeed(f)})
+	f.Add("cm <&>\"'.pcap", seq)
+	cut := encodeSequence([]seedFrame{{read.linkType, read.data[:14+20+8+6]}})
+	f.Add("", append(seq, cut...)) // a READ cut in its BTH: malformed, with its error
+	f.Add("\xff\xfe.pcap", seq)    // a name that is not UTF-8
+	f.Fuzz(func(t *testing.T, name string, in []byte) {
+		defer watchdog(in)()
+		frames := cutSequence(in)
+		frames = frames[:min(len(frames), maxExportFrames)]
+		dir := t.TempDir()
+		pw, err := export.NewPacketWriter(filepath.Join(dir, export.PacketsFile(0, 0)), name)
+		require.NoError(t, err)
+		a := analyze.New(analyze.Options{MaxFlows: 64, MaxFindings: 64, Interval: time.Microsecond})
+		ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		var rows []map[string]any
+		for _, fr := range frames {
+			if fr.back {
+				ts = ts.Add(-time.Duration(len(fr.data)) * time.Microsecond)
+			} else {
+				ts = ts.Add(time.Duration(len(fr.data)) * time.Nanosecond)
+			}
+			ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(fr.data), Length: len(fr.data) + fr.extra}
+			p := a.Feed(ci, linkTypes[int(fr.linkType)%len(linkTypes)], fr.data)
+			if p.IsRDMA {
+				rows = append(rows, packetRow(name, p))
+			}
+			pw.Add(p)
+		}
+		require.NoError(t, pw.Close())
+		rp := a.Finish()
+		const capName = "run: "
+		require.NoError(t, export.WriteReport(dir, capName+name, name, rp))
+
+		got := readTable(t, filepath.Join(dir, export.PacketsFile(0, 0)), packetColumns...)
+		require.Len(t, got, len(rows), "packets rows")
+		for i, want := range rows {
+			if !maps.Equal(want, got[i]) {
+				require.Equal(t, want, got[i], "row %d (frame %v)", i, want["frame"])
+			}
+		}
+
+		// The report's tables: a row per entry, in order.
+		type table struct {
+			rows int
+			cols []string
+		}
+		tables := map[string]table{
+			export.FlowsFile:       {len(rp.Flows), []string{"capture", "src", "dst", "dest_qp", "transport", "packets"}},
+			export.ConnectionsFile: {len(rp.Connections), []string{"capture", "id", "state", "local_comm_id"}},
+			export.FindingsFile:    {len(rp.Findings), []string{"capture", "file", "frame", "kind", "severity", "flow", "detail"}},
+		}
+		if _, err := os.Stat(filepath.Join(dir, "pause.parquet")); err == nil {
+			tables["pause.parquet"] = table{len(rp.Pause), []string{"capture", "src_mac", "kind", "frames"}}
+		}
+		read := map[string][]map[string]any{}
+		for file, tb := range tables {
+			read[file] = readTable(t, filepath.Join(dir, file), tb.cols...)
+			require.Len(t, read[file], tb.rows, "%s rows", file)
+			for i, r := range read[file] {
+				require.Equal(t, capName+name, r["capture"], "%s row %d: capture", file, i)
+			}
+		}
+		for i, fl := range rp.Flows {
+			r := read[export.FlowsFile][i]
+			require.Equal(t, map[string]any{"src": fl.Src, "dst": fl.Dst, "dest_qp": fl.DestQP, "transport": fl.Transport, "packets": fl.Packets},
+				map[string]any{"src": r["src"], "dst": r["dst"], "dest_qp": r["dest_qp"], "transport": r["transport"], "packets": r["packets"]}, "flow %d", i)
+		}
+		for i, c := range rp.Connections {
+			r := read[export.ConnectionsFile][i]
+			require.Equal(t, []any{int32(c.ID), c.State, c.LocalCommID}, []any{r["id"], r["state"], r["local_comm_id"]}, "connection %d", i)
+		}
+		for i, fd := range rp.Findings {
+			r := read[export.FindingsFile][i]
+			file := fd.File
+			if file == "" {
+				file = name
+			}
+			require.Equal(t, []any{file, fd.Frame, string(fd.Kind), fd.Severity.String(), fd.FlowName(), fd.Detail},
+				[]any{r["file"], r["frame"], r["kind"], r["severity"], r["flow"], r["detail"]}, "finding %d", i)
+		}
+		for i, p := range rp.Pause {
+			if rows, ok := read["pause.parquet"]; ok {
+				require.Equal(t, []any{p.SrcMAC, p.Kind, p.Frames}, []any{rows[i]["src_mac"], rows[i]["kind"], rows[i]["frames"]}, "pause %d", i)
+			}
+		}
+	})
+}
