@@ -185,11 +185,7 @@ func (r *runner) matchGroup(ctx context.Context, files, allNames []string, sampl
 	opts.NoMerge = false // the groups' reports are merged
 	opts.FlowBudget, opts.ConnectionBudget = nil, nil
 	combined := analyze.New(opts)
-	type origin struct {
-		file  int
-		frame uint64
-	}
-	remap := map[uint64]origin{} // combined frame → file and frame, for findings
+	var origins findingOrigins
 	heads := make([]head, len(srcs))
 	for i, s := range srcs {
 		heads[i] = head{t: s.t, capLen: s.ci.CaptureLength, ok: s.ok}
@@ -211,7 +207,7 @@ func (r *runner) matchGroup(ctx context.Context, files, allNames []string, sampl
 			ci := s.ci
 			ci.Timestamp = ci.Timestamp.Add(-m.Offset(bi))
 			if pc := combined.Feed(ci, s.lt, s.data); pc.Findings > 0 {
-				remap[pc.Frame] = origin{bi, p.Frame}
+				origins.note(combined, pc.Frame, bi, p.Frame)
 			}
 		}
 		next(s, bi)
@@ -219,7 +215,7 @@ func (r *runner) matchGroup(ctx context.Context, files, allNames []string, sampl
 	}
 	rep := combined.Finish()
 	for i := range rep.Findings {
-		if o, ok := remap[rep.Findings[i].Frame]; ok {
+		if o, ok := origins.of(rep.Findings[i].Frame); ok {
 			rep.Findings[i].File, rep.Findings[i].Frame = names[o.file], o.frame
 		}
 	}
