@@ -70,7 +70,7 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	}
 	a.wrapped.report(&r.Capture)
 	if r.pause = a.pause.snapshot(); r.pause != nil {
-		r.Pause, r.Capture.LinkSpeedBps = r.pause.stats(), a.opts.LinkSpeed
+		r.Pause, r.Capture.LinkSpeedBps, r.Capture.PauseFramesUnlisted = r.pause.stats(), a.opts.LinkSpeed, r.pause.unlisted
 	}
 	// The last report (release) takes the connections the flows read:
 	// the Analyzer is fed no more, and nothing the report's owner does to

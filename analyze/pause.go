@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"net"
@@ -83,16 +84,26 @@ type storm struct {
 	count    int
 }
 
-// maxPauseStretches bounds the stretches kept per sender and priority for
-// the flows' paused times; beyond, a new stretch is joined to the last
-// one kept (the flows' figures then over-count the gaps between them).
-const maxPauseStretches = 1 << 16
+// maxPauseKeys bounds the senders and priorities followed (the rows of
+// Report.Pause); the frames of others are counted in
+// Capture.PauseFramesUnlisted. maxPauseStretches bounds the stretches kept
+// for the flows' paused times, all senders and priorities together (16
+// bytes each); beyond, a new stretch is joined to the last one its sender
+// and priority kept (the flows' figures then over-count the gaps between
+// them). A hostile capture, a new source MAC in every pause frame, thus
+// costs at most a few megabytes.
+const (
+	maxPauseKeys      = 1024
+	maxPauseStretches = 1 << 18
+)
 
 // pauseTrack is the pause frames of a capture.
 type pauseTrack struct {
-	byKey   map[pauseKey]*pauseState
-	quantum float64 // ns per quantum at the link speed
-	stormNs int64
+	byKey     map[pauseKey]*pauseState
+	quantum   float64 // ns per quantum at the link speed
+	stormNs   int64
+	stretches int    // kept, all keys together
+	unlisted  uint64 // frames of senders and priorities beyond maxPauseKeys
 }
 
 func newPauseTrack(o Options) pauseTrack {
@@ -103,18 +114,33 @@ func newPauseTrack(o Options) pauseTrack {
 func (pt *pauseTrack) frame(frame uint64, at time.Time, src net.HardwareAddr, mc *layers.MACControl) {
 	var mac [6]byte
 	copy(mac[:], src)
+	listed := true
 	switch mc.Opcode {
 	case layers.MACControlOpcodePause:
-		pt.state(mac, -1).note(pt, frame, at, mc.PauseTime)
+		if s := pt.state(mac, -1); s != nil {
+			s.note(pt, frame, at, mc.PauseTime)
+		} else {
+			listed = false
+		}
 	case layers.MACControlOpcodePFC:
 		for i := range 8 {
-			if mc.ClassEnableVector&(1<<i) != 0 {
-				pt.state(mac, int8(i)).note(pt, frame, at, mc.PauseTimes[i])
+			if mc.ClassEnableVector&(1<<i) == 0 {
+				continue
+			}
+			if s := pt.state(mac, int8(i)); s != nil {
+				s.note(pt, frame, at, mc.PauseTimes[i])
+			} else {
+				listed = false
 			}
 		}
 	}
+	if !listed {
+		pt.unlisted++
+	}
 }
 
+// state returns the state of a sender's priority (-1: 802.3x), nil when
+// it is new and maxPauseKeys are followed already.
 func (pt *pauseTrack) state(mac [6]byte, prio int8) *pauseState {
 	if pt.byKey == nil {
 		pt.byKey = make(map[pauseKey]*pauseState)
@@ -122,6 +148,9 @@ func (pt *pauseTrack) state(mac [6]byte, prio int8) *pauseState {
 	k := pauseKey{mac, prio}
 	s := pt.byKey[k]
 	if s == nil {
+		if len(pt.byKey) >= maxPauseKeys {
+			return nil
+		}
 		s = &pauseState{}
 		s.SrcMAC, s.Kind = net.HardwareAddr(mac[:]).String(), "802.3x"
 		if prio >= 0 {
@@ -172,11 +201,19 @@ func (s *pauseState) account(pt *pauseTrack, iv interval, frame uint64, at time.
 		}
 		s.storm.count++
 	}
-	if len(s.stretches) < maxPauseStretches {
-		s.stretches = append(s.stretches, iv)
-	} else {
-		s.stretches[len(s.stretches)-1].to = iv.to
+	s.keep(pt, iv)
+}
+
+// keep keeps a stretch for the flows' paused times, within
+// maxPauseStretches.
+func (s *pauseState) keep(pt *pauseTrack, iv interval) {
+	if pt.stretches >= maxPauseStretches && len(s.stretches) > 0 {
+		last := &s.stretches[len(s.stretches)-1]
+		last.from, last.to = min(last.from, iv.from), max(last.to, iv.to)
+		return
 	}
+	s.stretches = append(s.stretches, iv)
+	pt.stretches++
 }
 
 // snapshot is the track as the report sees it: every open stretch ended
@@ -186,7 +223,7 @@ func (pt *pauseTrack) snapshot() *pauseTrack {
 	if len(pt.byKey) == 0 {
 		return nil
 	}
-	out := &pauseTrack{byKey: make(map[pauseKey]*pauseState, len(pt.byKey)), quantum: pt.quantum, stormNs: pt.stormNs}
+	out := &pauseTrack{byKey: make(map[pauseKey]*pauseState, len(pt.byKey)), quantum: pt.quantum, stormNs: pt.stormNs, stretches: pt.stretches, unlisted: pt.unlisted}
 	for k, s := range pt.byKey {
 		c := *s
 		c.stretches = slices.Clone(s.stretches)
@@ -198,13 +235,22 @@ func (pt *pauseTrack) snapshot() *pauseTrack {
 	return out
 }
 
-// add merges o (another part's snapshot) into pt.
+// add merges o (another part's snapshot) into pt, within pt's bounds.
 func (pt *pauseTrack) add(o *pauseTrack) {
-	for k, s := range o.byKey {
+	pt.unlisted += o.unlisted
+	for _, k := range o.keys() {
+		s := o.byKey[k]
 		d := pt.byKey[k]
+		if d == nil && len(pt.byKey) >= maxPauseKeys {
+			pt.unlisted += s.Frames
+			continue
+		}
 		if d == nil {
 			c := *s
-			c.stretches = slices.Clone(s.stretches)
+			c.stretches = nil
+			for _, iv := range s.stretches {
+				c.keep(pt, iv)
+			}
 			pt.byKey[k] = &c
 			continue
 		}
@@ -214,12 +260,27 @@ func (pt *pauseTrack) add(o *pauseTrack) {
 		d.Quanta += s.Quanta
 		d.PausedNs += s.PausedNs
 		d.LongestPauseNs = max(d.LongestPauseNs, s.LongestPauseNs)
-		d.stretches = append(d.stretches, s.stretches...)
+		for _, iv := range s.stretches {
+			d.keep(pt, iv)
+		}
 		if s.storm.count > 0 && (d.storm.count == 0 || s.storm.frame < d.storm.frame) {
 			d.storm.frame, d.storm.at, d.storm.from, d.storm.to = s.storm.frame, s.storm.at, s.storm.from, s.storm.to
 		}
 		d.storm.count += s.storm.count
 	}
+}
+
+// keys are the senders and priorities of pt in order, so that merges
+// that reach the bounds keep the same ones whatever the map's order.
+func (pt *pauseTrack) keys() []pauseKey {
+	ks := make([]pauseKey, 0, len(pt.byKey))
+	for k := range pt.byKey {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(x, y pauseKey) int {
+		return cmp.Or(bytes.Compare(x.mac[:], y.mac[:]), cmp.Compare(x.prio, y.prio))
+	})
+	return ks
 }
 
 // stats lists the pause of each sender and priority, by MAC, kind and
@@ -367,7 +428,7 @@ func (r *Report) addPause(o *Report) {
 	}
 	r.pause.add(o.pause)
 	r.Pause = r.pause.stats()
-	r.Capture.LinkSpeedBps = o.Capture.LinkSpeedBps
+	r.Capture.LinkSpeedBps, r.Capture.PauseFramesUnlisted = o.Capture.LinkSpeedBps, r.pause.unlisted
 }
 
 // decodeMACControl decodes a MAC Control frame and accounts its pause.

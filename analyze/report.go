@@ -89,6 +89,9 @@ type Capture struct {
 	// LinkSpeedBps is the link speed the pause quanta were timed at
 	// (Options.LinkSpeed); absent when the capture holds no pause frames.
 	LinkSpeedBps float64 `json:"link_speed_bps,omitempty"`
+	// PauseFramesUnlisted counts the pause frames of senders and
+	// priorities beyond the 1,024 Report.Pause lists.
+	PauseFramesUnlisted uint64 `json:"pause_frames_unlisted,omitempty"`
 	// Files lists the files read one after another as this one capture
 	// (the pieces of a rotation, see Pieces), in the order read; absent
 	// for one file. Set by the reader of the files, not the Analyzer.

@@ -7,8 +7,12 @@ import (
 	"github.com/roce-dissect/roce-dissect/analyze"
 )
 
-// maxTextPausedFlows is how many paused flows the text report names.
-const maxTextPausedFlows = 10
+// maxTextPausedFlows is how many paused flows the text report names, and
+// maxTextPause how many senders and priorities.
+const (
+	maxTextPausedFlows = 10
+	maxTextPause       = 32
+)
 
 // writePause prints what the PFC and 802.3x PAUSE frames did: per sender
 // and priority, then the flows that were on a paused priority.
@@ -21,7 +25,8 @@ func (t *textWriter) writePause(rep *analyze.Report) {
 	p.Bold.Fprintln(w, "Pause (PFC)")
 	fmt.Fprintf(w, "  timed at %s (--link-speed)\n", HumanRate(&rep.Capture.LinkSpeedBps))
 	header := []cell{{text: "SENDER", left: true}, {text: "KIND", left: true}, {text: "PRIORITY"}, {text: "FRAMES"}, {text: "XOFF"}, {text: "XON"}, {text: "QUANTA"}, {text: "PAUSED"}, {text: "LONGEST"}}
-	p.table(w, "  ", header, len(rep.Pause), func(i int, row []cell) []cell {
+	rows := min(len(rep.Pause), maxTextPause)
+	p.table(w, "  ", header, rows, func(i int, row []cell) []cell {
 		s := &rep.Pause[i]
 		prio := "all"
 		if s.Priority != nil {
@@ -31,6 +36,12 @@ func (t *textWriter) writePause(rep *analyze.Report) {
 			cell{text: fmt.Sprint(s.Frames)}, cell{text: fmt.Sprint(s.XOFFFrames)}, cell{text: fmt.Sprint(s.XONFrames)}, cell{text: fmt.Sprint(s.Quanta)},
 			cell{text: HumanDuration(time.Duration(s.PausedNs))}, cell{text: HumanDuration(time.Duration(s.LongestPauseNs))})
 	})
+	if more := len(rep.Pause) - rows; more > 0 {
+		fmt.Fprintf(w, "  and %d more senders and priorities (-o json: pause[])\n", more)
+	}
+	if u := rep.Capture.PauseFramesUnlisted; u > 0 {
+		fmt.Fprintf(w, "  more senders and priorities than the %d followed one by one: %s\n", len(rep.Pause), plural(int(u), "frame"))
+	}
 	n := 0
 	for i := range rep.Flows {
 		f := &rep.Flows[i]

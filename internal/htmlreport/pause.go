@@ -31,6 +31,7 @@ var pauseTmpl = template.Must(template.New("pause").Parse(
 		`<td class="num">{{.XOFFFrames}}</td><td class="num">{{.XONFrames}}</td><td class="num">{{.Quanta}}</td>` +
 		`<td class="num">{{.Paused}}</td><td class="num">{{.Longest}}</td></tr>{{end}}</tbody></table></div>` +
 		`{{if .More}}<p class="hint" id="pause-more">and {{.More}} more senders and priorities not listed (-o json: pause[])</p>{{end}}` +
+		`{{if .Unlisted}}<p class="hint" id="pause-unlisted">more senders and priorities than the {{.Followed}} followed one by one: {{.Unlisted}} frames</p>{{end}}` +
 		`</section>`))
 
 // pauseView is what pauseTmpl shows.
@@ -38,6 +39,8 @@ type pauseView struct {
 	LinkSpeed string
 	Rows      []pauseRow
 	More      int
+	Followed  int    // rows of the report
+	Unlisted  uint64 // pause frames of senders and priorities beyond them
 }
 
 type pauseRow struct {
@@ -52,7 +55,7 @@ func pauseHTML(rep *analyze.Report) (section, nav string, err error) {
 	if len(rep.Pause) == 0 {
 		return "", "", nil
 	}
-	v := pauseView{LinkSpeed: report.HumanRate(&rep.Capture.LinkSpeedBps)}
+	v := pauseView{LinkSpeed: report.HumanRate(&rep.Capture.LinkSpeedBps), Followed: len(rep.Pause), Unlisted: rep.Capture.PauseFramesUnlisted}
 	for i, s := range rep.Pause {
 		if i >= maxPagePause {
 			v.More++
