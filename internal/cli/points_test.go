@@ -16,6 +16,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/internal/cli"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
+	"github.com/roce-dissect/roce-dissect/internal/wrap"
 )
 
 // pointsJSON is the part of the JSON report the capture-point tests read.
@@ -60,6 +61,14 @@ func writePoints(t *testing.T, pc synth.PointsConfig) ([]string, *synth.PointsTr
 		require.NoError(t, os.WriteFile(names[i], b.Bytes(), 0o644))
 	}
 	return names, tr
+}
+
+// mustWrap parses a chain of encapsulations (wrap.Parse).
+func mustWrap(t *testing.T, chain string) wrap.Chain {
+	t.Helper()
+	c, err := wrap.Parse(chain)
+	require.NoError(t, err)
+	return c
 }
 
 func runJSON(t *testing.T, args ...string) (pointsJSON, string) {
@@ -112,6 +121,12 @@ func TestCapturePointsMatchTruth(t *testing.T) {
 				{Name: "host-a", ClockOffset: -2 * time.Millisecond},
 				{Name: "mirror", ClockOffset: 40 * time.Microsecond, Delay: 1 * time.Microsecond, Jitter: 100 * time.Nanosecond, TTLDec: 1, TapDrop: psns("+12")},
 				{Name: "host-b", ClockOffset: 7 * time.Millisecond, Delay: 2 * time.Microsecond, Jitter: 100 * time.Nanosecond, TTLDec: 1},
+			}, 2, ""},
+		{"a switch's ERSPAN mirror between two hosts, one behind VXLAN (ns)", synth.Config{Scenario: "write-bw", Messages: 10, Nanos: true, Impairments: synth.Impairments{NAK: psns("+4")}},
+			[]synth.Point{
+				{Name: "host-a"},
+				{Name: "mirror", ClockOffset: 30 * time.Microsecond, Delay: 1 * time.Microsecond, TTLDec: 1, Wrap: mustWrap(t, "erspan2")},
+				{Name: "host-b", ClockOffset: -3 * time.Millisecond, Delay: 2 * time.Microsecond, Jitter: 100 * time.Nanosecond, TTLDec: 1, Wrap: mustWrap(t, "vxlan")},
 			}, 2, ""},
 	}
 	for _, tc := range cases {

@@ -7,8 +7,9 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"sort"
 	"time"
+
+	"github.com/roce-dissect/roce-dissect/internal/wrap"
 )
 
 // Point is one capture point of a multi-point scenario (WritePoints).
@@ -30,6 +31,10 @@ type Point struct {
 	// TTLDec is how much the hop into this point decrements the IPv4 TTL
 	// or IPv6 hop limit (RoCE v2).
 	TTLDec int
+	// Wrap wraps the point's frames as a switch mirror or an overlay
+	// delivers them to its capture (outermost first): a switch's ERSPAN
+	// session as one point, a host's own capture as another.
+	Wrap wrap.Chain
 }
 
 // PointsConfig is a scenario seen at several capture points. The base
@@ -64,6 +69,8 @@ type PointFileTruth struct {
 	ResolutionNs int64 `json:"resolution_ns"`
 	// JitterNs is the largest jitter between this point and Points[0].
 	JitterNs int64 `json:"jitter_ns"`
+	// Encapsulation is what Point.Wrap put around its frames.
+	Encapsulation *wrap.Truth `json:"encapsulation,omitempty"`
 }
 
 // PointLinkTruth is one flow between consecutive points, upstream first.
@@ -138,6 +145,11 @@ func (pc *PointsConfig) check(outputs int) (Config, error) {
 	}
 	if len(base.Drop) > 0 || base.Scenario == ScenarioMix || base.Encap.Native() || base.Pause.any() || len(base.Wrap) > 0 {
 		return Config{}, fmt.Errorf("synth: %w: points need a single-connection scenario over Ethernet, without --drop, pause frames or --wrap", ErrConfig)
+	}
+	for _, p := range pc.Points {
+		if err := checkPointWrap(base, p); err != nil {
+			return Config{}, err
+		}
 	}
 	if pc.LossHop <= 0 {
 		pc.LossHop = 1
@@ -361,45 +373,6 @@ func (r *pointsRun) ttlDec(fwd bool, i int) int {
 		}
 	}
 	return ttl
-}
-
-// writeFiles sorts each point's sights by time and writes them on the
-// point's clock to outs[i]; it returns the files' truth.
-func (r *pointsRun) writeFiles(sights [][]ptSight, outs []io.Writer) ([]PointFileTruth, error) {
-	res := int64(1000)
-	if r.base.Nanos || r.base.Format == FormatPcapNG {
-		res = 1
-	}
-	var files []PointFileTruth
-	var jit int64
-	for i, p := range r.pc.Points {
-		if i > 0 {
-			jit += int64(p.Jitter)
-		}
-		files = append(files, PointFileTruth{File: p.Name, ClockOffsetNs: int64(p.ClockOffset), ResolutionNs: res, JitterNs: jit})
-		ss := sights[i]
-		sort.SliceStable(ss, func(a, b int) bool { return ss[a].t < ss[b].t })
-		if err := r.writeFile(outs[i], p, ss); err != nil {
-			return nil, err
-		}
-	}
-	return files, nil
-}
-
-// writeFile writes the sights ss of point p to out.
-func (r *pointsRun) writeFile(out io.Writer, p Point, ss []ptSight) error {
-	cfg := r.base
-	w, err := newCapWriter(out, &cfg)
-	if err != nil {
-		return err
-	}
-	for _, s := range ss {
-		ts := StartTime.Add(time.Duration(s.t + int64(p.ClockOffset)))
-		if err := w.write(ts, s.data, r.frames[s.k].orig); err != nil {
-			return err
-		}
-	}
-	return w.flush()
 }
 
 // decTTL returns data with the IPv4 TTL (checksum updated) or IPv6 hop

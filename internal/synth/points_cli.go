@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/roce-dissect/roce-dissect/internal/wrap"
 )
 
 // PointsUsage is the help of "roce-synth points".
@@ -16,9 +18,12 @@ const PointsUsage = `usage: roce-synth points SCENARIO --point SPEC --point SPEC
 
 Writes one capture per point of the same traffic, OUT.NAME.pcap(ng), and
 the truth OUT.points.truth.json (OUT: -o, default the scenario name).
-SPEC is NAME[,offset=DURATION][,delay=DURATION][,jitter=DURATION][,ttl=N][,drop=PSN;PSN…]:
+SPEC is NAME[,offset=DURATION][,delay=DURATION][,jitter=DURATION][,ttl=N][,drop=PSN;PSN…][,wrap=KIND+KIND…]:
 the first point is the requester's tap; delay, jitter and ttl describe the
-hop into the point; drop lists request PSNs the point's capture misses.
+hop into the point; drop lists request PSNs the point's capture misses;
+wrap wraps its frames as a switch mirror or overlay delivers them
+(outermost first, the kinds of --wrap: e.g. wrap=erspan2 for a switch's
+mirror session).
 --nak PSNs are lost between point loss-hop-1 and point loss-hop (default 1);
 --corrupt-between PSNs (a subset of --nak) arrive there corrupted instead.
 `
@@ -142,6 +147,8 @@ func parsePoint(s string) (Point, error) {
 			p.TTLDec, err = strconv.Atoi(v)
 		case "drop":
 			p.TapDrop, err = ParsePSNList(strings.ReplaceAll(v, ";", ","))
+		case "wrap":
+			p.Wrap, err = wrap.Parse(strings.ReplaceAll(v, "+", ","))
 		default:
 			err = fmt.Errorf("unknown key %q", k)
 		}

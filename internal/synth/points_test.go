@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/roce-dissect/roce-dissect/internal/wrap"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -156,3 +157,56 @@ func TestRunPoints(t *testing.T) {
 		assert.NotEqual(t, 0, Run(append(bad, "-o", out), &so, &se), "%v", bad)
 	}
 }
+
+// TestWritePointsWrap: a point with Wrap holds the frames of the same
+// point without it, each wrapped whole (ERSPAN II and VXLAN put their
+// headers in front), at the same times, with the wrapper's truth in its
+// file truth; the links' truth does not change.
+func TestWritePointsWrap(t *testing.T) {
+	nak, _ := ParsePSNList("+3")
+	for _, chain := range []string{"erspan2", "vxlan", "erspan3,vxlan"} {
+		t.Run(chain, func(t *testing.T) {
+			c, err := wrap.Parse(chain)
+			require.NoError(t, err)
+			write := func(w wrap.Chain) ([2]bytes.Buffer, *PointsTruth) {
+				pc := PointsConfig{
+					Base:   Config{Scenario: ScenarioWriteBW, Messages: 4, Nanos: true, Impairments: Impairments{NAK: nak}},
+					Points: []Point{{Name: "host"}, {Name: "mirror", Delay: 2 * time.Microsecond, TTLDec: 1, Wrap: w}},
+				}
+				var bufs [2]bytes.Buffer
+				tr, err := WritePoints(pc, []io.Writer{&bufs[0], &bufs[1]})
+				require.NoError(t, err)
+				return bufs, tr
+			}
+			plain, plainTruth := write(nil)
+			wrapped, tr := write(c)
+			assert.Equal(t, plain[0].Bytes(), wrapped[0].Bytes(), "the point without Wrap is unchanged")
+			assert.Equal(t, plainTruth.Links, tr.Links)
+			assert.Nil(t, tr.Files[0].Encapsulation)
+			require.NotNil(t, tr.Files[1].Encapsulation)
+			pr, err := pcapgo.NewReader(bytes.NewReader(plain[1].Bytes()))
+			require.NoError(t, err)
+			wr, err := pcapgo.NewReader(bytes.NewReader(wrapped[1].Bytes()))
+			require.NoError(t, err)
+			n := 0
+			for {
+				pd, pci, perr := pr.ReadPacketData()
+				wd, wci, werr := wr.ReadPacketData()
+				if perr == io.EOF {
+					require.Equal(t, io.EOF, werr, "as many frames")
+					break
+				}
+				require.NoError(t, perr)
+				require.NoError(t, werr)
+				n++
+				assert.Equal(t, pci.Timestamp, wci.Timestamp)
+				assert.Equal(t, pd, wd[len(wd)-len(pd):], "frame %d wrapped whole", n)
+				assert.Equal(t, c.Overhead(), wci.Length-pci.Length, "frame %d", n)
+			}
+			assert.Equal(t, map[string]int{chain2name(chain): n}, tr.Files[1].Encapsulation.Chains)
+		})
+	}
+}
+
+// chain2name spells a --wrap list as the truth's chains do.
+func chain2name(chain string) string { return strings.ReplaceAll(chain, ",", "/") }
