@@ -2,9 +2,11 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/points"
@@ -19,61 +21,129 @@ func WriteJSON(w io.Writer, rep *analyze.Report) error { return WriteJSONPoints(
 // WriteJSONPoints is WriteJSON with the capture points' "points" object
 // when pts is not nil.
 func WriteJSONPoints(w io.Writer, rep *analyze.Report, pts *points.Report) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
-	put := func(prefix string, v any) error {
-		b, err := json.MarshalIndent(v, prefix, "  ")
-		if err == nil {
-			_, err = bw.Write(b)
-		}
-		return err
-	}
-	list := func(name string, n int, elem func(int) any) error {
-		fmt.Fprintf(bw, "  %q: [", name)
-		for i := range n {
-			if i > 0 {
-				bw.WriteString(",")
-			}
-			bw.WriteString("\n    ")
-			if err := put("    ", elem(i)); err != nil {
-				return err
-			}
-		}
-		if n > 0 {
-			bw.WriteString("\n  ")
-		}
-		_, err := bw.WriteString("],\n")
-		return err
-	}
-	bw.WriteString("{\n  \"capture\": ")
-	if err := put("  ", rep.Capture); err != nil {
-		return err
-	}
-	bw.WriteString(",\n")
-	for _, l := range []struct {
-		name string
-		n    int
-		elem func(int) any
-	}{
-		{"connections", len(rep.Connections), func(i int) any { return &rep.Connections[i] }},
-		{"flows", len(rep.Flows), func(i int) any { return &rep.Flows[i] }},
-		{"findings", len(rep.Findings), func(i int) any { return &rep.Findings[i] }},
-	} {
-		if err := list(l.name, l.n, l.elem); err != nil {
-			return err
-		}
+	d := &JSONDocument{
+		Capture:         &rep.Capture,
+		Connections:     Elements(rep.Connections),
+		Flows:           Elements(rep.Flows),
+		Findings:        Elements(rep.Findings),
+		Points:          pts,
+		FindingsDropped: func() uint64 { return rep.FindingsDropped },
 	}
 	if len(rep.Pause) > 0 {
-		if err := list("pause", len(rep.Pause), func(i int) any { return &rep.Pause[i] }); err != nil {
-			return err
+		d.Pause = Elements(rep.Pause)
+	}
+	return WriteJSONDocument(w, d)
+}
+
+// JSONDocument is a report as WriteJSONDocument writes it: its capture,
+// and its lists given one element at a time, so that a report streamed
+// flow by flow (analyze.ReportStream) and a whole one are written by the
+// same code into the same bytes.
+type JSONDocument struct {
+	Capture     *analyze.Capture
+	Connections iter.Seq[any]
+	Flows       iter.Seq[any]
+	// WriteFlows, when set, writes the elements of the "flows" list in
+	// place of Flows: each indented as by json.MarshalIndent with prefix
+	// "    ", after a comma (but the first) and a new line. It returns how
+	// many it wrote. (roce-dissect encodes flows on several cores.)
+	WriteFlows func(*bufio.Writer) (int, error)
+	Findings   iter.Seq[any]
+	// Pause is written when not nil (the key is absent without pause
+	// frames).
+	Pause  iter.Seq[any]
+	Points *points.Report // the capture points' "points" object, when not nil
+	// FindingsDropped is asked for once the findings are written (a
+	// stream knows it only at its end).
+	FindingsDropped func() uint64
+}
+
+// Elements gives the elements of a report list, by reference.
+func Elements[T any](s []T) iter.Seq[any] {
+	return func(yield func(any) bool) {
+		for i := range s {
+			if !yield(&s[i]) {
+				return
+			}
 		}
 	}
-	if pts != nil {
-		bw.WriteString("  \"points\": ")
-		if err := put("  ", pts); err != nil {
-			return err
-		}
-		bw.WriteString(",\n")
+}
+
+// jsonWriter writes a JSON document's parts: one encoder per indentation
+// prefix, their buffers reused, so that an element costs no garbage but
+// its own.
+type jsonWriter struct {
+	bw   *bufio.Writer
+	buf  bytes.Buffer
+	encs map[string]*json.Encoder
+	err  error
+}
+
+// put writes v as json.MarshalIndent(v, prefix, "  ") does.
+func (j *jsonWriter) put(prefix string, v any) {
+	if j.err != nil {
+		return
 	}
-	fmt.Fprintf(bw, "  \"findings_dropped\": %d\n}\n", rep.FindingsDropped)
-	return bw.Flush()
+	enc := j.encs[prefix]
+	if enc == nil {
+		enc = json.NewEncoder(&j.buf)
+		enc.SetIndent(prefix, "  ")
+		j.encs[prefix] = enc
+	}
+	j.buf.Reset()
+	if j.err = enc.Encode(v); j.err == nil {
+		_, j.err = j.bw.Write(bytes.TrimSuffix(j.buf.Bytes(), []byte("\n")))
+	}
+}
+
+// list writes the list name: the elements of seq, or those write writes
+// when not nil.
+func (j *jsonWriter) list(name string, seq iter.Seq[any], write func(*bufio.Writer) (int, error)) {
+	if j.err != nil {
+		return
+	}
+	fmt.Fprintf(j.bw, "  %q: [", name)
+	n := 0
+	if write != nil {
+		n, j.err = write(j.bw)
+	} else if seq != nil {
+		for v := range seq {
+			if n > 0 {
+				j.bw.WriteString(",")
+			}
+			j.bw.WriteString("\n    ")
+			if j.put("    ", v); j.err != nil {
+				return
+			}
+			n++
+		}
+	}
+	if n > 0 {
+		j.bw.WriteString("\n  ")
+	}
+	j.bw.WriteString("],\n")
+}
+
+// WriteJSONDocument writes d as roce-dissect -o json does (docs/json.md).
+func WriteJSONDocument(w io.Writer, d *JSONDocument) error {
+	j := &jsonWriter{bw: bufio.NewWriterSize(w, 1<<16), encs: map[string]*json.Encoder{}}
+	j.bw.WriteString("{\n  \"capture\": ")
+	j.put("  ", d.Capture)
+	j.bw.WriteString(",\n")
+	j.list("connections", d.Connections, nil)
+	j.list("flows", d.Flows, d.WriteFlows)
+	j.list("findings", d.Findings, nil)
+	if d.Pause != nil {
+		j.list("pause", d.Pause, nil)
+	}
+	if d.Points != nil && j.err == nil {
+		j.bw.WriteString("  \"points\": ")
+		j.put("  ", d.Points)
+		j.bw.WriteString(",\n")
+	}
+	if j.err != nil {
+		return j.err
+	}
+	fmt.Fprintf(j.bw, "  \"findings_dropped\": %d\n}\n", d.FindingsDropped())
+	return j.bw.Flush()
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/capture"
+	"github.com/roce-dissect/roce-dissect/internal/synth"
 	"github.com/roce-dissect/roce-dissect/report"
 )
 
@@ -43,4 +44,28 @@ func TestStreamedJSONIsTheReport(t *testing.T) {
 		require.NoError(t, json.Indent(&indented, whole, "", "  "))
 		assert.Equal(t, indented.String()+"\n", streamed.String(), "the same text as json.MarshalIndent")
 	}
+}
+
+// BenchmarkWriteJSON writes the report of a capture of many flows (mix,
+// 512 QPs) as -o json does for a whole report (Merge, capture points).
+func BenchmarkWriteJSON(b *testing.B) {
+	var buf bytes.Buffer
+	_, err := synth.Generate(synth.Config{Scenario: synth.ScenarioMix, Packets: 100_000, QPs: 512, Seed: 3}, &buf, nil)
+	require.NoError(b, err)
+	r, err := capture.NewReader(&buf)
+	require.NoError(b, err)
+	a := analyze.New(analyze.Options{})
+	for {
+		ci, data, lt, err := r.Next()
+		if err != nil {
+			break
+		}
+		a.Feed(ci, lt, data)
+	}
+	rep := a.Finish()
+	b.ReportAllocs()
+	for b.Loop() {
+		require.NoError(b, report.WriteJSON(io.Discard, rep))
+	}
+	b.ReportMetric(float64(len(rep.Flows)), "flows")
 }

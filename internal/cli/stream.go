@@ -2,11 +2,8 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"encoding/csv"
-	"encoding/json"
-	"fmt"
 	"io"
 	"slices"
 
@@ -84,115 +81,37 @@ func (r *runner) streamCSV(w io.Writer, s *analyze.ReportStream) error {
 	return cw.Error()
 }
 
-// streamJSON is writeJSON of a stream: the same bytes.
+// streamJSON is writeJSON of a stream: the same bytes, by the same
+// writer (report.WriteJSONDocument).
 func (r *runner) streamJSON(w io.Writer, s *analyze.ReportStream) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
-	// One encoder per prefix, their buffers reused: json.MarshalIndent's
-	// bytes, without the newline Encode ends with, and no garbage per
-	// flow but the flow's own.
-	var buf bytes.Buffer
-	encs := map[string]*json.Encoder{}
-	put := func(prefix string, v any) error {
-		enc := encs[prefix]
-		if enc == nil {
-			enc = json.NewEncoder(&buf)
-			enc.SetIndent(prefix, "  ")
-			encs[prefix] = enc
-		}
-		buf.Reset()
-		err := enc.Encode(v)
-		if err == nil {
-			_, err = bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-		}
-		return err
-	}
-	// list writes a list of the elements next gives.
-	list := func(name string, next func() (any, bool)) error {
-		fmt.Fprintf(bw, "  %q: [", name)
-		n := 0
-		for {
-			v, ok := next()
-			if !ok {
-				break
-			}
-			if n > 0 {
-				bw.WriteString(",")
-			}
-			bw.WriteString("\n    ")
-			if err := put("    ", v); err != nil {
-				return err
-			}
-			n++
-		}
-		if n > 0 {
-			bw.WriteString("\n  ")
-		}
-		_, err := bw.WriteString("],\n")
-		return err
-	}
 	head := s.Head()
-	bw.WriteString("{\n  \"capture\": ")
-	if err := put("  ", head.Capture); err != nil {
-		return err
-	}
-	bw.WriteString(",\n")
-	i := 0
-	if err := list("connections", func() (any, bool) {
-		if i == len(head.Connections) {
-			return nil, false
-		}
-		i++
-		return &head.Connections[i-1], true
-	}); err != nil {
-		return err
-	}
 	keep := r.keepFlows()
+	d := &report.JSONDocument{Capture: &head.Capture, Connections: report.Elements(head.Connections)}
 	if workers := r.jobs(); workers > 1 {
-		bw.WriteString("  \"flows\": [")
-		n, err := writeFlowsJSON(bw, workers, func() (analyze.Flow, bool) { return r.nextFlow(s, keep) })
-		if err != nil {
-			return err
+		d.WriteFlows = func(bw *bufio.Writer) (int, error) {
+			return writeFlowsJSON(bw, workers, func() (analyze.Flow, bool) { return r.nextFlow(s, keep) })
 		}
-		if n > 0 {
-			bw.WriteString("\n  ")
-		}
-		bw.WriteString("],\n")
 	} else {
-		var f analyze.Flow // one flow at a time, encoded before the next: no copy on the heap per flow
-		if err := list("flows", func() (any, bool) {
-			var ok bool
-			f, ok = r.nextFlow(s, keep)
-			return &f, ok
-		}); err != nil {
-			return err
-		}
-	}
-	end := s.End()
-	findings := filterFindings(end.Findings, keep)
-	i = 0
-	if err := list("findings", func() (any, bool) {
-		if i == len(findings) {
-			return nil, false
-		}
-		i++
-		return &findings[i-1], true
-	}); err != nil {
-		return err
-	}
-	if len(head.Pause) > 0 {
-		i = 0
-		if err := list("pause", func() (any, bool) {
-			if i == len(head.Pause) {
-				return nil, false
+		d.Flows = func(yield func(any) bool) {
+			var f analyze.Flow // one flow at a time, encoded before the next: no copy on the heap per flow
+			for {
+				var ok bool
+				if f, ok = r.nextFlow(s, keep); !ok || !yield(&f) {
+					return
+				}
 			}
-			i++
-			return &head.Pause[i-1], true
-		}); err != nil {
-			return err
 		}
 	}
-	fmt.Fprintf(bw, "  \"findings_dropped\": %d\n}\n", end.FindingsDropped)
-	return bw.Flush()
+	// The findings and the number dropped are known once the flows are
+	// written (s.End), which the document asks for only then.
+	d.Findings = func(yield func(any) bool) {
+		report.Elements(filterFindings(s.End().Findings, keep))(yield)
+	}
+	d.FindingsDropped = func() uint64 { return s.End().FindingsDropped }
+	if len(head.Pause) > 0 {
+		d.Pause = report.Elements(head.Pause)
+	}
+	return report.WriteJSONDocument(w, d)
 }
 
 // keepFlows is the set of flows --qp / --flow select, filled as they are
