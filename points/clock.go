@@ -162,10 +162,8 @@ func EstimateClocks(samplers []*Sampler, overrides []*time.Duration) Estimate {
 	for _, s := range samplers {
 		level = max(level, s.level)
 	}
-	psns := make([]map[psnKey]struct{}, n)
-	for i, s := range samplers {
-		psns[i] = s.psns(level)
-	}
+	lists, flows := sampledLists(samplers, level)
+	sc := newPairScratch(flows)
 	est := make([][]*pairEstimate, n)
 	for i := range est {
 		est[i] = make([]*pairEstimate, n)
@@ -183,7 +181,7 @@ func EstimateClocks(samplers []*Sampler, overrides []*time.Duration) Estimate {
 	}
 	for i := range n {
 		for j := i + 1; j < n; j++ {
-			if e := estimatePair(samplers[i], samplers[j], psns[i], psns[j], level); e != nil {
+			if e := estimatePair(lists[i], lists[j], sc); e != nil {
 				est[i][j] = e
 				est[j][i] = &pairEstimate{off: -e.off, err: e.err, method: e.method, shared: e.shared}
 				ri, rj := root(i), root(j)
@@ -286,69 +284,6 @@ func grow(est [][]*pairEstimate, out []Offset, known []bool, errs []float64) {
 
 // flowDelta is the range of t_j - t_i over one flow's shared packets.
 type flowDelta struct{ lo, hi int64 }
-
-// estimatePair estimates t_j - t_i from the shared samples, nil when the
-// two files do not meet (see meets). Management datagrams (QP0, QP1) are
-// left out: two runs of the same software between the same hosts can
-// send byte-identical CM datagrams, which prove nothing, and their times
-// (a DREQ at the end of runs of different lengths) say nothing of the
-// clocks. A flow crosses the two points in one direction: its deltas are
-// all the offset plus a delay (i upstream) or all the offset minus one (j
-// upstream), so the flows split into a lower group (j first) whose
-// largest delta bounds the offset from below and an upper group (i first)
-// whose smallest delta bounds it from above.
-func estimatePair(a, b *Sampler, psnsA, psnsB map[psnKey]struct{}, level uint) *pairEstimate {
-	mask := uint64(1)<<level - 1
-	flows := map[flowKey]*flowDelta{}
-	var c pairCounts
-	for k, sb := range b.keys {
-		if sb.hash&mask != 0 || k.flow.management() {
-			continue
-		}
-		c.nb++
-		if _, ok := a.keys[k]; !ok {
-			if _, ok := psnsA[psnKey{k.flow, k.psn}]; ok {
-				c.conflicts++
-			}
-		}
-	}
-	for k, sa := range a.keys {
-		if sa.hash&mask != 0 || k.flow.management() {
-			continue
-		}
-		c.na++
-		sb, ok := b.keys[k]
-		if ok && sa.hasICRC && sb.hasICRC && sa.icrc != sb.icrc {
-			c.conflicts++
-			continue
-		}
-		if !ok {
-			if _, ok := psnsB[psnKey{k.flow, k.psn}]; ok {
-				c.conflicts++
-			}
-			continue
-		}
-		if sa.count != 1 || sb.count != 1 {
-			continue
-		}
-		c.shared++
-		d := sb.t - sa.t
-		if f := flows[k.flow]; f != nil {
-			f.lo, f.hi = min(f.lo, d), max(f.hi, d)
-		} else {
-			flows[k.flow] = &flowDelta{lo: d, hi: d}
-		}
-	}
-	if !c.meets() {
-		return nil
-	}
-	shared := c.shared
-	fs := make([]flowDelta, 0, len(flows))
-	for _, f := range flows {
-		fs = append(fs, *f)
-	}
-	return splitOffset(fs, shared)
-}
 
 // splitOffset estimates the offset from the flows' delta ranges (see
 // estimatePair). It sorts fs by (lo, hi), a total order on the values: the

@@ -169,7 +169,8 @@ func TestMeets(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := NewSampler(0), NewSampler(0)
 			tc.fill(a, b)
-			got := estimatePair(a, b, a.psns(0), b.psns(0), 0) != nil
+			lists, flows := sampledLists([]*Sampler{a, b}, 0)
+			got := estimatePair(lists[0], lists[1], newPairScratch(flows)) != nil
 			assert.Equal(t, tc.want, got, fmt.Sprint(tc.name))
 			_, meet := EstimateOffsets([]*Sampler{a, b}, nil)
 			assert.Equal(t, tc.want, meet)

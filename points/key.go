@@ -81,12 +81,6 @@ func (k *Key) hash() uint64 {
 // subnet management, QP1 general services: CM, SA).
 func (k flowKey) management() bool { return k.qp <= 1 }
 
-// psnKey is a flow and PSN.
-type psnKey struct {
-	flow flowKey
-	psn  uint32
-}
-
 // psnDiff is a - b in 24-bit serial arithmetic.
 func psnDiff(a, b uint32) int32 { return int32((a-b)<<8) >> 8 }
 

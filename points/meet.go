@@ -31,16 +31,3 @@ func (c pairCounts) meets() bool {
 		c.shared*MinSharedRatio >= min(c.na, c.nb) &&
 		c.conflicts*MinSharedRatio <= c.shared
 }
-
-// psns returns the flows and PSNs of the sampler's data transmissions
-// kept at level.
-func (s *Sampler) psns(level uint) map[psnKey]struct{} {
-	mask := uint64(1)<<level - 1
-	out := make(map[psnKey]struct{}, len(s.keys))
-	for k, v := range s.keys {
-		if v.hash&mask == 0 && !k.flow.management() {
-			out[psnKey{k.flow, k.psn}] = struct{}{}
-		}
-	}
-	return out
-}

@@ -1,0 +1,181 @@
+package points
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/roce-dissect/roce-dissect/layers"
+)
+
+// sampledTx is a sampled data transmission of one file as estimatePair
+// merges it: its flow numbered among the flows of all the files.
+type sampledTx struct {
+	hash       uint64 // of the flow and PSN (sample.hash)
+	t          int64
+	flow       uint32
+	psn        uint32
+	payloadLen int32
+	icrc       uint32
+	count      uint32
+	ipID       uint16
+	opcode     layers.Opcode
+	hasICRC    bool
+}
+
+// samePSN orders transmissions by flow and PSN (the hash first, then the
+// flow's number and the PSN), so that a flow and PSN's transmissions are
+// next to each other and two files' lists merge in one pass.
+func samePSN(a, b *sampledTx) int {
+	switch {
+	case a.hash != b.hash:
+		return cmp.Compare(a.hash, b.hash)
+	case a.flow != b.flow:
+		return cmp.Compare(a.flow, b.flow)
+	}
+	return cmp.Compare(a.psn, b.psn)
+}
+
+// psnOf says whether two transmissions have one flow and PSN.
+func psnOf(a, b *sampledTx) bool { return a.hash == b.hash && a.flow == b.flow && a.psn == b.psn }
+
+// sameKey says whether two transmissions of one flow and PSN have the
+// same key.
+func sameKey(a, b *sampledTx) bool {
+	return a.opcode == b.opcode && a.ipID == b.ipID && a.payloadLen == b.payloadLen
+}
+
+// sampledLists returns each sampler's data transmissions kept at level
+// (management datagrams left out), ordered by samePSN, and the number of
+// flows among them.
+func sampledLists(samplers []*Sampler, level uint) ([][]sampledTx, int) {
+	mask := uint64(1)<<level - 1
+	flows := map[flowKey]uint32{}
+	lists := make([][]sampledTx, len(samplers))
+	for i, s := range samplers {
+		l := make([]sampledTx, 0, len(s.keys))
+		for k, v := range s.keys {
+			if v.hash&mask != 0 || k.flow.management() {
+				continue
+			}
+			f, ok := flows[k.flow]
+			if !ok {
+				f = uint32(len(flows))
+				flows[k.flow] = f
+			}
+			l = append(l, sampledTx{hash: v.hash, t: v.t, flow: f, psn: k.psn, payloadLen: k.payloadLen,
+				icrc: v.icrc, count: v.count, ipID: k.ipID, opcode: k.opcode, hasICRC: v.hasICRC})
+		}
+		slices.SortFunc(l, func(a, b sampledTx) int {
+			return cmp.Or(samePSN(&a, &b), cmp.Compare(a.opcode, b.opcode), cmp.Compare(a.ipID, b.ipID), cmp.Compare(a.payloadLen, b.payloadLen))
+		})
+		lists[i] = l
+	}
+	return lists, len(flows)
+}
+
+// pairScratch is estimatePair's per-flow delta ranges, by flow number,
+// kept between pairs (only the flows a pair touched are reset).
+type pairScratch struct {
+	deltas  []flowDelta
+	seen    []bool
+	touched []uint32
+}
+
+func newPairScratch(flows int) *pairScratch {
+	return &pairScratch{deltas: make([]flowDelta, flows), seen: make([]bool, flows)}
+}
+
+// add widens flow f's delta range by d.
+func (sc *pairScratch) add(f uint32, d int64) {
+	if sc.seen[f] {
+		sc.deltas[f].lo, sc.deltas[f].hi = min(sc.deltas[f].lo, d), max(sc.deltas[f].hi, d)
+		return
+	}
+	sc.seen[f], sc.deltas[f] = true, flowDelta{lo: d, hi: d}
+	sc.touched = append(sc.touched, f)
+}
+
+// find returns the index in g (transmissions of one flow and PSN) of the
+// one with tx's key, -1 when none has it.
+func find(g []sampledTx, tx *sampledTx) int {
+	for k := range g {
+		if sameKey(&g[k], tx) {
+			return k
+		}
+	}
+	return -1
+}
+
+// estimatePair estimates t_j - t_i from the transmissions both files
+// sampled (a of file i, b of file j, from sampledLists), nil when the two
+// files do not meet (see meets). Management datagrams (QP0, QP1) are
+// left out: two runs of the same software between the same hosts can
+// send byte-identical CM datagrams, which prove nothing, and their times
+// (a DREQ at the end of runs of different lengths) say nothing of the
+// clocks. A flow crosses the two points in one direction: its deltas are
+// all the offset plus a delay (i upstream) or all the offset minus one (j
+// upstream), so the flows split into a lower group (j first) whose
+// largest delta bounds the offset from below and an upper group (i first)
+// whose smallest delta bounds it from above.
+//
+// The lists are merged in one pass, a flow and PSN at a time: a
+// transmission of one file conflicts when the other has its flow and PSN
+// but not its key, or has its key with another ICRC; it is shared when
+// the other has its key, each file once.
+func estimatePair(a, b []sampledTx, sc *pairScratch) *pairEstimate {
+	c := pairCounts{na: len(a), nb: len(b)}
+	for _, f := range sc.touched {
+		sc.seen[f] = false
+	}
+	sc.touched = sc.touched[:0]
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch o := samePSN(&a[i], &b[j]); {
+		case o < 0:
+			i++
+			continue
+		case o > 0:
+			j++
+			continue
+		}
+		i2, j2 := i+1, j+1
+		for i2 < len(a) && psnOf(&a[i2], &a[i]) {
+			i2++
+		}
+		for j2 < len(b) && psnOf(&b[j2], &b[j]) {
+			j2++
+		}
+		for y := j; y < j2; y++ {
+			if find(a[i:i2], &b[y]) < 0 {
+				c.conflicts++
+			}
+		}
+		for x := i; x < i2; x++ {
+			sa := &a[x]
+			k := find(b[j:j2], sa)
+			if k < 0 {
+				c.conflicts++
+				continue
+			}
+			sb := &b[j+k]
+			if sa.hasICRC && sb.hasICRC && sa.icrc != sb.icrc {
+				c.conflicts++
+				continue
+			}
+			if sa.count != 1 || sb.count != 1 {
+				continue
+			}
+			c.shared++
+			sc.add(sa.flow, sb.t-sa.t)
+		}
+		i, j = i2, j2
+	}
+	if !c.meets() {
+		return nil
+	}
+	fs := make([]flowDelta, len(sc.touched))
+	for k, f := range sc.touched {
+		fs[k] = sc.deltas[f]
+	}
+	return splitOffset(fs, c.shared)
+}

@@ -1,0 +1,180 @@
+package points
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/layers"
+)
+
+// psnKey is a flow and PSN.
+type psnKey struct {
+	flow flowKey
+	psn  uint32
+}
+
+// estimatePairMaps is estimatePair as it was written first, with a map
+// lookup per sampled transmission in the other file's sample: the oracle
+// of the merge.
+func estimatePairMaps(a, b *Sampler, level uint) *pairEstimate {
+	mask := uint64(1)<<level - 1
+	psns := func(s *Sampler) map[psnKey]struct{} {
+		out := map[psnKey]struct{}{}
+		for k, v := range s.keys {
+			if v.hash&mask == 0 && !k.flow.management() {
+				out[psnKey{k.flow, k.psn}] = struct{}{}
+			}
+		}
+		return out
+	}
+	psnsA, psnsB := psns(a), psns(b)
+	flows := map[flowKey]*flowDelta{}
+	var c pairCounts
+	for k, sb := range b.keys {
+		if sb.hash&mask != 0 || k.flow.management() {
+			continue
+		}
+		c.nb++
+		if _, ok := a.keys[k]; !ok {
+			if _, ok := psnsA[psnKey{k.flow, k.psn}]; ok {
+				c.conflicts++
+			}
+		}
+	}
+	for k, sa := range a.keys {
+		if sa.hash&mask != 0 || k.flow.management() {
+			continue
+		}
+		c.na++
+		sb, ok := b.keys[k]
+		if ok && sa.hasICRC && sb.hasICRC && sa.icrc != sb.icrc {
+			c.conflicts++
+			continue
+		}
+		if !ok {
+			if _, ok := psnsB[psnKey{k.flow, k.psn}]; ok {
+				c.conflicts++
+			}
+			continue
+		}
+		if sa.count != 1 || sb.count != 1 {
+			continue
+		}
+		c.shared++
+		d := sb.t - sa.t
+		if f := flows[k.flow]; f != nil {
+			f.lo, f.hi = min(f.lo, d), max(f.hi, d)
+		} else {
+			flows[k.flow] = &flowDelta{lo: d, hi: d}
+		}
+	}
+	if !c.meets() {
+		return nil
+	}
+	fs := make([]flowDelta, 0, len(flows))
+	for _, f := range flows {
+		fs = append(fs, *f)
+	}
+	return splitOffset(fs, c.shared)
+}
+
+// TestEstimatePairMerge: the merge of two sorted samples gives the
+// estimate (or none) that looking every sampled transmission up in the
+// other file's sample gives, on random files: points of one traffic with
+// tap drops, resends with and without a new IPv4 identification, other
+// bytes at one PSN, ICRCs that differ or are missing, CM datagrams, flows
+// in both directions, unrelated traffic, and samples that reached a level
+// (small caps).
+func TestEstimatePairMerge(t *testing.T) {
+	hosts := []analyze.Addr{hostA, hostB, {IP: netip.MustParseAddr("10.0.0.3")}, {LID: 7, IsLID: true}}
+	rng := rand.New(rand.NewPCG(25, 2))
+	met, apart := 0, 0
+	for run := range 60 {
+		files := 2 + rng.IntN(4)
+		ss := make([]*Sampler, files)
+		for i := range ss {
+			ss[i] = NewSampler([]int{0, 64, 300}[rng.IntN(3)])
+		}
+		off := make([]time.Duration, files)
+		for i := range off {
+			off[i] = time.Duration(rng.IntN(5000)-2500) * time.Nanosecond
+		}
+		for range 1 + rng.IntN(6) { // flows
+			src, dst := hosts[rng.IntN(len(hosts))], hosts[rng.IntN(len(hosts))]
+			qp := uint32(rng.IntN(4)) // 0, 1: management
+			if rng.IntN(2) == 0 {
+				qp = 0x100 + uint32(rng.IntN(8))
+			}
+			op := layers.OpcodeRCRDMAWriteMiddle
+			if rng.IntN(4) == 0 {
+				op = layers.OpcodeUDSendOnly
+			}
+			start := uint32(rng.IntN(1 << 24))
+			at := map[int]bool{} // the files the flow passes
+			for i := range files {
+				at[i] = rng.IntN(4) != 0
+			}
+			for k := range 50 + rng.IntN(300) {
+				psn := (start + uint32(k)) & 0xFFFFFF
+				t0 := time.Duration(k) * time.Microsecond
+				icrc := rng.Uint32()
+				for i := range files {
+					if !at[i] || rng.IntN(20) == 0 { // off the path, or a tap drop
+						continue
+					}
+					p := packet(src, dst, qp, psn, op, t0+off[i]+time.Duration(i)*300*time.Nanosecond, uint64(k), icrc, layers.ICRCOK)
+					switch rng.IntN(40) {
+					case 0: // other bytes at this PSN
+						p.PayloadLen = 512
+					case 1: // another ICRC
+						v := rng.Uint32()
+						p.BTH.Trailer = []byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)}
+					case 2: // no ICRC (header-only)
+						p.BTH.Trailer = nil
+					case 3: // a resend, same key
+						ss[i].Add(p)
+					case 4: // a resend with another IPv4 identification
+						q := *p
+						q.IPID = 9
+						ss[i].Add(&q)
+					}
+					ss[i].Add(p)
+				}
+			}
+		}
+		level := uint(0)
+		for _, s := range ss {
+			level = max(level, s.level)
+		}
+		lists, flows := sampledLists(ss, level)
+		sc := newPairScratch(flows)
+		for i := range files {
+			for j := i + 1; j < files; j++ {
+				want := estimatePairMaps(ss[i], ss[j], level)
+				if want != nil {
+					met++
+				} else {
+					apart++
+				}
+				got := estimatePair(lists[i], lists[j], sc)
+				name := fmt.Sprintf("run %d, files %d and %d", run, i, j)
+				if want == nil {
+					assert.Nil(t, got, name)
+					continue
+				}
+				require.NotNil(t, got, name)
+				assert.Equal(t, *want, *got, name)
+			}
+		}
+	}
+	t.Logf("%d pairs meet, %d do not", met, apart)
+	assert.Greater(t, met, 20)
+	assert.Greater(t, apart, 20)
+}
