@@ -310,6 +310,8 @@ func FuzzHTMLReport(f *testing.F) {
 		shown.Capture.Encapsulations, shown.Capture.Tunnels, shown.Pause = nil, nil, nil
 		want, err := json.Marshal(&shown)
 		require.NoError(t, err)
-		require.JSONEq(t, string(want), string(d.Report))
+		if !bytes.Equal(want, d.Report) { // the same encoder: the same bytes
+			require.JSONEq(t, string(want), string(d.Report))
+		}
 	})
 }
