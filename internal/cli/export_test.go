@@ -203,6 +203,9 @@ func TestExportReadBack(t *testing.T) {
 						assert.Equal(t, get(w, k[0], k[1]), g[col], "flow %d: %s", i, col)
 					}
 					assert.Equal(t, float64(len(get(w, "requests", "gaps").([]any))), g["gaps"], "flow %d: gaps", i)
+					for _, k := range []string{"nak", "rnr", "timeout"} {
+						assert.Equal(t, get(w, "requests", "retransmit_causes", k), g["retransmit_causes_"+k], "flow %d: retransmit_causes_%s", i, k)
+					}
 					assert.Equal(t, get(w, "messages", "count"), g["messages"], "flow %d", i)
 					assert.Equal(t, get(w, "messages", "incomplete"), g["incomplete_messages"], "flow %d", i)
 					assert.Equal(t, get(w, "responses", "rtt", "median_ns"), g["rtt_median_ns"], "flow %d", i)

@@ -95,50 +95,57 @@ type PacketRow struct {
 // FlowRow is one row of the flows table (see analyze.Flow and
 // docs/json.md for each figure).
 type FlowRow struct {
-	Capture            string   `parquet:"capture,dict"`
-	Src                string   `parquet:"src,dict"`
-	Dst                string   `parquet:"dst,dict"`
-	DestQP             uint32   `parquet:"dest_qp"`
-	Transport          string   `parquet:"transport,dict"`
-	Connection         *int32   `parquet:"connection,optional"`
-	Packets            uint64   `parquet:"packets"`
-	WireBytes          uint64   `parquet:"wire_bytes"`
-	PayloadBytes       uint64   `parquet:"payload_bytes"`
-	FirstTime          int64    `parquet:"first_time,timestamp(nanosecond)"`
-	LastTime           int64    `parquet:"last_time,timestamp(nanosecond)"`
-	RequestPackets     uint64   `parquet:"request_packets"`
-	PSNFirst           *uint32  `parquet:"psn_first,optional"`
-	PSNLast            *uint32  `parquet:"psn_last,optional"`
-	Missing            uint64   `parquet:"missing"`
-	MissingNotCaptured uint64   `parquet:"missing_not_captured"`
-	MissingLost        uint64   `parquet:"missing_lost"`
-	Gaps               uint32   `parquet:"gaps"`
-	Retransmitted      uint64   `parquet:"retransmitted"`
-	Duplicates         uint64   `parquet:"duplicates"`
-	OutOfOrder         uint64   `parquet:"out_of_order"`
-	ResponsePackets    uint64   `parquet:"response_packets"`
-	ACKs               uint64   `parquet:"acks"`
-	NAKs               uint64   `parquet:"naks"`
-	RNRNAKs            uint64   `parquet:"rnr_naks"`
-	ReadResponses      uint64   `parquet:"read_responses"`
-	AtomicACKs         uint64   `parquet:"atomic_acks"`
-	RTTSamples         uint64   `parquet:"rtt_samples"`
-	RTTMinNs           *int64   `parquet:"rtt_min_ns,optional"`
-	RTTMedianNs        *int64   `parquet:"rtt_median_ns,optional"`
-	RTTMaxNs           *int64   `parquet:"rtt_max_ns,optional"`
-	Messages           uint64   `parquet:"messages"`
-	MessageBytes       uint64   `parquet:"message_bytes"`
-	Incomplete         uint64   `parquet:"incomplete_messages"`
-	MTUInferred        *int32   `parquet:"mtu_inferred,optional"`
-	MTUNegotiated      *int32   `parquet:"mtu_negotiated,optional"`
-	ECNCE              uint64   `parquet:"ecn_ce"`
-	FECN               uint64   `parquet:"fecn"`
-	BECN               uint64   `parquet:"becn"`
-	CNPs               uint64   `parquet:"cnps"`
-	ICRCOK             uint64   `parquet:"icrc_ok"`
-	ICRCBad            uint64   `parquet:"icrc_bad"`
-	ICRCUnverifiable   uint64   `parquet:"icrc_unverifiable"`
-	ThroughputBps      *float64 `parquet:"throughput_bps,optional"`
+	Capture            string  `parquet:"capture,dict"`
+	Src                string  `parquet:"src,dict"`
+	Dst                string  `parquet:"dst,dict"`
+	DestQP             uint32  `parquet:"dest_qp"`
+	Transport          string  `parquet:"transport,dict"`
+	Connection         *int32  `parquet:"connection,optional"`
+	Packets            uint64  `parquet:"packets"`
+	WireBytes          uint64  `parquet:"wire_bytes"`
+	PayloadBytes       uint64  `parquet:"payload_bytes"`
+	FirstTime          int64   `parquet:"first_time,timestamp(nanosecond)"`
+	LastTime           int64   `parquet:"last_time,timestamp(nanosecond)"`
+	RequestPackets     uint64  `parquet:"request_packets"`
+	PSNFirst           *uint32 `parquet:"psn_first,optional"`
+	PSNLast            *uint32 `parquet:"psn_last,optional"`
+	Missing            uint64  `parquet:"missing"`
+	MissingNotCaptured uint64  `parquet:"missing_not_captured"`
+	MissingLost        uint64  `parquet:"missing_lost"`
+	Gaps               uint32  `parquet:"gaps"`
+	Retransmitted      uint64  `parquet:"retransmitted"`
+	// RetransmitCausesNAK, …RNR and …Timeout split Retransmitted by what
+	// preceded each resend (JSON requests.retransmit_causes): a NAK or a
+	// timeout is a loss the NIC recovered, whether or not the capture
+	// missed the packet.
+	RetransmitCausesNAK     uint64   `parquet:"retransmit_causes_nak"`
+	RetransmitCausesRNR     uint64   `parquet:"retransmit_causes_rnr"`
+	RetransmitCausesTimeout uint64   `parquet:"retransmit_causes_timeout"`
+	Duplicates              uint64   `parquet:"duplicates"`
+	OutOfOrder              uint64   `parquet:"out_of_order"`
+	ResponsePackets         uint64   `parquet:"response_packets"`
+	ACKs                    uint64   `parquet:"acks"`
+	NAKs                    uint64   `parquet:"naks"`
+	RNRNAKs                 uint64   `parquet:"rnr_naks"`
+	ReadResponses           uint64   `parquet:"read_responses"`
+	AtomicACKs              uint64   `parquet:"atomic_acks"`
+	RTTSamples              uint64   `parquet:"rtt_samples"`
+	RTTMinNs                *int64   `parquet:"rtt_min_ns,optional"`
+	RTTMedianNs             *int64   `parquet:"rtt_median_ns,optional"`
+	RTTMaxNs                *int64   `parquet:"rtt_max_ns,optional"`
+	Messages                uint64   `parquet:"messages"`
+	MessageBytes            uint64   `parquet:"message_bytes"`
+	Incomplete              uint64   `parquet:"incomplete_messages"`
+	MTUInferred             *int32   `parquet:"mtu_inferred,optional"`
+	MTUNegotiated           *int32   `parquet:"mtu_negotiated,optional"`
+	ECNCE                   uint64   `parquet:"ecn_ce"`
+	FECN                    uint64   `parquet:"fecn"`
+	BECN                    uint64   `parquet:"becn"`
+	CNPs                    uint64   `parquet:"cnps"`
+	ICRCOK                  uint64   `parquet:"icrc_ok"`
+	ICRCBad                 uint64   `parquet:"icrc_bad"`
+	ICRCUnverifiable        uint64   `parquet:"icrc_unverifiable"`
+	ThroughputBps           *float64 `parquet:"throughput_bps,optional"`
 	// Priority is the flow's 802.1p priority and PausedNs how long pause
 	// frames paused it while the flow was active (0: never), as the JSON
 	// report's; both null when the capture holds no pause frames
@@ -262,7 +269,9 @@ func flowRow(capture string, f *analyze.Flow) FlowRow {
 		RequestPackets: f.Requests.Packets, PSNFirst: f.Requests.PSNFirst, PSNLast: f.Requests.PSNLast,
 		Missing: f.Requests.Missing, MissingNotCaptured: f.Requests.MissingNotCaptured, MissingLost: f.Requests.MissingLost,
 		Gaps: uint32(len(f.Requests.Gaps)), Retransmitted: f.Requests.Retransmitted,
-		Duplicates: f.Requests.Duplicates, OutOfOrder: f.Requests.OutOfOrder,
+		RetransmitCausesNAK: f.Requests.RetransmitCauses.NAK, RetransmitCausesRNR: f.Requests.RetransmitCauses.RNR,
+		RetransmitCausesTimeout: f.Requests.RetransmitCauses.Timeout,
+		Duplicates:              f.Requests.Duplicates, OutOfOrder: f.Requests.OutOfOrder,
 		ResponsePackets: f.Responses.Packets, ACKs: f.Responses.ACKs, NAKs: f.Responses.NAKs,
 		RNRNAKs: f.Responses.RNRNAKs, ReadResponses: f.Responses.ReadResponses, AtomicACKs: f.Responses.AtomicACKs,
 		Messages: f.Messages.Count, MessageBytes: f.Messages.Bytes, Incomplete: f.Messages.Incomplete,
