@@ -177,7 +177,7 @@ func (a *Analyzer) decodeIPv4(h *frameHeaders, data []byte) (gopacket.LayerType,
 	p.ECN = ip.TOS & 3
 	h.dscp = int8(ip.TOS >> 2)
 	a.lens.network(h.frameLen-len(data), int(ip.Length), int(ip.Length)-int(ip.IHL)*4)
-	p.IPID = ip.Id
+	p.IPID, p.HopLimit = ip.Id, ip.TTL
 	h.kind, h.netHdr = layers.NetworkIPv4, ip.Contents
 	return ip.NextLayerType(), ip.Payload
 }
@@ -192,6 +192,7 @@ func (a *Analyzer) decodeIPv6(h *frameHeaders, data []byte) (gopacket.LayerType,
 	p.Src.IP, _ = netip.AddrFromSlice(ip.SrcIP)
 	p.Dst.IP, _ = netip.AddrFromSlice(ip.DstIP)
 	p.ECN = ip.TrafficClass & 3
+	p.HopLimit, p.FlowLabel = ip.HopLimit, ip.FlowLabel
 	h.dscp = int8(ip.TrafficClass >> 2)
 	if ip.Length > 0 { // 0: a jumbogram, its length elsewhere
 		a.lens.network(h.frameLen-len(data), layers.GRHLen+int(ip.Length), int(ip.Length))
@@ -285,6 +286,7 @@ func (a *Analyzer) decodeGRH(h *frameHeaders, data []byte) (gopacket.LayerType, 
 	p.Src.IP, p.Dst.IP = p.Src.IP.Unmap(), p.Dst.IP.Unmap()
 	p.Src.IsLID, p.Dst.IsLID = false, false
 	p.ECN = grh.TClass & 3
+	p.HopLimit, p.FlowLabel = grh.HopLmt, grh.FlowLabel
 	if p.Encap != EncapIB {
 		h.dscp = int8(grh.TClass >> 2)
 	}

@@ -75,6 +75,11 @@ type Packet struct {
 	Priority int8
 	// IPID is the IPv4 identification field (RoCE v2 over IPv4), 0 otherwise.
 	IPID uint16
+	// HopLimit is the innermost network header's IPv4 TTL, IPv6 hop limit
+	// or GRH hop limit, and FlowLabel its IPv6 or GRH flow label (0 for
+	// IPv4); both 0 without a network header (native IB without a GRH).
+	HopLimit  uint8
+	FlowLabel uint32
 
 	LRH          *layers.LRH
 	GRH          *layers.GRH

@@ -9,7 +9,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
-	"github.com/roce-dissect/roce-dissect/layers"
 )
 
 // batchRows is how many rows a PacketWriter collects before handing them
@@ -52,6 +51,9 @@ const (
 	colTunnelID
 	colTunnelIDName
 	colPriority
+	colICRCValue
+	colIPID
+	colTTL
 	numPacketColumns
 )
 
@@ -63,6 +65,7 @@ var packetColumns = [numPacketColumns]string{
 	"payload_len", "aeth_type", "aeth_msn", "reth_dma_length", "icrc",
 	"icrc_port_rewritten", "truncated", "findings", "error",
 	"encapsulation", "mirror_src", "mirror_session", "tunnel_id", "tunnel_id_name", "priority",
+	"icrc_value", "ip_id", "ttl",
 }
 
 // PacketWriter streams the packets table of one capture (or range) to a
@@ -107,12 +110,14 @@ type packetRec struct {
 	src, dst                            int32 // in addrTable.text
 	length, capLength, payloadLen, vlan int32
 	destQP, psn, msn, dmaLen            uint32
+	icrcVal, ipID                       uint32 // ipID: the IPv4 ID, else the flow label
 	findings                            int32
 	errIdx                              int32  // in PacketWriter.errs
 	wrap                                int32  // in PacketWriter.wraps (0: not wrapped)
 	pkey, op                            uint16 // op: index in PacketWriter.ops
 	ecn, encap, icrc, aethType          uint8
 	prio                                int8 // -1: none
+	ttl                                 uint8
 	flags                               uint16
 }
 
@@ -128,6 +133,8 @@ const (
 	fPortRewrite
 	fTruncated
 	fErr
+	fICRCValue // the ICRC was captured
+	fNet       // an IP header or GRH: ipID and ttl are set
 )
 
 // NewPacketWriter creates path and writes the packets of the capture file
@@ -201,6 +208,14 @@ func (pw *PacketWriter) Add(p *analyze.Packet) {
 		if pw.ops[r.op] == nil {
 			pw.ops[r.op] = []byte(b.OpcodeName())
 		}
+		if v, ok := b.ICRCValue(); ok {
+			r.flags |= fICRCValue
+			r.icrcVal = v
+		}
+	}
+	if p.Encap == analyze.EncapRoCEv2 || p.GRH != nil {
+		r.flags |= fNet
+		r.ipID, r.ttl = uint32(p.IPID)|p.FlowLabel, p.HopLimit
 	}
 	if a := p.AETH; a != nil {
 		r.flags |= fAETH
@@ -268,150 +283,6 @@ func (pw *PacketWriter) flush(b *packetBatch) error {
 	return nil
 }
 
-// columnValues fills vals, one per record, with column col's values:
-// a loop per column over the batch, then for an optional column the
-// definition levels (nulls where a record lacks the header).
-func (pw *PacketWriter) columnValues(col int, b *packetBatch, vals []parquet.Value) []parquet.Value {
-	recs := b.recs
-	var want uint16 // the flags a record needs for a value of an optional column
-	switch col {
-	case colFile:
-		for i := range recs {
-			vals[i] = parquet.ByteArrayValue(pw.file)
-		}
-	case colFrame:
-		for i := range recs {
-			vals[i] = parquet.Int64Value(int64(recs[i].frame))
-		}
-	case colTime:
-		for i := range recs {
-			vals[i] = parquet.Int64Value(recs[i].time)
-		}
-	case colEncap:
-		for i := range recs {
-			vals[i] = parquet.ByteArrayValue(bytesOf(analyze.Encap(recs[i].encap).String()))
-		}
-	case colSrc:
-		for i := range recs {
-			vals[i] = parquet.ByteArrayValue(b.text[recs[i].src])
-		}
-	case colDst:
-		for i := range recs {
-			vals[i] = parquet.ByteArrayValue(b.text[recs[i].dst])
-		}
-	case colVLAN:
-		for i := range recs {
-			vals[i] = optionalInt32(recs[i].vlan)
-		}
-	case colECN:
-		for i := range recs {
-			vals[i] = parquet.Int32Value(int32(recs[i].ecn))
-		}
-	case colLength:
-		for i := range recs {
-			vals[i] = parquet.Int32Value(recs[i].length)
-		}
-	case colCapLength:
-		for i := range recs {
-			vals[i] = parquet.Int32Value(recs[i].capLength)
-		}
-	case colDestQP:
-		for i := range recs {
-			vals[i] = parquet.Int32Value(int32(recs[i].destQP))
-		}
-		want = fBTH
-	case colOpcode:
-		for i := range recs {
-			vals[i] = parquet.Int32Value(int32(recs[i].op & 0xff))
-		}
-		want = fBTH
-	case colOpcodeName:
-		for i := range recs {
-			vals[i] = parquet.ByteArrayValue(pw.ops[recs[i].op])
-		}
-		want = fBTH
-	case colPSN:
-		for i := range recs {
-			vals[i] = parquet.Int32Value(int32(recs[i].psn))
-		}
-		want = fBTH
-	case colAckReq, colSE, colFECN, colBECN:
-		bit := uint16(fAckReq) << (col - colAckReq) // the four flags are in column order
-		for i := range recs {
-			vals[i] = parquet.BooleanValue(recs[i].flags&bit != 0)
-		}
-		want = fBTH
-	case colPKey:
-		for i := range recs {
-			vals[i] = parquet.Int32Value(int32(recs[i].pkey))
-		}
-		want = fBTH
-	case colPayloadLen:
-		for i := range recs {
-			vals[i] = optionalInt32(recs[i].payloadLen)
-		}
-	case colAETHType:
-		for i := range recs {
-			vals[i] = parquet.ByteArrayValue(bytesOf(layers.AckType(recs[i].aethType).String()))
-		}
-		want = fAETH
-	case colAETHMSN:
-		for i := range recs {
-			vals[i] = parquet.Int32Value(int32(recs[i].msn))
-		}
-		want = fAETH
-	case colRETHLength:
-		for i := range recs {
-			vals[i] = parquet.Int32Value(int32(recs[i].dmaLen))
-		}
-		want = fRETH
-	case colICRC:
-		for i := range recs {
-			vals[i] = parquet.ByteArrayValue(bytesOf(layers.ICRCStatus(recs[i].icrc).String()))
-		}
-		want = fBTH
-	case colPortRewrite:
-		for i := range recs {
-			vals[i] = parquet.BooleanValue(recs[i].flags&fPortRewrite != 0)
-		}
-	case colTruncated:
-		for i := range recs {
-			vals[i] = parquet.BooleanValue(recs[i].flags&fTruncated != 0)
-		}
-	case colFindings:
-		for i := range recs {
-			vals[i] = parquet.Int32Value(recs[i].findings)
-		}
-	case colError:
-		for i := range recs {
-			if recs[i].flags&fErr != 0 {
-				vals[i] = parquet.ByteArrayValue(bytesOf(b.errs[recs[i].errIdx]))
-			}
-		}
-		want = fErr
-	case colEncapsulation, colMirrorSrc, colMirrorSession, colTunnelID, colTunnelIDName:
-		wrapValues(col, b, vals)
-	case colPriority:
-		for i := range recs {
-			if p := int(recs[i].prio) + 1; uint(p) < uint(len(priorityValues)) {
-				vals[i] = priorityValues[p]
-			} else {
-				vals[i] = optionalInt32(int32(recs[i].prio))
-			}
-		}
-	}
-	if want != 0 {
-		for i := range recs {
-			if recs[i].flags&want == want {
-				vals[i].SetDefinitionLevel(1)
-			} else {
-				vals[i] = parquet.Value{}
-			}
-		}
-	}
-	return vals
-}
-
 // Close writes the rows still batched and the file's footer.
 func (pw *PacketWriter) Close() error {
 	if len(pw.cur.recs) > 0 {
@@ -426,58 +297,4 @@ func (pw *PacketWriter) Close() error {
 		pw.err = err
 	}
 	return pw.err
-}
-
-// addrTable numbers the addresses of a capture and holds their text
-// (String allocates; a capture has few addresses). A small direct-mapped
-// cache in front of the map saves hashing the address for most frames.
-type addrTable struct {
-	ids   map[analyze.Addr]int32
-	text  [][]byte
-	cache [256]struct {
-		a  analyze.Addr
-		id int32
-		ok bool
-	}
-}
-
-// index is the number of a's text in t.text.
-func (t *addrTable) index(a analyze.Addr) int32 {
-	b := a.IP.As16()
-	slot := &t.cache[(b[15]^b[14]<<2^b[13]<<4)+uint8(a.LID)]
-	if slot.ok && slot.a == a {
-		return slot.id
-	}
-	id, ok := t.ids[a]
-	if !ok {
-		if t.ids == nil {
-			t.ids = map[analyze.Addr]int32{}
-		}
-		id = int32(len(t.text))
-		t.text = append(t.text, []byte(a.String()))
-		t.ids[a] = id
-	}
-	slot.a, slot.id, slot.ok = a, id, true
-	return id
-}
-
-// priorityValues are the priority column's values by priority + 1, null
-// first: a packet's is copied, not made (optionalInt32 is not inlined:
-// 66 instructions a packet under callgrind, 27 copied).
-var priorityValues = func() (vs [9]parquet.Value) {
-	for p := range 8 {
-		vs[p+1] = optionalInt32(int32(p))
-	}
-	return vs
-}()
-
-// optionalInt32 is the value of an optional INT32 column: v, or null when
-// negative (absent).
-func optionalInt32(v int32) parquet.Value {
-	if v < 0 {
-		return parquet.Value{}
-	}
-	x := parquet.Int32Value(v)
-	x.SetDefinitionLevel(1)
-	return x
 }

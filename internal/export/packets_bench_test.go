@@ -14,10 +14,15 @@ import (
 
 // benchPackets are n RoCE v2 packets as the analyzer hands them over:
 // RDMA WRITE requests with a RETH every 16th, each 8th answered by an
-// ACK, over 64 host pairs and 256 QPs.
+// ACK, over 64 host pairs and 256 QPs, each with its ICRC, IPv4 ID and
+// TTL.
 func benchPackets(n int) []analyze.Packet {
 	ps := make([]analyze.Packet, n)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	icrcs := make([]byte, 4*n) // each packet's ICRC as captured
+	for i := range icrcs {
+		icrcs[i] = byte(i * 131)
+	}
 	for i := range ps {
 		pair := i % 64
 		src := analyze.Addr{IP: netip.AddrFrom4([4]byte{10, 0, byte(pair), 1})}
@@ -25,8 +30,9 @@ func benchPackets(n int) []analyze.Packet {
 		p := &ps[i]
 		*p = analyze.Packet{Frame: uint64(i + 1), Time: t0.Add(time.Duration(i) * 350 * time.Nanosecond),
 			Length: 1082, CapLength: 1082, Encap: analyze.EncapRoCEv2, IsRDMA: true, Src: src, Dst: dst, VLAN: -1,
-			ECN: 2, PayloadLen: 1024, ICRC: layers.ICRCResult{Status: layers.ICRCOK}}
-		b := &layers.BTH{Opcode: layers.OpcodeRCRDMAWriteMiddle, PKey: 0xffff, DestQP: uint32(0x100 + i%256), PSN: uint32(i / 256)}
+			ECN: 2, PayloadLen: 1024, ICRC: layers.ICRCResult{Status: layers.ICRCOK}, IPID: uint16(i), HopLimit: 64}
+		b := &layers.BTH{Opcode: layers.OpcodeRCRDMAWriteMiddle, PKey: 0xffff, DestQP: uint32(0x100 + i%256), PSN: uint32(i / 256),
+			Trailer: icrcs[4*i : 4*i+4 : 4*i+4]}
 		switch {
 		case i%8 == 7:
 			b.Opcode = layers.OpcodeRCAcknowledge

@@ -54,8 +54,9 @@ var wrapCases = map[int]wrapCase{
 // variedPackets are benchPackets(n) with, every few frames, what the
 // columns' nulls and other values come from: a VLAN tag, a LID address
 // (no priority), a frame without BTH (malformed, with its error), a
-// truncated one, a NIC-rewritten source port, an unknown payload length,
-// a NAK, the wraps of wrapCases; priorities go round 0…7.
+// truncated one (no ICRC), a NIC-rewritten source port, an unknown payload length,
+// a NAK, IPv6 (a flow label), RoCE v1 (a GRH), the wraps of wrapCases;
+// priorities go round 0…7.
 func variedPackets(n int) []analyze.Packet {
 	ps := benchPackets(n)
 	for i := range ps {
@@ -73,8 +74,15 @@ func variedPackets(n int) []analyze.Packet {
 		case 11:
 			p.BTH, p.AETH, p.RETH, p.PayloadLen = nil, nil, nil, -1
 			p.Err = errors.New("short BTH: " + time.Duration(i).String())
+		case 7:
+			p.Src.IP, p.Dst.IP = netip.MustParseAddr("fd00::1"), netip.MustParseAddr("fd00::2")
+			p.IPID, p.FlowLabel, p.HopLimit = 0, uint32(0xABCDE-i%5), 255
 		case 13:
 			p.Truncated, p.CapLength, p.ICRC.Status = true, 128, layers.ICRCUnverifiable
+			p.BTH.Trailer = nil
+		case 67:
+			p.Src, p.Dst, p.Encap = analyze.Addr{IP: netip.MustParseAddr("10.1.0.1")}, analyze.Addr{IP: netip.MustParseAddr("10.1.0.2")}, analyze.EncapRoCEv1
+			p.GRH, p.IPID, p.FlowLabel, p.HopLimit = &layers.GRH{}, 0, 17, 1
 		case 17:
 			p.SrcPortRewritten = true
 		case 19:
@@ -110,7 +118,10 @@ func want(file string, p *analyze.Packet) map[string]any {
 		"dest_qp": nil, "opcode": nil, "opcode_name": nil, "psn": nil, "ack_req": nil, "se": nil, "fecn": nil, "becn": nil, "pkey": nil, "icrc": nil,
 		"aeth_type": nil, "aeth_msn": nil, "reth_dma_length": nil,
 		"encapsulation": nil, "mirror_src": nil, "mirror_session": nil, "tunnel_id": nil, "tunnel_id_name": nil,
-		"priority": null(p.Priority >= 0, int32(p.Priority)),
+		"priority":   null(p.Priority >= 0, int32(p.Priority)),
+		"icrc_value": nil,
+		"ip_id":      null(p.Encap == analyze.EncapRoCEv2 || p.GRH != nil, uint32(p.IPID)|p.FlowLabel),
+		"ttl":        null(p.Encap == analyze.EncapRoCEv2 || p.GRH != nil, p.HopLimit),
 	}
 	if c, ok := wrapCases[int(p.Frame-1)%97]; ok {
 		m["encapsulation"], m["mirror_src"] = c.chain, c.mirrorSrc
@@ -119,6 +130,9 @@ func want(file string, p *analyze.Packet) map[string]any {
 	if b := p.BTH; b != nil {
 		m["dest_qp"], m["opcode"], m["opcode_name"], m["psn"] = b.DestQP, uint8(b.Opcode), b.OpcodeName(), b.PSN
 		m["ack_req"], m["se"], m["fecn"], m["becn"], m["pkey"], m["icrc"] = b.AckReq, b.SolicitedEvent, b.FECN, b.BECN, b.PKey, p.ICRC.Status.String()
+		if v, ok := b.ICRCValue(); ok {
+			m["icrc_value"] = v
+		}
 	}
 	if a := p.AETH; a != nil {
 		m["aeth_type"], m["aeth_msn"] = a.Type().String(), a.MSN

@@ -49,7 +49,7 @@ func options() []parquet.WriterOption {
 type PacketRow struct {
 	File        string  `parquet:"file,dict"`
 	Frame       uint64  `parquet:"frame"`
-	Time        int64   `parquet:"time,timestamp(nanosecond)"`
+	Time        int64   `parquet:"time,timestamp(nanosecond:local)"`
 	Encap       string  `parquet:"encap,dict"`
 	Src         string  `parquet:"src,dict"`
 	Dst         string  `parquet:"dst,dict"`
@@ -90,6 +90,14 @@ type PacketRow struct {
 	// PCP, else its DSCP as --dscp-priority maps it; analyze.Packet),
 	// null for neither (native IB).
 	Priority *int32 `parquet:"priority,optional"`
+	// ICRCValue, IPID and TTL match a packet across captures (as the
+	// capture points analysis does, package points): the ICRC as on the
+	// wire (null when not captured), the IPv4 identification or else
+	// the IPv6 or GRH flow label, and the IPv4 TTL or IPv6/GRH hop
+	// limit (both null without an IP header or GRH).
+	ICRCValue *uint32 `parquet:"icrc_value,optional"`
+	IPID      *uint32 `parquet:"ip_id,optional"`
+	TTL       *uint8  `parquet:"ttl,optional"`
 }
 
 // FlowRow is one row of the flows table (see analyze.Flow and
@@ -104,8 +112,8 @@ type FlowRow struct {
 	Packets            uint64  `parquet:"packets"`
 	WireBytes          uint64  `parquet:"wire_bytes"`
 	PayloadBytes       uint64  `parquet:"payload_bytes"`
-	FirstTime          int64   `parquet:"first_time,timestamp(nanosecond)"`
-	LastTime           int64   `parquet:"last_time,timestamp(nanosecond)"`
+	FirstTime          int64   `parquet:"first_time,timestamp(nanosecond:local)"`
+	LastTime           int64   `parquet:"last_time,timestamp(nanosecond:local)"`
 	RequestPackets     uint64  `parquet:"request_packets"`
 	PSNFirst           *uint32 `parquet:"psn_first,optional"`
 	PSNLast            *uint32 `parquet:"psn_last,optional"`
@@ -189,7 +197,7 @@ type FindingRow struct {
 	Capture  string `parquet:"capture,dict"`
 	File     string `parquet:"file,dict"`
 	Frame    uint64 `parquet:"frame"`
-	Time     int64  `parquet:"time,timestamp(nanosecond)"`
+	Time     int64  `parquet:"time,timestamp(nanosecond:local)"`
 	Kind     string `parquet:"kind,dict"`
 	Severity string `parquet:"severity,dict"`
 	Flow     string `parquet:"flow,dict"`
