@@ -13,9 +13,9 @@ import "slices"
 // shared, and with three points or fewer they make every pair.
 //
 // A point joins the path with the first of the flow's transmissions that
-// it sees after a point already on it (see Matcher.place). With two
-// points the path is both from the start, in file order: the one pair is
-// known.
+// it sees after a point already on it (see Matcher.place). With three
+// points or fewer the path holds them all from the start, in file order:
+// every pair is kept, and the report orders them (see order).
 type path struct {
 	pts    []uint8
 	links  []*pairAcc
@@ -30,8 +30,8 @@ func newPath(n int) path {
 	for i := range p.at {
 		p.at[i] = -1
 	}
-	if n == 2 {
-		p.set([]uint8{0, 1}, n)
+	if n <= 3 {
+		p.set([]uint8{0, 1, 2}[:n], n)
 	}
 	return p
 }

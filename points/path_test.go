@@ -142,3 +142,40 @@ func TestMatcherOtherStretch(t *testing.T) {
 	}
 	assert.Equal(t, []string{"a→b 20", "c→d 20"}, got)
 }
+
+// TestMatcherLateSighting: a point that first sees a flow long after the
+// others (its capture missed the first 15,000 of 20,000 writes, 15 ms,
+// more than the window) counts every miss when there are three points or
+// fewer, as every pair is kept from the start; with more, the misses
+// count from the window before it joins the flow's path.
+func TestMatcherLateSighting(t *testing.T) {
+	const writes, missed = 20000, 15000
+	for _, n := range []int{2, 3, 4} {
+		t.Run(fmt.Sprintf("%d points", n), func(t *testing.T) {
+			files := []string{"a", "b", "c", "d"}[:n]
+			m := New(Options{Files: files})
+			var ss []sight
+			for i := range uint32(writes) {
+				at := time.Duration(i) * time.Microsecond
+				for k := range n {
+					if k == 1 && i < missed {
+						continue
+					}
+					ss = append(ss, sight{k, write(i, at+time.Duration(k)*100*time.Nanosecond, uint64(i+1))})
+				}
+			}
+			feed(m, ss)
+			rep := m.Finish()
+			require.Len(t, rep.Links, n-1)
+			l := rep.Links[0]
+			require.Equal(t, "a → b", l.From+" → "+l.To)
+			assert.Equal(t, uint64(writes-missed), l.Matched)
+			want := uint64(missed)
+			if n > 3 {
+				// The transmissions still in the window when b joined.
+				want = uint64(DefaultWindow / time.Microsecond)
+			}
+			assert.InDelta(t, want, l.Lost+l.NotCaptured, 2)
+		})
+	}
+}
