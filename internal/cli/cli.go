@@ -20,6 +20,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/capture"
+	"github.com/roce-dissect/roce-dissect/internal/export"
 	"github.com/roce-dissect/roce-dissect/internal/htmlreport"
 	"github.com/roce-dissect/roce-dissect/points"
 	"github.com/roce-dissect/roce-dissect/report"
@@ -56,6 +57,14 @@ func RunWithStdin(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if a, b, same := sameCapture(files); same {
 		fmt.Fprintf(stderr, "roce-dissect: %s and %s hold the same capture (the same frames): give each capture once (run 'roce-dissect --help' for the flags and examples)\n", a, b)
 		return ExitUsage
+	}
+	if cfg.export != "" {
+		// Once, before any file is written: the directory, no input
+		// overwritten, no earlier export's table left (issue 22).
+		if err := export.PrepareDir(cfg.export, files); err != nil {
+			fmt.Fprintf(stderr, "roce-dissect: --export %s: %v\n", cfg.export, err)
+			return ExitDamaged
+		}
 	}
 	out := newOutput(stdout)
 	out.perFrame = isTerminal(stdout) || slices.Contains(files, "-") && isLive(stdin)

@@ -2,8 +2,6 @@ package export
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
@@ -77,7 +75,7 @@ var packetColumns = [numPacketColumns]string{
 // waits when the encoding falls behind. A row group is written every
 // rowGroupRows rows: memory stays bounded whatever the capture's length.
 type PacketWriter struct {
-	f    *os.File
+	out  *outFile
 	w    *parquet.GenericWriter[PacketRow]
 	cols []*parquet.ColumnWriter
 	file []byte
@@ -137,22 +135,20 @@ const (
 	fNet       // an IP header or GRH: ipID and ttl are set
 )
 
-// NewPacketWriter creates path and writes the packets of the capture file
-// named file to it.
+// NewPacketWriter writes the packets of the capture file named file to
+// path: to a file of its own in path's directory, renamed to path by a
+// successful Close (outFile).
 func NewPacketWriter(path, file string) (*PacketWriter, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.Create(path)
+	out, err := createOut(path)
 	if err != nil {
 		return nil, err
 	}
-	pw := &PacketWriter{f: f, w: parquet.NewGenericWriter[PacketRow](f, packetOptions()...), file: []byte(file), vals: make([]parquet.Value, batchRows),
+	pw := &PacketWriter{out: out, w: parquet.NewGenericWriter[PacketRow](out.w, packetOptions()...), file: []byte(file), vals: make([]parquet.Value, batchRows),
 		work: make(chan *packetBatch, 1), free: make(chan *packetBatch, 2), done: make(chan struct{})}
 	for i, c := range pw.w.Schema().Columns() {
 		if i >= numPacketColumns || len(c) != 1 || c[0] != packetColumns[i] {
-			f.Close()
-			return nil, fmt.Errorf("packets schema: column %d is %v, want %s", i, c, packetColumns[min(i, numPacketColumns-1)])
+			err := fmt.Errorf("packets schema: column %d is %v, want %s", i, c, packetColumns[min(i, numPacketColumns-1)])
+			return nil, out.finish(err)
 		}
 	}
 	pw.cols = pw.w.ColumnWriters()
@@ -283,7 +279,8 @@ func (pw *PacketWriter) flush(b *packetBatch) error {
 	return nil
 }
 
-// Close writes the rows still batched and the file's footer.
+// Close writes the rows still batched and the file's footer, and puts
+// the file under its name; after an error it removes it instead.
 func (pw *PacketWriter) Close() error {
 	if len(pw.cur.recs) > 0 {
 		pw.handOver()
@@ -293,8 +290,6 @@ func (pw *PacketWriter) Close() error {
 	if err := pw.w.Close(); err != nil && pw.err == nil {
 		pw.err = err
 	}
-	if err := pw.f.Close(); err != nil && pw.err == nil {
-		pw.err = err
-	}
+	pw.err = pw.out.finish(pw.err)
 	return pw.err
 }

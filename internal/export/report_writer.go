@@ -25,8 +25,9 @@ type ReportWriter struct {
 	pause         *tableWriter[PauseRow]
 }
 
-// NewReportWriter creates the four tables' files in dir; capture and
-// file are those of WriteReport.
+// NewReportWriter creates the four tables' files in dir, each under a
+// temporary name until Close puts it under its own (outFile); capture
+// and file are those of WriteReport.
 func NewReportWriter(dir, capture, file string) (*ReportWriter, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -37,18 +38,18 @@ func NewReportWriter(dir, capture, file string) (*ReportWriter, error) {
 		return nil, err
 	}
 	if rw.conns, err = newTableWriter[ConnectionRow](filepath.Join(dir, ConnectionsFile)); err != nil {
-		rw.flows.close()
+		rw.flows.abort()
 		return nil, err
 	}
 	if rw.finds, err = newTableWriter[FindingRow](filepath.Join(dir, FindingsFile)); err != nil {
-		rw.flows.close()
-		rw.conns.close()
+		rw.flows.abort()
+		rw.conns.abort()
 		return nil, err
 	}
 	if rw.pause, err = newTableWriter[PauseRow](filepath.Join(dir, PauseFile)); err != nil {
-		rw.flows.close()
-		rw.conns.close()
-		rw.finds.close()
+		rw.flows.abort()
+		rw.conns.abort()
+		rw.finds.abort()
 		return nil, err
 	}
 	return rw, nil
@@ -79,18 +80,18 @@ func (rw *ReportWriter) Close() error {
 
 // tableWriter writes a table's rows tableBatch at a time.
 type tableWriter[T any] struct {
-	f     *os.File
+	out   *outFile
 	w     *parquet.GenericWriter[T]
 	batch []T
 	err   error
 }
 
 func newTableWriter[T any](path string) (*tableWriter[T], error) {
-	f, err := os.Create(path)
+	out, err := createOut(path)
 	if err != nil {
 		return nil, err
 	}
-	return &tableWriter[T]{f: f, w: parquet.NewGenericWriter[T](f, options()...), batch: make([]T, 0, tableBatch)}, nil
+	return &tableWriter[T]{out: out, w: parquet.NewGenericWriter[T](out.w, options()...), batch: make([]T, 0, tableBatch)}, nil
 }
 
 func (t *tableWriter[T]) add(row T) {
@@ -108,13 +109,17 @@ func (t *tableWriter[T]) flush() {
 	t.batch = t.batch[:0]
 }
 
+// abort removes the table's file, not written.
+func (t *tableWriter[T]) abort() { t.out.finish(errAborted) }
+
+// errAborted is the error an aborted table's file is finished with.
+var errAborted = errors.New("export aborted")
+
 func (t *tableWriter[T]) close() error {
 	t.flush()
 	if err := t.w.Close(); err != nil && t.err == nil {
 		t.err = err
 	}
-	if err := t.f.Close(); err != nil && t.err == nil {
-		t.err = err
-	}
+	t.err = t.out.finish(t.err)
 	return t.err
 }
