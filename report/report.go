@@ -31,6 +31,18 @@ type TextOptions struct {
 	// Notes are lines said under the capture's summary (how its files
 	// were read, say).
 	Notes []string
+	// Inputs are the files of a run that analyzed several each on its own
+	// (capture points of one traffic, or unrelated captures), one line each
+	// under the summary of their combined report.
+	Inputs []Input
+}
+
+// Input is one file of a run of several (TextOptions.Inputs): what was
+// read of it, and why it could not be read to its end ("" when it could).
+type Input struct {
+	File    string
+	Capture analyze.Capture
+	Err     string
 }
 
 // WriteText writes rep as roce-dissect's text report and returns the

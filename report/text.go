@@ -86,6 +86,7 @@ func (t *textWriter) report(rep *analyze.Report) {
 	for _, n := range t.o.Notes {
 		fmt.Fprintf(w, "  %s\n", n)
 	}
+	t.writeInputs()
 	if readErr != "" {
 		p.Red.Fprintf(w, "  error: %s\n", readErr)
 	}
@@ -246,6 +247,32 @@ func lidString(e analyze.Endpoint) string {
 		return fmt.Sprintf("%d (placeholder)", *e.LID)
 	}
 	return fmt.Sprint(*e.LID)
+}
+
+// writeInputs writes a line for each file of a run that analyzed several
+// each on its own (TextOptions.Inputs): its frames, RDMA packets, time
+// range and read error.
+func (t *textWriter) writeInputs() {
+	in := t.o.Inputs
+	if len(in) == 0 {
+		return
+	}
+	rows := make([][3]string, len(in))
+	width := [2]int{}
+	for i, f := range in {
+		c := f.Capture
+		rows[i] = [3]string{f.File, fmt.Sprintf("%d frames, %d RDMA", c.Frames, c.RoCEPackets), ""}
+		if c.FirstTime != nil {
+			rows[i][2] = fmt.Sprintf("%s to %s", c.FirstTime.UTC().Format(time.RFC3339Nano), c.LastTime.UTC().Format(time.RFC3339Nano))
+		}
+		width[0], width[1] = max(width[0], len(rows[i][0])), max(width[1], len(rows[i][1]))
+	}
+	for i, row := range rows {
+		fmt.Fprintf(t.w, "    %-*s  %*s  %s\n", width[0], row[0], width[1], row[1], row[2])
+		if in[i].Err != "" {
+			t.p.Red.Fprintf(t.w, "      error: %s\n", in[i].Err)
+		}
+	}
 }
 
 // writeCaptureFiles writes a line for each of the files read as one

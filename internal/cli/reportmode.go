@@ -26,6 +26,12 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 		}
 		why = np.Error()
 	}
+	if why == whyPoints && len(files) > points.MaxFiles {
+		// Matched, they would cost every file a comparison with every
+		// other; merged, they would count each transmission once per file.
+		fmt.Fprintf(r.stderr, "roce-dissect: the %d files are capture points of the same traffic (their first packets share transmissions), and at most %d points are matched: give at most %d of them (run 'roce-dissect --help' for the flags and examples)\n", len(files), points.MaxFiles, points.MaxFiles)
+		return ExitUsage
+	}
 	r.notPieces = why
 	results, samplers, collectors := r.analyzeAll(ctx, files, r.jobs())
 	if len(files) > 1 && r.jobs() > 1 && ctx.Err() == nil && (r.flowBudget.Refused() || r.connBudget.Refused()) {
@@ -175,19 +181,24 @@ func (r *runner) writeTexts(files []string, results []fileResult, merged *analyz
 		r.writeText(report.TextOptions{Title: results[0].title(), ReadErr: errText(results[0].err)}, merged)
 		return
 	}
+	// One line per file under the report of them all, not a report each.
 	failed := 0
-	for _, res := range results {
-		r.writeText(report.TextOptions{Title: res.name, ReadErr: errText(res.err)}, res.report)
+	inputs := make([]report.Input, len(results))
+	for i, res := range results {
+		inputs[i] = report.Input{File: displayName(res.name), Capture: res.report.Capture, Err: errText(res.err)}
 		if res.err != nil {
 			failed++
 		}
 	}
 	note := ""
 	if failed > 0 {
-		note = fmt.Sprintf("%d of %d files had errors (see above)", failed, len(files))
+		note = fmt.Sprintf("%d of %d files had errors (under their names)", failed, len(files))
 	}
-	o := report.TextOptions{Title: fmt.Sprintf("all %d files", len(files)), ReadErr: note, Points: pts}
-	if r.notPieces != "" {
+	o := report.TextOptions{Title: fmt.Sprintf("all %d files", len(files)), ReadErr: note, Points: pts, Inputs: inputs}
+	switch {
+	case pts != nil:
+		o.Notes = []string{"matched as capture points of one traffic: " + r.notPieces}
+	case r.notPieces != "":
 		o.Notes = []string{"analyzed each on its own, not as the pieces of one capture: " + r.notPieces}
 	}
 	r.writeText(o, merged)

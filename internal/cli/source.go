@@ -111,7 +111,7 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 		samplers = append(samplers, smp)
 	}
 	if est := points.EstimateClocks(samplers, make([]*time.Duration, len(files))); len(est.Groups) > 0 {
-		return nil, "their first packets share transmissions: capture points of the same traffic"
+		return nil, whyPoints
 	}
 	// The samples are garbage now, a few megabytes that would otherwise
 	// set the heap's size for the run (GOGC doubles the live heap).
@@ -140,6 +140,10 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 	src.pieces = analyze.NewPieces(names)
 	return src, ""
 }
+
+// whyPoints is piecesOf's reason when files are capture points of one
+// traffic.
+const whyPoints = "their first packets share transmissions"
 
 // headFrames is how many frames of each file headSample samples.
 const headFrames = 1024

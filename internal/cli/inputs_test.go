@@ -1,0 +1,96 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/internal/synth"
+	"github.com/roce-dissect/roce-dissect/points"
+)
+
+// TestInputsOneLineEach: several files analyzed each on their own, or
+// matched as capture points, give one text report of them all, whose
+// summary states the decision with its evidence and has one line per file
+// (its frames and RDMA packets as the generator's truth counts them, its
+// time range, its read error), not a report per file.
+func TestInputsOneLineEach(t *testing.T) {
+	truth := func(path string) synth.Truth {
+		b, err := os.ReadFile(path + ".truth.json")
+		require.NoError(t, err)
+		var tr synth.Truth
+		require.NoError(t, json.Unmarshal(b, &tr))
+		return tr
+	}
+	dir := t.TempDir()
+	// A copy of a capture cut in its last record: read to where it breaks.
+	whole, err := os.ReadFile("../../testdata/ud.pcap")
+	require.NoError(t, err)
+	cut := filepath.Join(dir, "ud_cut.pcap")
+	require.NoError(t, os.WriteFile(cut, whole[:len(whole)-10], 0o644))
+	pts, _ := writePoints(t, synth.PointsConfig{
+		Base:   synth.Config{Scenario: "write-bw", Messages: 4, Nanos: true},
+		Points: []synth.Point{{Name: "host-a"}, {Name: "host-b", ClockOffset: time.Millisecond, Delay: 2 * time.Microsecond}},
+	})
+	for _, tc := range []struct {
+		name     string
+		files    []string
+		code     int
+		decision string
+		errs     map[string]string // file → its error line
+	}{
+		{"unrelated", []string{"../../testdata/write_bw_ipv4.pcap", "../../testdata/send_bw_ipv6.pcapng"}, 0,
+			"analyzed each on its own, not as the pieces of one capture: ../../testdata/write_bw_ipv4.pcap and ../../testdata/send_bw_ipv6.pcapng begin at the same instant", nil},
+		{"one cut short", []string{"../../testdata/ud.pcap", cut}, 1,
+			"analyzed each on its own, not as the pieces of one capture: ", map[string]string{cut: "error: "}},
+		{"capture points", pts, 0, "matched as capture points of one traffic: their first packets share transmissions", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := run(t, nil, append([]string{"--color=never"}, tc.files...)...)
+			require.Equal(t, tc.code, code, stderr)
+			reports := len(regexp.MustCompile(`(?m)^Capture `).FindAllString(out, -1)) - len(regexp.MustCompile(`(?m)^Capture points$`).FindAllString(out, -1))
+			assert.Equal(t, 1, reports, "one report:\n%s", out)
+			assert.True(t, strings.HasPrefix(out, fmt.Sprintf("Capture all %d files\n", len(tc.files))), out)
+			assert.Contains(t, out, "\n  "+tc.decision)
+			for _, f := range tc.files {
+				line := regexp.MustCompile(`\n    ` + regexp.QuoteMeta(f) + ` +(\d+) frames, (\d+) RDMA  (\S+) to (\S+)\n`).FindStringSubmatch(out)
+				require.NotNil(t, line, "a line for %s in:\n%s", f, out)
+				if want, ok := tc.errs[f]; ok {
+					assert.Contains(t, out, line[0]+"      "+want, "its error under its line")
+					continue
+				}
+				if _, err := os.Stat(f + ".truth.json"); err != nil {
+					continue // capture points: their truth is the points'
+				}
+				tr := truth(f)
+				assert.Equal(t, fmt.Sprint(tr.Frames), line[1], f)
+				assert.Equal(t, fmt.Sprint(tr.RoCEPackets), line[2], f)
+			}
+		})
+	}
+}
+
+// TestTooManyPoints: more files than points.MaxFiles whose first packets
+// share transmissions are refused (exit 2), not merged as unrelated
+// captures that count each transmission once per file.
+func TestTooManyPoints(t *testing.T) {
+	var ps []synth.Point
+	for i := range points.MaxFiles + 1 {
+		ps = append(ps, synth.Point{Name: fmt.Sprintf("p%02d", i), ClockOffset: time.Duration(i) * time.Millisecond, Delay: time.Microsecond})
+	}
+	files, _ := writePoints(t, synth.PointsConfig{Base: synth.Config{Scenario: "write-bw", Messages: 2, Nanos: true}, Points: ps})
+	code, out, stderr := run(t, nil, files...)
+	assert.Equal(t, 2, code)
+	assert.Empty(t, out)
+	assert.Equal(t, fmt.Sprintf("roce-dissect: the %d files are capture points of the same traffic (their first packets share transmissions), and at most %d points are matched: give at most %d of them (run 'roce-dissect --help' for the flags and examples)\n", len(files), points.MaxFiles, points.MaxFiles), stderr)
+	code, _, stderr = run(t, nil, append([]string{"-o", "json"}, files[:points.MaxFiles]...)...)
+	assert.Equal(t, 0, code, stderr)
+}
