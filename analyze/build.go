@@ -192,12 +192,12 @@ func (b *reportBuild) flow(i int) Flow {
 		}
 		if sf != nil { // the combiner lists it, within the capture's cap
 			x := sf.more()
-			x.end = append(x.end, Finding{Frame: pm.frame, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
+			x.end = append(x.end, Finding{Frame: pm.frame, Time: pm.at, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
 				Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes) + note})
 			continue
 		}
 		if fd := fl.add(sev); fd != nil {
-			*fd = Finding{Frame: pm.frame, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
+			*fd = Finding{Frame: pm.frame, Time: pm.at, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
 				Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes) + note}
 		}
 	}

@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/roce-dissect/roce-dissect/layers"
 )
@@ -42,7 +43,8 @@ type pendingMsg struct {
 	isWrite  bool
 	hasDMA   bool
 	dmaLen   uint32
-	frame    uint64 // of its LAST
+	frame    uint64    // of its LAST
+	at       time.Time // the time of that frame, as the capture gave it
 }
 
 // maxPending bounds the pending messages of one stream, and maxOpenEnd
@@ -207,7 +209,7 @@ func (a *Analyzer) endMessage(f *flowState, st *msgStream, p *Packet, mode strea
 	case m.noStart && len(st.pending()) < maxPending:
 		// Its FIRST may still come out of order.
 		r := st.more()
-		r.pending = append(r.pending, pendingMsg{noStart: true, to: p.BTH.PSN, bytes: m.bytes, isWrite: m.isWrite, frame: p.Frame})
+		r.pending = append(r.pending, pendingMsg{noStart: true, to: p.BTH.PSN, bytes: m.bytes, isWrite: m.isWrite, frame: p.Frame, at: p.Time})
 	case m.noStart:
 		a.incomplete(f, p, m.frame, m.bytes)
 	case !f.psn.anyIn(m.start, p.BTH.PSN):
@@ -216,7 +218,7 @@ func (a *Analyzer) endMessage(f *flowState, st *msgStream, p *Packet, mode strea
 		f.logHeadMsg(m.start, p.BTH.PSN, m.bytes)
 	case len(st.pending()) < maxPending:
 		r := st.more()
-		r.pending = append(r.pending, pendingMsg{from: m.start, to: p.BTH.PSN, bytes: m.bytes, isWrite: m.isWrite, hasDMA: m.hasDMA, dmaLen: m.dmaLen, frame: p.Frame})
+		r.pending = append(r.pending, pendingMsg{from: m.start, to: p.BTH.PSN, bytes: m.bytes, isWrite: m.isWrite, hasDMA: m.hasDMA, dmaLen: m.dmaLen, frame: p.Frame, at: p.Time})
 	default:
 		a.incomplete(f, p, m.frame, m.bytes)
 		a.noteIncomplete(f, p.Frame, m.start, p.BTH.PSN)
