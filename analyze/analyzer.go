@@ -235,11 +235,15 @@ func (a *Analyzer) feed(frame uint64, ci gopacket.CaptureInfo, linkType gplayers
 	if a.carried >= 0 {
 		p.CarriedLength -= len(data) - a.carried
 	}
-	if a.capture.Frames == 1 || p.Time.Before(a.first) {
-		a.first = p.Time
-	}
-	if p.Time.After(a.last) || a.capture.Frames == 1 {
-		a.last = p.Time
+	// A frame without a time (a pcapng simple packet block before any
+	// timed frame) leaves the capture's span alone.
+	if !p.Time.IsZero() {
+		if a.first.IsZero() || p.Time.Before(a.first) {
+			a.first = p.Time
+		}
+		if p.Time.After(a.last) {
+			a.last = p.Time
+		}
 	}
 	switch {
 	case !p.IsRDMA:

@@ -88,7 +88,7 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 		b.fl = a.findings.clone()
 	}
 	r.Capture.MalformedFrames = append([]Malformed{}, a.capture.MalformedFrames...)
-	if a.capture.Frames > 0 {
+	if !a.first.IsZero() {
 		first, last := a.first, a.last
 		r.Capture.FirstTime, r.Capture.LastTime = &first, &last
 		r.Capture.DurationSeconds = last.Sub(first).Seconds()

@@ -59,3 +59,26 @@ func TestFindingsHaveTimes(t *testing.T) {
 
 // frameTime is the time of frame n (from 1).
 func frameTime(cis []gopacket.CaptureInfo, n uint64) time.Time { return cis[n-1].Timestamp }
+
+// TestUntimedFrames: a frame without a time (the zero time: a pcapng
+// simple packet block before any timed frame) counts, but leaves the
+// capture's time span to the timed frames.
+func TestUntimedFrames(t *testing.T) {
+	frames, cis, lt, err := loadFrames("../testdata/write_bw_ipv4.pcap")
+	require.NoError(t, err)
+	untimed := append([]gopacket.CaptureInfo{}, cis...)
+	untimed[0].Timestamp = time.Time{}
+	rep := analyzeFrames(frames, untimed, lt)
+	want := analyzeFrames(frames, cis, lt)
+	assert.Equal(t, want.Capture.Frames, rep.Capture.Frames)
+	require.NotNil(t, rep.Capture.FirstTime)
+	assert.Equal(t, cis[1].Timestamp, *rep.Capture.FirstTime, "the first timed frame's")
+	assert.Equal(t, *want.Capture.LastTime, *rep.Capture.LastTime)
+	none := make([]gopacket.CaptureInfo, len(cis))
+	for i := range none {
+		none[i] = cis[i]
+		none[i].Timestamp = time.Time{}
+	}
+	rep = analyzeFrames(frames, none, lt)
+	assert.Nil(t, rep.Capture.FirstTime, "no frame had a time")
+}

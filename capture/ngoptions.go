@@ -52,5 +52,29 @@ func (f *ngFramer) checkKeptOptions(b []byte, off int) error {
 		return err
 	}
 	f.trimOptions(b, off)
+	if f.typ == ngIDB {
+		f.secondsResolution(b, off)
+	}
 	return nil
+}
+
+// ifTSResol is the code of an interface description's if_tsresol option.
+const ifTSResol = 9
+
+// secondsResolution rewrites an if_tsresol of 0 (10^0: timestamps count
+// seconds) as 0x80 (2^-0, the same unit), since pcapgo takes 0 for the
+// option's absence and reads the timestamps as microseconds. The options
+// from off on are checked already.
+func (f *ngFramer) secondsResolution(b []byte, off int) {
+	end := len(b) - 4
+	for p := off; p+4 <= end; {
+		code, n := f.u16(b[p:p+2]), int(f.u16(b[p+2:p+4]))
+		if code == 0 {
+			return
+		}
+		if code == ifTSResol && n == 1 && b[p+4] == 0 {
+			b[p+4] = 0x80
+		}
+		p += 4 + pad4(n)
+	}
 }

@@ -73,9 +73,10 @@ type Reader struct {
 	ended    bool // the stream has ended or failed
 
 	// pcapng
-	ng  *pcapgo.NgReader
-	fr  *ngFramer     // checks each block before pcapgo sees it
-	pbr *bufio.Reader // buffer between fr and ng, used by ng as is
+	ng     *pcapgo.NgReader
+	fr     *ngFramer     // checks each block before pcapgo sees it
+	pbr    *bufio.Reader // buffer between fr and ng, used by ng as is
+	ngLast time.Time     // the time of the last frame that had one
 }
 
 // Open opens the named capture file; "-" means standard input, which Close
@@ -256,6 +257,15 @@ func (r *Reader) Next() (ci gopacket.CaptureInfo, data []byte, linkType layers.L
 		linkType = r.linkType
 	case r.ng != nil:
 		ci, data, linkType, err = r.nextPcapNG()
+		// A simple packet block has no time: its frame takes the time of
+		// the frame before it (in a section's order), so that it neither
+		// dates from year 1 nor stretches the capture's time span; one
+		// before any timed frame keeps the zero time.
+		if ci.Timestamp.IsZero() {
+			ci.Timestamp = r.ngLast
+		} else {
+			r.ngLast = ci.Timestamp
+		}
 	default:
 		ci, data, linkType, err = r.nextPcap()
 	}
@@ -277,7 +287,7 @@ func (r *Reader) Next() (ci gopacket.CaptureInfo, data []byte, linkType layers.L
 }
 
 // minTimestamp and maxTimestamp bound the timestamps the Reader passes on
-// (besides the zero time of a simple packet block, which has none): every
+// (besides the zero time of a simple packet block before any timed frame): every
 // one is a 64-bit count of nanoseconds since 1970, so that any two
 // are a time.Duration apart without overflow.
 var (
