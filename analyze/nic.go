@@ -256,6 +256,9 @@ type nicEvents struct {
 
 // add adds a sample to a figure.
 func (n *nicState) add(fig int, v int64) {
+	if v < 0 {
+		return // measured across the capture's clock going back: no figure
+	}
 	st := &n.resp
 	if fig != figResponse {
 		st = &n.events().stats[fig]

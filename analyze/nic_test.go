@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/gopacket/gopacket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -227,4 +229,31 @@ func TestNICMergeHalves(t *testing.T) {
 	assert.Equal(t, wn.RequestsPerACK, mn.RequestsPerACK)
 	assert.Equal(t, wn.NegotiatedTimeoutNs, mn.NegotiatedTimeoutNs)
 	assert.Equal(t, wn.GoBackNViolations, mn.GoBackNViolations)
+}
+
+// TestNICClockBack: a resend timestamped before the RNR NAK it answers
+// (the capture's clock went back) measures nothing: no negative RNR wait,
+// no rnr_early error "resent −28 ns after the RNR NAK" (issue 23).
+func TestNICClockBack(t *testing.T) {
+	frames, cis, lt, err := loadFrames("../testdata/rnr_corrupt_icrc.pcap")
+	require.NoError(t, err)
+	// Frame 10 is the RNR NAK (640 µs), frame 11 the resend 640 µs later.
+	back := append([]gopacket.CaptureInfo{}, cis...)
+	back[10].Timestamp = cis[9].Timestamp.Add(-28 * time.Nanosecond)
+	for name, c := range map[string][]gopacket.CaptureInfo{"as captured": cis, "clock back": back} {
+		rep := analyzeFrames(frames, c, lt)
+		early := 0
+		for _, f := range rep.Findings {
+			if f.Kind == analyze.KindRNREarly {
+				early++
+			}
+		}
+		assert.Zero(t, early, name)
+		for _, f := range rep.Flows {
+			if f.NIC == nil || f.NIC.RNRResendNs == nil {
+				continue
+			}
+			assert.GreaterOrEqual(t, f.NIC.RNRResendNs.Min, int64(0), name)
+		}
+	}
 }
