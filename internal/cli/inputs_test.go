@@ -94,3 +94,21 @@ func TestTooManyPoints(t *testing.T) {
 	code, _, stderr = run(t, nil, append([]string{"-o", "json"}, files[:points.MaxFiles]...)...)
 	assert.Equal(t, 0, code, stderr)
 }
+
+// TestHTMLNameForgotten: --html with its page name forgotten takes the
+// first capture for the page: refused (exit 2), the capture left as it
+// was (issue 23: it was overwritten, and the run exited 0).
+func TestHTMLNameForgotten(t *testing.T) {
+	dir := t.TempDir()
+	want, err := os.ReadFile("../../testdata/ud.pcap")
+	require.NoError(t, err)
+	a := filepath.Join(dir, "a.pcap")
+	require.NoError(t, os.WriteFile(a, want, 0o644))
+	code, out, stderr := run(t, nil, "--html", a, "../../testdata/ecn_cnp.pcap")
+	assert.Equal(t, 2, code)
+	assert.Empty(t, out)
+	assert.Contains(t, stderr, "--html wants a .html or .htm file")
+	got, err := os.ReadFile(a)
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "the capture is unchanged")
+}

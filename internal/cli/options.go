@@ -237,6 +237,11 @@ func parseArgs(args []string) (*config, []string, error) {
 	if cfg.plot != "" && !strings.HasSuffix(cfg.plot, ".svg") && !strings.HasSuffix(cfg.plot, ".png") {
 		return nil, nil, fmt.Errorf("%w: --plot wants a .svg or .png file", errUsage)
 	}
+	// As --plot's: with its page name forgotten, --html a.pcap b.pcap wrote
+	// the page over the capture a.pcap.
+	if cfg.html != "" && !strings.HasSuffix(cfg.html, ".html") && !strings.HasSuffix(cfg.html, ".htm") {
+		return nil, nil, fmt.Errorf("%w: --html wants a .html or .htm file", errUsage)
+	}
 	if err := checkInputs(cfg, files); err != nil {
 		return nil, nil, err
 	}
