@@ -23,16 +23,16 @@ import (
 
 // The --plot view: each data flow's payload throughput over time as a
 // step line (throughput is constant over an interval), the top flows by
-// bytes in distinct colours and the rest summed as "others"; PSN gaps and
-// CNPs marked on their flow's line. CM traffic (QP0/QP1) is not data and
-// is left out.
+// bytes in distinct colours and the rest summed as "others" (above the
+// scale when higher); PSN gaps and CNPs marked on their flow's line. CM
+// traffic (QP0/QP1) is not data and is left out.
 
-// plotTopFlows is how many flows get a line of their own.
-const plotTopFlows = 8
-
-// plotMaxBuckets bounds the points of a line: a smaller --interval is
-// widened to it.
-const plotMaxBuckets = 20_000
+// plotTopFlows is how many flows get a line of their own; plotMaxBuckets
+// bounds the points of a line (a smaller --interval is widened to it).
+const (
+	plotTopFlows   = 8
+	plotMaxBuckets = 20_000
+)
 
 // plotColours are distinguishable colours (Tableau 10 without its grey,
 // kept for "others").
@@ -49,6 +49,30 @@ type plotLine struct {
 	flows []int // indexes in the report's flows
 	bytes uint64
 	bps   []float64 // per bucket; NaN: omitted (see plotData.note)
+}
+
+// isOthers reports the line that sums the flows beyond the named ones.
+func (l *plotLine) isOthers() bool { return strings.HasPrefix(l.name, "others (") }
+
+// scale returns the highest rate of the named lines, which sets the
+// plot's scale (the "others" line's when none is named), and that of the
+// "others" line, whose line is then clipped at the top.
+func (d *plotData) scale() (peak, others float64) {
+	for _, l := range d.lines {
+		for _, v := range l.bps {
+			switch {
+			case math.IsNaN(v):
+			case l.isOthers():
+				others = max(others, v)
+			default:
+				peak = max(peak, v)
+			}
+		}
+	}
+	if peak == 0 {
+		peak = others
+	}
+	return peak, others
 }
 
 // plotMarker is a finding drawn on a line.
@@ -279,15 +303,12 @@ func writePlot(path string, rep *analyze.Report, interval time.Duration) error {
 		return err
 	}
 	tu, tname := timeUnit(d.dur + d.iv)
-	peak := 0.0
-	for _, l := range d.lines {
-		for _, v := range l.bps {
-			if !math.IsNaN(v) {
-				peak = max(peak, v)
-			}
-		}
-	}
+	peak, others := d.scale()
 	ru, rname := rateUnit(peak)
+	if others > peak { // else the summed others flatten the named flows into a band
+		l := &d.lines[len(d.lines)-1]
+		l.name += fmt.Sprintf(", up to %.3g %s: above the scale", others/ru, rname)
+	}
 
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("RDMA payload throughput per flow, %s intervals", plotDuration(d.iv))
@@ -327,7 +348,7 @@ func writePlot(path string, rep *analyze.Report, interval time.Duration) error {
 		line.StepStyle = plotter.PostStep
 		line.Width = vg.Points(1.5)
 		line.Color = othersColour
-		if li < len(plotColours) && !strings.HasPrefix(l.name, "others (") {
+		if li < len(plotColours) && !l.isOthers() {
 			line.Color = plotColours[li]
 		}
 		p.Add(line)

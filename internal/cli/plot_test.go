@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -101,6 +103,14 @@ func TestPlotData(t *testing.T) {
 			want += uint64(qp) * 10
 		}
 		assert.InDelta(t, float64(want)*8/1e-6, d.lines[plotTopFlows].bps[0], 1, "others sums its flows")
+		peak, others := d.scale()
+		assert.InDelta(t, float64(0x1d*10)*8/1e-6, peak, 1, "the named flows set the scale")
+		assert.InDelta(t, float64(want)*8/1e-6, others, 1)
+		svg := filepath.Join(t.TempDir(), "p.svg")
+		require.NoError(t, writePlot(svg, plotReport(t0, 3*time.Microsecond, flows), 0))
+		b, err := os.ReadFile(svg)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), "others (6 flows), up to", "the legend says the others leave the scale")
 	})
 	t.Run("nothing to plot", func(t *testing.T) {
 		_, err := buildPlot(plotReport(t0, time.Microsecond, map[uint32][]uint64{1: {kb}}), 0)
