@@ -87,6 +87,10 @@ type Options struct {
 	// table and the report rather than their sum. The library itself
 	// never runs the garbage collector.
 	OnRelease func()
+	// OnMessage, when set, is called for every message counted in its
+	// flow's Messages.Count, during the Feed of the packet that completes
+	// it (see Message). Left nil, it costs the analysis nothing.
+	OnMessage func(Message)
 }
 
 const (

@@ -34,7 +34,8 @@
 //     dropped flows' distinct count), transport.go (a flow's transport
 //     name).
 //   - Requests and responses: request.go, psn.go and psnbound.go (the PSN
-//     stream), reassembly.go (messages), response.go (ACK, NAK, READ
+//     stream), reassembly.go (messages), onmessage.go (the messages
+//     completed, for Options.OnMessage), response.go (ACK, NAK, READ
 //     responses), rtt.go and pendingring.go (request → ACK time), mtu.go
 //     (path MTU), series.go (throughput over time).
 //   - CM: conn.go (pairing CM messages into connections), cmcap.go (the

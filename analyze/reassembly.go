@@ -142,7 +142,7 @@ func (a *Analyzer) reassemble(f *flowState, st *msgStream, p *Packet, payload in
 		}
 		*m = message{}
 		st.started, st.prevEnd, st.hasPrev = true, bth.PSN, true
-		a.completeMessage(f, p, uint64(payload), writeDMA(p, isWrite))
+		a.completeMessage(f, p, p.Frame, uint64(payload), writeDMA(p, isWrite))
 		if mode == tracked {
 			f.logHeadMsg(bth.PSN, bth.PSN, uint64(payload))
 		}
@@ -200,7 +200,7 @@ func (a *Analyzer) endMessage(f *flowState, st *msgStream, p *Packet, mode strea
 	m := &st.cur
 	switch {
 	case !m.broken:
-		a.completeMessage(f, p, m.bytes, m.dmaCheck())
+		a.completeMessage(f, p, m.frame, m.bytes, m.dmaCheck())
 		if mode == tracked {
 			f.logHeadMsg(m.start, p.BTH.PSN, m.bytes)
 		}
@@ -214,7 +214,7 @@ func (a *Analyzer) endMessage(f *flowState, st *msgStream, p *Packet, mode strea
 		a.incomplete(f, p, m.frame, m.bytes)
 	case !f.psn.anyIn(m.start, p.BTH.PSN):
 		// The holes were filled before the LAST came.
-		a.completeMessage(f, p, m.bytes, m.dmaCheck())
+		a.completeMessage(f, p, m.frame, m.bytes, m.dmaCheck())
 		f.logHeadMsg(m.start, p.BTH.PSN, m.bytes)
 	case len(st.pending()) < maxPending:
 		r := st.more()
@@ -269,7 +269,7 @@ func (a *Analyzer) fillMessage(f *flowState, p *Packet, payload int) {
 		payload = 0
 	}
 	if p.BTH.Opcode.Position() == layers.PositionOnly {
-		a.completeMessage(f, p, uint64(payload), writeDMA(p, isWriteOp(p.BTH.Opcode)))
+		a.completeMessage(f, p, p.Frame, uint64(payload), writeDMA(p, isWriteOp(p.BTH.Opcode)))
 		f.logHeadMsg(psn, psn, uint64(payload))
 		return
 	}
@@ -308,7 +308,7 @@ func (a *Analyzer) fillMessage(f *flowState, p *Packet, payload int) {
 				f.rare().incomplete--
 			}
 			st.rare.pending = append(st.rare.pending[:i], st.rare.pending[i+1:]...)
-			a.completeMessage(f, p, done.bytes, dmaCheck{done.isWrite && done.hasDMA, done.dmaLen})
+			a.completeMessage(f, p, done.first(), done.bytes, dmaCheck{done.isWrite && done.hasDMA, done.dmaLen})
 			f.logHeadMsg(done.from, done.to, done.bytes)
 		}
 		return
@@ -344,7 +344,12 @@ func (a *Analyzer) incomplete(f *flowState, p *Packet, frame, bytes uint64) {
 	}
 }
 
-func (a *Analyzer) completeMessage(f *flowState, p *Packet, size uint64, dma dmaCheck) {
+// completeMessage counts a message completed by p, whose first packet
+// seen is frame first (0: unknown).
+func (a *Analyzer) completeMessage(f *flowState, p *Packet, first, size uint64, dma dmaCheck) {
+	if a.opts.OnMessage != nil {
+		a.messageDone(f, p, first, size)
+	}
 	m := &f.msgs
 	m.count++
 	m.bytes += size

@@ -22,6 +22,7 @@ import (
 	"github.com/roce-dissect/roce-dissect/capture"
 	"github.com/roce-dissect/roce-dissect/internal/export"
 	"github.com/roce-dissect/roce-dissect/internal/htmlreport"
+	"github.com/roce-dissect/roce-dissect/internal/trace"
 	"github.com/roce-dissect/roce-dissect/points"
 	"github.com/roce-dissect/roce-dissect/report"
 )
@@ -109,6 +110,10 @@ type runner struct {
 	flowBudget *analyze.FlowBudget
 	// connBudget caps the CM connections of the run (--max-connections).
 	connBudget *analyze.FlowBudget
+	// traces are the --trace collectors, one per file of traceFiles
+	// (trace.go); nil without --trace.
+	traces     []*trace.Collector
+	traceFiles []string
 }
 
 func (r *runner) options(src *source, multi bool) analyze.Options {
@@ -280,6 +285,7 @@ func (r *runner) analyzeAll(ctx context.Context, files []string, jobs int) ([]fi
 	multi := len(files) > 1
 	samplers := r.pointSamplers(files)
 	collectors := r.htmlCollectors(len(files))
+	traces := r.traceCollectors(files)
 	sem := make(chan struct{}, jobs)
 	cpu := make(chan struct{}, jobs) // -j: the analyzers running at once
 	var wg sync.WaitGroup
@@ -294,10 +300,11 @@ func (r *runner) analyzeAll(ctx context.Context, files []string, jobs int) ([]fi
 				smp = samplers[i]
 			}
 			var tap func(*analyze.Packet)
-			if col := collectors[i]; smp != nil || col != nil {
+			if col, tr := collectors[i], traces[i]; smp != nil || col != nil || tr != nil {
 				tap = func(p *analyze.Packet) {
 					smp.Add(p)
 					col.Add(p)
+					tr.Add(p)
 				}
 			}
 			results[i] = r.analyzeFile(ctx, i, oneFile(name), multi, cpu, tap)

@@ -1,9 +1,9 @@
 package cli
 
 // needsSeries says whether the run shows the flows' throughput series:
-// the JSON report, --plot and --html do; the text and CSV reports and the
+// the JSON report, --plot, --html and --trace do; the text and CSV reports and the
 // Parquet export do not, and their analyzers keep none (a flow then costs
 // no memory per interval).
 func (r *runner) needsSeries() bool {
-	return r.cfg.output == "json" || r.cfg.plot != "" || r.cfg.html != ""
+	return r.cfg.output == "json" || r.cfg.plot != "" || r.cfg.html != "" || r.cfg.trace != ""
 }

@@ -34,6 +34,7 @@ type config struct {
 	intervalSet bool
 	plot        string
 	html        string // --html FILE: the report as one self-contained page
+	trace       string // --trace FILE: the timeline as trace-event JSON (Perfetto)
 	maxFlows    int
 	maxConns    int
 	linkGbps    float64       // --link-speed, Gb/s
@@ -138,6 +139,7 @@ func parseArgs(args []string) (*config, []string, error) {
 	fs.DurationVar(&cfg.interval, "interval", time.Millisecond, "throughput series interval")
 	fs.StringVar(&cfg.plot, "plot", "", "write per-flow throughput over time to FILE.svg or FILE.png")
 	fs.StringVar(&cfg.html, "html", "", "write the report as one self-contained HTML page to FILE")
+	fs.StringVar(&cfg.trace, "trace", "", "write the timeline (messages, findings, throughput) as Chrome trace-event JSON to FILE.json, for ui.perfetto.dev")
 	fs.BoolVar(&cfg.allFlows, "all-flows", false, "list every flow in the text report (default: the top 50 by payload and every flow with a problem)")
 	fs.IntVar(&cfg.maxFlows, "max-flows", 1_000_000, "track at most N flows (more are counted, not tracked)")
 	fs.IntVar(&cfg.maxConns, "max-connections", 100_000, "track at most N CM connections (more REQs are counted, not tracked)")
@@ -242,6 +244,9 @@ func parseArgs(args []string) (*config, []string, error) {
 	if cfg.html != "" && !strings.HasSuffix(cfg.html, ".html") && !strings.HasSuffix(cfg.html, ".htm") {
 		return nil, nil, fmt.Errorf("%w: --html wants a .html or .htm file", errUsage)
 	}
+	if err := checkTrace(cfg, files); err != nil {
+		return nil, nil, err
+	}
 	if err := checkInputs(cfg, files); err != nil {
 		return nil, nil, err
 	}
@@ -293,6 +298,9 @@ const flagHelp = `  -r FILE                    read FILE (as tshark -r; naming i
                              marked on their flow (.svg or .png)
       --html FILE            the report as one self-contained HTML page: tables,
                              findings, per-flow PSN sequence and throughput charts
+      --trace FILE           the timeline as Chrome trace-event JSON (.json) for
+                             ui.perfetto.dev: a track per flow, a slice per message,
+                             the findings, throughput and CNP counters
       --all-flows            list every flow in the text report's flow table (default:
                              beyond 50 flows, the top 50 by payload and every flow
                              with a problem, and how many were left out)

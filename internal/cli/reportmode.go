@@ -51,9 +51,15 @@ func (r *runner) analyzeSource(ctx context.Context, src *source) (fileResult, []
 	r.flowBudget = analyze.NewFlowBudget(r.cfg.maxFlows)
 	r.connBudget = analyze.NewFlowBudget(r.cfg.maxConns)
 	collectors := r.htmlCollectors(1)
+	tr := r.traceCollectors([]string{src.name()})[0]
 	var tap func(*analyze.Packet)
-	if collectors[0] != nil {
-		tap = collectors[0].Add
+	switch col := collectors[0]; {
+	case col != nil && tr != nil:
+		tap = func(p *analyze.Packet) { col.Add(p); tr.Add(p) }
+	case col != nil:
+		tap = col.Add
+	case tr != nil:
+		tap = tr.Add
 	}
 	res := r.analyzeFile(ctx, 0, src, false, make(chan struct{}, 1), tap)
 	r.progress.stop()
@@ -168,6 +174,12 @@ func (r *runner) writeOutputs(files []string, results []fileResult, merged *anal
 	if r.cfg.html != "" {
 		if err := r.writeHTML(results[0].htmlFiles(files), merged, collectors); err != nil {
 			fmt.Fprintf(r.stderr, "roce-dissect: --html %s: %v\n", r.cfg.html, err)
+			return ExitDamaged
+		}
+	}
+	if r.cfg.trace != "" {
+		if err := r.writeTrace(merged); err != nil {
+			fmt.Fprintf(r.stderr, "roce-dissect: --trace %s: %v\n", r.cfg.trace, err)
 			return ExitDamaged
 		}
 	}

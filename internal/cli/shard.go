@@ -58,7 +58,9 @@ func (r *runner) analyzeFile(ctx context.Context, index int, src *source, multi 
 
 // analyzeSequential analyzes a source with one Analyzer.
 func (r *runner) analyzeSequential(ctx context.Context, index int, src *source, multi bool, tap func(*analyze.Packet)) fileResult {
-	a := analyze.New(r.options(src, multi))
+	o := r.options(src, multi)
+	o.OnMessage = r.traceMessages(index) // --trace
+	a := analyze.New(o)
 	feed, start, done := r.exporter(index, src, a, tap)
 	err := r.readSource(ctx, src, start, feed)
 	res := fileResult{name: src.files[0], src: src, err: errors.Join(err, done())}

@@ -1,0 +1,35 @@
+package analyze
+
+import "time"
+
+// Message is a message completed, as Options.OnMessage is told of it.
+type Message struct {
+	// Src, Dst and DestQP name the flow that counts it (Flow.ID).
+	Src, Dst Addr
+	DestQP   uint32
+	// First is the frame of the message's first packet seen (its FIRST,
+	// or the packet itself for a one-packet message); 0 when unknown (a
+	// message completed by packets that came out of order).
+	First uint64
+	// Frame and Time are those of the packet that completed it: its LAST
+	// or ONLY, or the late packet that filled its last hole.
+	Frame uint64
+	Time  time.Time
+	// Bytes is its payload size.
+	Bytes uint64
+}
+
+// first is the frame of a pending message's first packet: known only
+// for one kept open at the next message's FIRST (keepOpen), whose frame
+// is its FIRST's; the others' frame is their LAST's.
+func (pm *pendingMsg) first() uint64 {
+	if pm.reported {
+		return pm.frame
+	}
+	return 0
+}
+
+// messageDone tells Options.OnMessage of the message p completed in f.
+func (a *Analyzer) messageDone(f *flowState, p *Packet, first, size uint64) {
+	a.opts.OnMessage(Message{Src: f.dir.src, Dst: f.dir.dst, DestQP: f.qp, First: first, Frame: p.Frame, Time: p.Time, Bytes: size})
+}

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/trace"
+)
+
+// checkTrace refuses a --trace FILE that is not a .json file or is one of
+// the inputs: with its name forgotten, --trace a.pcap b.pcap would write
+// the trace over the capture a.pcap.
+func checkTrace(cfg *config, files []string) error {
+	if cfg.trace == "" {
+		return nil
+	}
+	if !strings.HasSuffix(cfg.trace, ".json") {
+		return fmt.Errorf("%w: --trace wants a .json file", errUsage)
+	}
+	if cfg.packets || cfg.verbose || cfg.hex {
+		return fmt.Errorf("%w: --trace is the report's timeline: give it without -P, -V or -x", errUsage)
+	}
+	for _, f := range files {
+		if f != "-" && sameInput(cfg.trace, f) {
+			return fmt.Errorf("%w: --trace %s is the input %s: give another file", errUsage, cfg.trace, f)
+		}
+	}
+	return nil
+}
+
+// traceCollectors makes one trace collector per file for --trace (nil
+// without it), for the taps and analyze.Options.OnMessage, and returns
+// them.
+func (r *runner) traceCollectors(files []string) []*trace.Collector {
+	r.traces, r.traceFiles = nil, nil
+	if r.cfg.trace == "" {
+		return make([]*trace.Collector, len(files))
+	}
+	r.traces = make([]*trace.Collector, len(files))
+	for i := range r.traces {
+		r.traces[i] = trace.NewCollector(trace.DefaultLimits)
+	}
+	r.traceFiles = files
+	return r.traces
+}
+
+// traceMessages is what analyze.Options.OnMessage calls for the file
+// numbered index: its trace collector's Message, nil without --trace.
+func (r *runner) traceMessages(index int) func(analyze.Message) {
+	if index < 0 || index >= len(r.traces) || r.traces[index] == nil {
+		return nil
+	}
+	return r.traces[index].Message
+}
+
+// writeTrace writes the --trace timeline of the (filtered, merged) report.
+func (r *runner) writeTrace(rep *analyze.Report) error {
+	srcs := make([]trace.Source, len(r.traces))
+	for i := range srcs {
+		srcs[i] = trace.Source{Name: r.traceFiles[i], Collector: r.traces[i]}
+	}
+	f, err := os.Create(r.cfg.trace)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	err = trace.Write(w, rep, srcs, trace.DefaultLimits)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
