@@ -260,6 +260,11 @@ type pointClock struct {
 	cum               []int64 // path delay to point i, without jitter
 	lastFwd, lastBack []int64 // last time at point i, by direction
 	at                []int64 // the times of the transmission timed last
+	// shift delays the transmissions after a NAK (both directions: what
+	// follows answers it) by the time the NAK took to reach the
+	// requester's tap (Points[0]) beyond the generator's time: a resend
+	// answers a NAK that has arrived.
+	shift int64
 }
 
 // newPointClock returns the clock of points, jitter drawn from seed.
@@ -287,10 +292,10 @@ func (c *pointClock) hop(h int) int64 {
 
 // times returns the true times at each point of a transmission the
 // generator wrote at t0 (valid until the next call).
-func (c *pointClock) times(fwd bool, t0 int64) []int64 {
+func (c *pointClock) times(fwd, nak bool, t0 int64) []int64 {
 	n, at := len(c.points), c.at
 	if fwd {
-		at[0] = max(t0, c.lastFwd[0]+1)
+		at[0] = max(t0+c.shift, c.lastFwd[0]+1)
 		for i := 1; i < n; i++ {
 			at[i] = max(at[i-1]+c.hop(i), c.lastFwd[i]+1)
 		}
@@ -300,11 +305,15 @@ func (c *pointClock) times(fwd bool, t0 int64) []int64 {
 	// The responder's packets leave the last point a full path delay
 	// after the generator's time (causality: it answers what reached it)
 	// and travel back.
+	t0 += c.shift
 	at[n-1] = max(t0+c.cum[n-1], c.lastBack[n-1]+1)
 	for i := n - 2; i >= 0; i-- {
 		at[i] = max(at[i+1]+c.hop(i+1), c.lastBack[i]+1)
 	}
 	copy(c.lastBack, at)
+	if nak {
+		c.shift += at[0] - t0
+	}
 	return at
 }
 
@@ -315,7 +324,8 @@ func (r *pointsRun) propagate() [][]ptSight {
 	sights := make([][]ptSight, n)
 	for k := range r.frames {
 		f := &r.frames[k]
-		at := clock.times(f.fwd, f.info.Timestamp.Sub(StartTime).Nanoseconds())
+		nak := !f.fwd && f.info.Syndrome&0x60 != 0 && f.info.Syndrome&0x60 != 0x40 // an RNR NAK (0x20) or a NAK (0x60)
+		at := clock.times(f.fwd, nak, f.info.Timestamp.Sub(StartTime).Nanoseconds())
 		lostFrom, corruptFrom := r.lossFrom(k)
 		for i := range n {
 			if (f.fwd && i >= lostFrom) || (r.firstReq[k] && r.drops[i][f.info.PSN]) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -210,3 +211,63 @@ func TestWritePointsWrap(t *testing.T) {
 
 // chain2name spells a --wrap list as the truth's chains do.
 func chain2name(chain string) string { return strings.ReplaceAll(chain, ",", "/") }
+
+// TestWritePointsResendAfterNAK: the requester's tap (Points[0]) sees
+// each NAK before the resend it asks for (issue 23: the resend was written
+// before the NAK reached the requester's tap, so the report timed it as a
+// timeout and sometimes found a go-back-N violation the truth has not).
+func TestWritePointsResendAfterNAK(t *testing.T) {
+	nak, _ := ParsePSNList("+5,+10")
+	pc := PointsConfig{
+		Base: Config{Scenario: ScenarioWriteBW, Messages: 8, Nanos: true, Impairments: Impairments{NAK: nak}},
+		Points: []Point{{Name: "a"}, {Name: "m", Delay: 2 * time.Microsecond},
+			{Name: "b", ClockOffset: time.Millisecond, Delay: 3 * time.Microsecond, Jitter: 200 * time.Nanosecond}},
+		LossHop: 2,
+	}
+	bufs := make([]bytes.Buffer, len(pc.Points))
+	ws := make([]io.Writer, len(bufs))
+	for i := range bufs {
+		ws[i] = &bufs[i]
+	}
+	_, err := WritePoints(pc, ws)
+	require.NoError(t, err)
+	checked := 0
+	for i := range bufs {
+		r, err := pcapgo.NewReader(bytes.NewReader(bufs[i].Bytes()))
+		require.NoError(t, err)
+		nakAt, resentAt := map[uint32]time.Time{}, map[uint32]time.Time{}
+		seen := map[uint32]bool{}
+		for {
+			data, ci, err := r.ReadPacketData()
+			if err == io.EOF {
+				break
+			}
+			require.NoError(t, err)
+			pkt := gopacket.NewPacket(data, r.LinkType(), gopacket.Default)
+			bth, ok := pkt.Layer(layers.LayerTypeBTH).(*layers.BTH)
+			if !ok || bth.DestQP <= 1 {
+				continue
+			}
+			if aeth, ok := pkt.Layer(layers.LayerTypeAETH).(*layers.AETH); ok {
+				if _, first := nakAt[bth.PSN]; aeth.IsNAK() && !first {
+					nakAt[bth.PSN] = ci.Timestamp
+				}
+				continue
+			}
+			if _, first := resentAt[bth.PSN]; seen[bth.PSN] && !first {
+				resentAt[bth.PSN] = ci.Timestamp
+			}
+			seen[bth.PSN] = true
+		}
+		if i > 0 {
+			continue // downstream of the loss, the first transmission never came
+		}
+		for psn, at := range nakAt {
+			resent, ok := resentAt[psn]
+			require.True(t, ok, "PSN %d NAKed, never resent", psn)
+			assert.False(t, resent.Before(at), "point %s: PSN %d resent at %s, before its NAK at %s", pc.Points[i].Name, psn, resent, at)
+			checked++
+		}
+	}
+	assert.Equal(t, 2, checked, "both NAKs checked at the requester's tap")
+}
