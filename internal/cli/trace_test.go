@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,6 +32,9 @@ type jsonReport struct {
 		Messages struct {
 			Count int `json:"count"`
 		} `json:"messages"`
+		Congestion struct {
+			CNPs int `json:"cnps"`
+		} `json:"congestion"`
 	} `json:"flows"`
 	Findings []struct {
 		Kind  string `json:"kind"`
@@ -51,7 +55,11 @@ func TestTraceMatchesJSONReport(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "trace.json")
-			code, out, stderr := run(t, nil, append([]string{"--trace", file, "-o", "json"}, tc.files...)...)
+			// The text report (written while built without --trace), then
+			// the JSON report to compare with.
+			code, _, stderr := run(t, nil, append([]string{"--trace", file}, tc.files...)...)
+			require.Equal(t, 0, code, stderr)
+			code, out, stderr := run(t, nil, append([]string{"-o", "json"}, tc.files...)...)
 			require.Equal(t, 0, code, stderr)
 			var rep jsonReport
 			require.NoError(t, json.Unmarshal([]byte(out), &rep))
@@ -64,13 +72,14 @@ func TestTraceMatchesJSONReport(t *testing.T) {
 			require.NoError(t, json.Unmarshal(data, &tr), "the trace parses as JSON")
 			assert.Equal(t, "ns", tr.DisplayTimeUnit)
 
-			messages := 0
+			messages, cnps := 0, 0
 			for _, f := range rep.Flows {
 				messages += f.Messages.Count
+				cnps += f.Congestion.CNPs
 			}
 			require.NotZero(t, messages)
 			span := rep.Capture.Duration * 1e6 // µs
-			var slices, spans, procs int
+			var slices, spans, procs, cnpCounts int
 			var gotFindings, wantFindings []string
 			for _, ev := range tr.TraceEvents {
 				switch ev.Ph {
@@ -86,6 +95,10 @@ func TestTraceMatchesJSONReport(t *testing.T) {
 					}
 				case "i":
 					gotFindings = append(gotFindings, ev.Name+" "+jsonNumber(ev.Args["frame"]))
+				case "C":
+					if strings.HasPrefix(ev.Name, "CNPs ") {
+						cnpCounts++
+					}
 				case "M":
 					if ev.Name == "process_name" {
 						procs++
@@ -101,6 +114,7 @@ func TestTraceMatchesJSONReport(t *testing.T) {
 			assert.NotZero(t, spans, "multi-packet messages last from their first packet")
 			assert.Equal(t, wantFindings, gotFindings, "an instant per finding")
 			assert.Equal(t, tc.procs, procs, "a process per capture file")
+			assert.Equal(t, cnps, cnpCounts, "a CNP counter value per CNP")
 		})
 	}
 }
