@@ -10,9 +10,22 @@ import (
 	"github.com/roce-dissect/roce-dissect/analyze"
 )
 
-// nicKinds are the findings of NIC conformance, listed under their flow.
-var nicKinds = map[analyze.Kind]bool{
-	analyze.KindGoBackN: true, analyze.KindRNREarly: true, analyze.KindCNPTooClose: true, analyze.KindCNPNoSlowdown: true,
+// writeNICViolations writes how many findings of NIC conformance the
+// flow has, by kind: the findings themselves are listed once, under
+// Findings.
+func writeNICViolations(w io.Writer, n *analyze.NIC) {
+	var kinds []string
+	for _, k := range []struct {
+		kind analyze.Kind
+		n    uint64
+	}{{analyze.KindGoBackN, n.GoBackNViolations}, {analyze.KindRNREarly, n.RNREarly}, {analyze.KindCNPTooClose, n.CNPTooClose}, {analyze.KindCNPNoSlowdown, n.CNPNoSlowdown}} {
+		if k.n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %s", k.n, k.kind))
+		}
+	}
+	if len(kinds) > 0 {
+		fmt.Fprintf(w, "    %-22s %s (under Findings)\n", "violations", strings.Join(kinds, ", "))
+	}
 }
 
 // NICEvents is how much a flow's NIC object has to say, violations
@@ -86,10 +99,6 @@ func (t *textWriter) writeNIC(w io.Writer, rep *analyze.Report) {
 		if n.RequestsPerACK != nil {
 			fmt.Fprintf(w, "    %-22s %.2f\n", "requests per ACK", *n.RequestsPerACK)
 		}
-		for _, fd := range rep.Findings {
-			if nicKinds[fd.Kind] && fd.Flow == f.ID() {
-				fmt.Fprintf(w, "    %s frame %d %s: %s\n", p.Severity(fd.Severity).Sprintf("%-7s", strings.ToUpper(fd.Severity.String())), fd.Frame, fd.Kind, fd.Detail)
-			}
-		}
+		writeNICViolations(w, n)
 	}
 }

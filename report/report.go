@@ -35,6 +35,9 @@ type TextOptions struct {
 	// (capture points of one traffic, or unrelated captures), one line each
 	// under the summary of their combined report.
 	Inputs []Input
+	// AllFindings lists every finding; otherwise the findings section
+	// rolls them up by kind, flow and severity (FindingExamples each).
+	AllFindings bool
 }
 
 // Input is one file of a run of several (TextOptions.Inputs): what was

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -168,36 +167,7 @@ func (t *textWriter) report(rep *analyze.Report) {
 	t.writeNIC(w, rep)
 	t.writePause(rep)
 
-	fmt.Fprintln(w)
-	if len(rep.Findings) == 0 {
-		if readErr != "" {
-			p.Yellow.Fprintln(w, "No problems found in what could be read.")
-		} else {
-			p.Green.Fprintln(w, "No problems found.")
-		}
-		return
-	}
-	fs := append([]analyze.Finding{}, rep.Findings...)
-	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Severity < fs[j].Severity })
-	counts := map[analyze.Severity]int{}
-	for _, f := range fs {
-		counts[f.Severity]++
-	}
-	p.Bold.Fprintf(w, "Findings (worst first): %s, %s, %s\n", plural(counts[analyze.SeverityError], "error"), plural(counts[analyze.SeverityWarning], "warning"), fmt.Sprintf("%d info", counts[analyze.SeverityInfo]))
-	for _, f := range fs {
-		where := fmt.Sprintf("frame %d", f.Frame)
-		if f.File != "" {
-			where = f.File + " " + where
-		}
-		flow := f.FlowName()
-		if flow != "" { // a finding of no flow (a pause storm, a CM flood) names none
-			flow = "  " + flow
-		}
-		fmt.Fprintf(w, "  %s %s %s%s: %s\n", p.Severity(f.Severity).Sprintf("%-7s", strings.ToUpper(f.Severity.String())), where, f.Kind, flow, f.Detail)
-	}
-	if rep.FindingsDropped > 0 {
-		p.Yellow.Fprintf(w, "  … and %d more findings not listed\n", rep.FindingsDropped)
-	}
+	t.writeFindings(rep)
 }
 
 // rttCell is the median request → response time of the flow's requests

@@ -172,9 +172,10 @@ type fileResult struct {
 }
 
 // writeText writes rep's text report (report.WriteText) to the output,
-// with the run's colours and --all-flows; a write error is the output's.
+// with the run's colours, --all-flows and --findings; a write error is the
+// output's.
 func (r *runner) writeText(o report.TextOptions, rep *analyze.Report) {
-	o.Colour, o.AllFlows = r.colour, r.cfg.allFlows
+	o.Colour, o.AllFlows, o.AllFindings = r.colour, r.cfg.allFlows, r.cfg.allFindings
 	_ = report.WriteText(r.stdout, rep, o)
 }
 
@@ -330,10 +331,16 @@ func displayName(name string) string {
 	return name
 }
 
-// filter keeps the flows (and their findings) that --qp / --flow select.
+// filter keeps the flows (and their findings) that --qp / --flow select,
+// and the findings --severity and --kind keep.
 func (r *runner) filter(rep *analyze.Report) *analyze.Report {
 	if r.cfg.qp < 0 && r.cfg.flow == nil {
-		return rep
+		if !r.cfg.filtersFindings() {
+			return rep
+		}
+		out := *rep
+		out.Findings = r.filterFindings(rep.Findings, nil)
+		return &out
 	}
 	out := *rep
 	out.Flows = nil
@@ -346,7 +353,7 @@ func (r *runner) filter(rep *analyze.Report) *analyze.Report {
 	}
 	out.Findings = nil
 	for _, fd := range rep.Findings {
-		if keep[fd.Flow] {
+		if keep[fd.Flow] && r.cfg.keepsFinding(&fd) {
 			out.Findings = append(out.Findings, fd)
 		}
 	}

@@ -114,7 +114,7 @@ func (r *runner) streamExport(res fileResult) error {
 		}
 		rw.Flow(&f)
 	}
-	findings := filterFindings(s.End().Findings, keep)
+	findings := r.filterFindings(s.End().Findings, keep)
 	for i := range findings {
 		rw.Finding(&findings[i])
 	}

@@ -46,6 +46,13 @@ type config struct {
 	jobs         int    // -j: cores per run (0: all)
 	export       string // --export DIR: Parquet tables
 	allFlows     bool   // --all-flows: every flow in the text report's table
+	// allFindings: --findings all lists every finding in the text report
+	// (default: each kind once per flow, report.FindingExamples each).
+	allFindings bool
+	// minSeverity is --severity: the findings kept are at least this
+	// severe (0: all); kinds is --kind: the kinds kept (nil: all).
+	minSeverity analyze.Severity
+	kinds       map[analyze.Kind]bool
 }
 
 // flowFilter selects one flow.
@@ -147,6 +154,10 @@ func parseArgs(args []string) (*config, []string, error) {
 	fs.DurationVar(&cfg.pauseStorm, "pause-storm", analyze.DefaultPauseStorm, "a priority paused without a break for longer is a pause_storm")
 	fs.Var(dscpPriorityFlag{&cfg.dscpPrio}, "dscp-priority", "DSCP=PRIORITY,…: the 802.1p priority of untagged packets of a DSCP (default DSCP>>3)")
 	fs.StringVar(&cfg.progress, "progress", "auto", "progress bar on stderr: auto (terminal, reads over 1 s) or never")
+	var findings, severity, kinds string
+	fs.StringVar(&findings, "findings", "summary", "text report's findings: summary (each kind once per flow, with examples) or all")
+	fs.StringVar(&severity, "severity", "", "keep the findings of this severity or worse: error, warning or info")
+	fs.StringVar(&kinds, "kind", "", "keep the findings of these kinds only: K,… (docs/analysis.md's table)")
 	var files []string
 	fs.Var(fileFlag{&files}, "r", "read FILE (as tshark -r; the same as naming it)")
 	fs.BoolVar(new(bool), "n", false, "no name resolution (roce-dissect never resolves names; accepted for tcpdump/tshark habits)")
@@ -202,6 +213,9 @@ func parseArgs(args []string) (*config, []string, error) {
 	case "auto", "never":
 	default:
 		return nil, nil, fmt.Errorf("%w: --progress %q: want auto or never", errUsage, cfg.progress)
+	}
+	if err := cfg.setFindingFilters(findings, severity, kinds); err != nil {
+		return nil, nil, err
 	}
 	fs.Visit(func(f *flag.Flag) { cfg.intervalSet = cfg.intervalSet || f.Name == "interval" })
 	if cfg.interval <= 0 {
@@ -301,6 +315,11 @@ const flagHelp = `  -r FILE                    read FILE (as tshark -r; naming i
       --trace FILE           the timeline as Chrome trace-event JSON (.json) for
                              ui.perfetto.dev: a track per flow, a slice per message,
                              the findings, throughput and CNP counters
+      --findings summary|all the text report's findings: each kind once per flow with its
+                             count, first and last frame and 3 examples (default), or all
+      --severity LEVEL       keep only the findings of LEVEL or worse: error, warning or
+                             info, in every output (text, JSON, Parquet, HTML, plot, -P)
+      --kind K,…             keep only the findings of these kinds, in every output
       --all-flows            list every flow in the text report's flow table (default:
                              beyond 50 flows, the top 50 by payload and every flow
                              with a problem, and how many were left out)

@@ -70,7 +70,7 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 			switch {
 			case r.cfg.output == "json":
 				o := packetObject(p)
-				addHeaders(o, p, rel, fileLabel, a.FrameFindings())
+				addHeaders(o, p, rel, fileLabel, r.frameFindings(a))
 				if pause {
 					r.pauseFrameObject(o, p, f)
 				}
@@ -80,15 +80,15 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 				if pause {
 					row[2], row[3] = frameMACs(f)
 				}
-				_ = cw.Write(slices.Concat(row, packetCSVExtra(p, rel, fileLabel, a.FrameFindings()), packetCSVWrap(p)))
+				_ = cw.Write(slices.Concat(row, packetCSVExtra(p, rel, fileLabel, r.frameFindings(a)), packetCSVWrap(p)))
 			case r.cfg.verbose:
-				r.writeTree(p, f, rel, fileLabel, a.FrameFindings())
+				r.writeTree(p, f, rel, fileLabel, r.frameFindings(a))
 				if r.cfg.hex {
 					writeHexDump(r.stdout, f.data)
 				}
 				fmt.Fprintln(r.stdout)
 			default:
-				r.writeLine(p, rel)
+				r.writeLine(p, rel, r.marked(p, a))
 				if r.cfg.hex {
 					writeHexDump(r.stdout, f.data)
 					fmt.Fprintln(r.stdout)
@@ -172,7 +172,7 @@ func summary(p *analyze.Packet) string {
 	return b.String()
 }
 
-func (r *runner) writeLine(p *analyze.Packet, rel time.Duration) {
+func (r *runner) writeLine(p *analyze.Packet, rel time.Duration, marked bool) {
 	pal := r.pal
 	if p.MACControl != nil {
 		fmt.Fprintf(r.stdout, "%6d %.9f %s\n", p.Frame, rel.Seconds(), pauseSummary(p.MACControl, r.cfg.linkGbps*1e9))
@@ -184,7 +184,7 @@ func (r *runner) writeLine(p *analyze.Packet, rel time.Duration) {
 	}
 	icrc := icrcWord(pal, p)
 	mark := ""
-	if p.Findings > 0 {
+	if marked {
 		mark = pal.Yellow.Sprint(" !")
 	}
 	fmt.Fprintf(r.stdout, "%6d %.9f %s → %s %s %s%s\n", p.Frame, rel.Seconds(), p.Src, p.Dst, summary(p), icrc, mark)

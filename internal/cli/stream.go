@@ -105,7 +105,7 @@ func (r *runner) streamJSON(w io.Writer, s *analyze.ReportStream) error {
 	// The findings and the number dropped are known once the flows are
 	// written (s.End), which the document asks for only then.
 	d.Findings = func(yield func(any) bool) {
-		report.Elements(filterFindings(s.End().Findings, keep))(yield)
+		report.Elements(r.filterFindings(s.End().Findings, keep))(yield)
 	}
 	d.FindingsDropped = func() uint64 { return s.End().FindingsDropped }
 	if len(head.Pause) > 0 {
@@ -123,15 +123,15 @@ func (r *runner) keepFlows() map[analyze.FlowID]bool {
 	return map[analyze.FlowID]bool{}
 }
 
-// filterFindings keeps the findings of the flows in keep (all with nil),
-// as filter does.
-func filterFindings(fs []analyze.Finding, keep map[analyze.FlowID]bool) []analyze.Finding {
-	if keep == nil {
+// filterFindings keeps the findings of the flows in keep (all with nil)
+// that --severity and --kind keep, as filter does.
+func (r *runner) filterFindings(fs []analyze.Finding, keep map[analyze.FlowID]bool) []analyze.Finding {
+	if keep == nil && !r.cfg.filtersFindings() {
 		return fs
 	}
 	out := []analyze.Finding{}
 	for _, fd := range fs {
-		if keep[fd.Flow] {
+		if (keep == nil || keep[fd.Flow]) && r.cfg.keepsFinding(&fd) {
 			out = append(out, fd)
 		}
 	}
@@ -202,7 +202,7 @@ func (r *runner) streamText(res fileResult) {
 	for i, k := range kept {
 		rep.Flows[i] = k.flow
 	}
-	rep.Findings = filterFindings(rep.Findings, keep) // of the flows selected, kept or not
+	rep.Findings = r.filterFindings(rep.Findings, keep) // of the flows selected, kept or not
 	listed := listedKept(kept, all || n <= report.TextFlowLimit)
 	r.writeText(report.TextOptions{Title: res.title(), ReadErr: errText(res.err), Listed: listed, Unlisted: n - len(listed)}, &rep)
 }
