@@ -178,7 +178,7 @@ func (r *runner) writeOutputs(files []string, results []fileResult, merged *anal
 		}
 	}
 	if r.cfg.trace != "" {
-		if err := r.writeTrace(merged); err != nil {
+		if err := r.writeTrace(merged, pts); err != nil {
 			fmt.Fprintf(r.stderr, "roce-dissect: --trace %s: %v\n", r.cfg.trace, err)
 			return ExitDamaged
 		}

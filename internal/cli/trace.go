@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/internal/trace"
+	"github.com/roce-dissect/roce-dissect/points"
 )
 
 // checkTrace refuses a --trace FILE that is not a .json file or is one of
@@ -56,11 +58,17 @@ func (r *runner) traceMessages(index int) func(analyze.Message) {
 	return r.traces[index].Message
 }
 
-// writeTrace writes the --trace timeline of the (filtered, merged) report.
-func (r *runner) writeTrace(rep *analyze.Report) error {
+// writeTrace writes the --trace timeline of the (filtered, merged) report,
+// the files of capture points (pts, nil for none) on its clock.
+func (r *runner) writeTrace(rep *analyze.Report, pts *points.Report) error {
 	srcs := make([]trace.Source, len(r.traces))
 	for i := range srcs {
 		srcs[i] = trace.Source{Name: r.traceFiles[i], Collector: r.traces[i]}
+		for _, pf := range ptsFiles(pts) {
+			if pf.File == displayName(r.traceFiles[i]) {
+				srcs[i].ClockOffset = time.Duration(pf.ClockOffsetNs)
+			}
+		}
 	}
 	f, err := os.Create(r.cfg.trace)
 	if err != nil {
@@ -75,4 +83,12 @@ func (r *runner) writeTrace(rep *analyze.Report) error {
 		err = cerr
 	}
 	return err
+}
+
+// ptsFiles are the capture points' files, none for nil.
+func ptsFiles(pts *points.Report) []points.File {
+	if pts == nil {
+		return nil
+	}
+	return pts.Files
 }

@@ -18,6 +18,10 @@ type Source struct {
 	// findings name), and the process's name.
 	Name      string
 	Collector *Collector
+	// ClockOffset is how far the file's clock runs ahead of the report's
+	// (a capture point's, points.File.ClockOffsetNs): its messages and
+	// CNPs are moved back by it.
+	ClockOffset time.Duration
 }
 
 // place is where a flow's events go: a process and a thread.
@@ -52,7 +56,7 @@ func Write(w io.Writer, rep *analyze.Report, srcs []Source, lim Limits) error {
 	places, pids := tw.tracks(srcs, shown)
 	tw.otherTracks(rep.Flows, srcs, places)
 	for i, src := range srcs {
-		tw.sourceEvents(i+1, src.Collector, shown)
+		tw.sourceEvents(i+1, src, shown)
 	}
 	tw.findings(rep.Findings, places, pids)
 	end := int64(math.MaxInt64)
@@ -124,7 +128,8 @@ func (k flowKey) id() analyze.FlowID {
 }
 
 // sourceEvents writes a file's messages and CNPs of the shown flows.
-func (tw *writer) sourceEvents(pid int, c *Collector, shown map[analyze.FlowID]bool) {
+func (tw *writer) sourceEvents(pid int, src Source, shown map[analyze.FlowID]bool) {
+	c, off := src.Collector, int64(src.ClockOffset)
 	if c == nil {
 		return
 	}
@@ -138,10 +143,10 @@ func (tw *writer) sourceEvents(pid int, c *Collector, shown map[analyze.FlowID]b
 		}
 		switch ev.kind {
 		case evMessage:
-			tw.event(pid, ev.t.tid, "X", "message", ev.start, ev.end-ev.start,
+			tw.event(pid, ev.t.tid, "X", "message", ev.start-off, ev.end-ev.start,
 				fmt.Sprintf(`"args":{"bytes":%d,"first_frame":%d,"frame":%d}`, ev.value, ev.first, ev.frame))
 		case evCNP:
-			tw.event(pid, ev.t.tid, "C", "CNPs "+ev.t.key.id().String(), ev.start, -1,
+			tw.event(pid, ev.t.tid, "C", "CNPs "+ev.t.key.id().String(), ev.start-off, -1,
 				fmt.Sprintf(`"args":{"cnps":%d}`, ev.value))
 		}
 	}
