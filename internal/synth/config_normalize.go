@@ -133,10 +133,6 @@ var configRules = [...]struct {
 	err    func(*Config) error
 }{
 	{
-		func(c *Config) bool { return c.Scenario == ScenarioMix && c.any() },
-		func(*Config) error { return fmt.Errorf("synth: %w: impairments do not apply to mix", ErrConfig) },
-	},
-	{
 		func(c *Config) bool { return len(c.ECN) > 0 && !c.Encap.RoCEv2() },
 		func(c *Config) error {
 			return fmt.Errorf("synth: %w: ECN marking needs RoCE v2 (IP ECN), not %s", ErrConfig, c.Encap)

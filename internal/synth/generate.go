@@ -261,6 +261,9 @@ func (g *generator) runMix() error {
 		g.conns = append(g.conns, c)
 		gens[i] = newConnGen(c, g.rng, 0, cfg.MsgSize)
 	}
+	if cfg.Impairments.any() {
+		return g.runImpairedMix(gens) // miximpair.go
+	}
 	var p pkt
 	emitted := 0
 	for _, gen := range gens { // REQ, REP, RTU

@@ -547,7 +547,7 @@ func TestConfigErrors(t *testing.T) {
 		"scenario":  {Scenario: "nope"},
 		"mtu":       {MTU: 1000},
 		"ud size":   {Scenario: ScenarioUD, MsgSize: 2048, MTU: 1024},
-		"mix imp":   {Scenario: ScenarioMix, Impairments: Impairments{Drop: []PSNRef{{Value: 1}}}},
+		"mix imp":   {Scenario: ScenarioMix, Impairments: Impairments{Drop: []PSNRef{{Value: 1}}}}, // no connection sends PSN 1
 		"ecn ib":    {Encap: EncapIB, Impairments: Impairments{ECN: []PSNRef{{Value: 1}}}},
 		"ud nak":    {Scenario: ScenarioUD, Impairments: Impairments{NAK: []PSNRef{{Value: 1}}}},
 		"mix small": {Scenario: ScenarioMix, Packets: 10, QPs: 4},
