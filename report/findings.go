@@ -48,10 +48,14 @@ func groupFindings(fs []analyze.Finding) []findingGroup {
 func (t *textWriter) writeFindings(rep *analyze.Report) {
 	w, p := t.w, t.p
 	fmt.Fprintln(w)
+	filter := t.o.FindingsFilter
 	if len(rep.Findings) == 0 {
-		if t.o.ReadErr != "" {
+		switch {
+		case filter != "":
+			p.Green.Fprintf(w, "No findings match %s.\n", filter)
+		case t.o.ReadErr != "":
 			p.Yellow.Fprintln(w, "No problems found in what could be read.")
-		} else {
+		default:
 			p.Green.Fprintln(w, "No problems found.")
 		}
 		return
@@ -62,7 +66,10 @@ func (t *textWriter) writeFindings(rep *analyze.Report) {
 	for _, f := range fs {
 		counts[f.Severity]++
 	}
-	p.Bold.Fprintf(w, "Findings (worst first): %s, %s, %s\n", plural(counts[analyze.SeverityError], "error"), plural(counts[analyze.SeverityWarning], "warning"), fmt.Sprintf("%d info", counts[analyze.SeverityInfo]))
+	if filter != "" {
+		filter = "; " + filter
+	}
+	p.Bold.Fprintf(w, "Findings (worst first%s): %s, %s, %s\n", filter, plural(counts[analyze.SeverityError], "error"), plural(counts[analyze.SeverityWarning], "warning"), fmt.Sprintf("%d info", counts[analyze.SeverityInfo]))
 	sev := func(f *analyze.Finding) string {
 		return p.Severity(f.Severity).Sprintf("%-7s", strings.ToUpper(f.Severity.String()))
 	}

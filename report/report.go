@@ -38,6 +38,11 @@ type TextOptions struct {
 	// AllFindings lists every finding; otherwise the findings section
 	// rolls them up by kind, flow and severity (FindingExamples each).
 	AllFindings bool
+	// FindingsFilter, when not empty, says how the report's findings were
+	// filtered ("--severity error", say): the Findings title names it, and
+	// a report left without findings says so rather than "No problems
+	// found."
+	FindingsFilter string
 }
 
 // Input is one file of a run of several (TextOptions.Inputs): what was

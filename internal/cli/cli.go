@@ -172,10 +172,11 @@ type fileResult struct {
 }
 
 // writeText writes rep's text report (report.WriteText) to the output,
-// with the run's colours, --all-flows and --findings; a write error is the
-// output's.
+// with the run's colours, --all-flows, --findings, --severity and --kind;
+// a write error is the output's.
 func (r *runner) writeText(o report.TextOptions, rep *analyze.Report) {
 	o.Colour, o.AllFlows, o.AllFindings = r.colour, r.cfg.allFlows, r.cfg.allFindings
+	o.FindingsFilter = r.cfg.findingFilter
 	_ = report.WriteText(r.stdout, rep, o)
 }
 

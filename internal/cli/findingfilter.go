@@ -29,9 +29,13 @@ func (cfg *config) setFindingFilters(findings, severity, kinds string) error {
 	default:
 		return fmt.Errorf("%w: --severity %q: want error, warning or info", errUsage, severity)
 	}
+	if severity != "" {
+		cfg.findingFilter = "--severity " + severity
+	}
 	if kinds == "" {
 		return nil
 	}
+	cfg.findingFilter = strings.TrimSpace(cfg.findingFilter + " --kind " + kinds)
 	var known []string
 	for _, k := range analyze.Kinds() {
 		if !slices.Contains(known, string(k.Kind)) {

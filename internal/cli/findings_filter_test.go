@@ -43,10 +43,12 @@ func textFindings(t *testing.T, args ...string) (string, []string) {
 	t.Helper()
 	code, out, errs := run(t, nil, append([]string{"--color=never"}, args...)...)
 	require.Equal(t, 0, code, errs)
-	_, sec, ok := strings.Cut(out, "\nFindings (worst first): ")
+	_, sec, ok := strings.Cut(out, "\nFindings (worst first")
 	if !ok {
 		return "", nil
 	}
+	_, sec, ok = strings.Cut(sec, "): ")
+	require.True(t, ok)
 	lines := strings.Split(strings.TrimSuffix(sec, "\n"), "\n")
 	return lines[0], lines[1:]
 }
@@ -235,7 +237,7 @@ func TestFindingFilters(t *testing.T) {
 		{"warnings", "../../testdata/loss_nak_gobackn.pcap", []string{"--severity", "warning"}, func(f jsonFinding) bool { return f.Severity != "info" }},
 		{"info", "../../testdata/loss_nak_gobackn.pcap", []string{"--severity", "info"}, func(jsonFinding) bool { return true }},
 		{"kinds", "../../testdata/loss_nak_gobackn.pcap", []string{"--kind", "nak,capture_gap"}, func(f jsonFinding) bool { return f.Kind == "nak" || f.Kind == "capture_gap" }},
-		{"kind and severity", "../../testdata/rnr_corrupt_icrc.pcap", []string{"--kind", "retransmission,bad_icrc,rnr_nak", "--severity=warning"}, func(f jsonFinding) bool {
+		{"kind and severity", "../../testdata/rnr_corrupt_icrc.pcap", []string{"--severity=warning", "--kind", "retransmission,bad_icrc,rnr_nak"}, func(f jsonFinding) bool {
 			return f.Severity != "info" && (f.Kind == "retransmission" || f.Kind == "bad_icrc" || f.Kind == "rnr_nak")
 		}},
 		{"kind and qp", "../../testdata/ecn_cnp.pcap", []string{"--kind", "cnp", "--qp", "0x5668"}, func(f jsonFinding) bool { return f.Kind == "cnp" }},
@@ -266,9 +268,15 @@ func TestFindingFilters(t *testing.T) {
 			assert.Len(t, readParquet(t, filepath.Join(pdir, "findings.parquet")), len(want), "-o parquet findings table, written while built")
 
 			head, lines := textFindings(t, args...)
+			_, out, _ := run(t, nil, append([]string{"--color=never"}, args...)...)
+			filter := strings.Join(slices.DeleteFunc(slices.Clone(tc.args), func(a string) bool { return a == "--qp" || a == "0x5668" }), " ")
+			filter = strings.ReplaceAll(filter, "=", " ")
 			if len(want) == 0 {
 				assert.Empty(t, head)
+				assert.Contains(t, out, "\nNo findings match "+filter+".\n")
+				assert.NotContains(t, out, "No problems found")
 			} else {
+				assert.Contains(t, out, "\nFindings (worst first; "+filter+"): ", "the title names the filters")
 				assert.Equal(t, title(want), head)
 				assert.Equal(t, wantRollUp(want), lines)
 			}

@@ -53,6 +53,9 @@ type config struct {
 	// severe (0: all); kinds is --kind: the kinds kept (nil: all).
 	minSeverity analyze.Severity
 	kinds       map[analyze.Kind]bool
+	// findingFilter is --severity and --kind as given, for the text
+	// report's Findings title ("" without them).
+	findingFilter string
 }
 
 // flowFilter selects one flow.
