@@ -1,6 +1,10 @@
 package analyze
 
-import "time"
+import (
+	"time"
+
+	"github.com/roce-dissect/roce-dissect/layers"
+)
 
 // Message is a message completed, as Options.OnMessage is told of it.
 type Message struct {
@@ -17,6 +21,9 @@ type Message struct {
 	Time  time.Time
 	// Bytes is its payload size.
 	Bytes uint64
+	// Opcode is that of the packet that completed it, which says its
+	// operation (SEND, RDMA WRITE, READ response, …).
+	Opcode layers.Opcode
 }
 
 // first is the frame of a pending message's first packet: known only
@@ -31,5 +38,5 @@ func (pm *pendingMsg) first() uint64 {
 
 // messageDone tells Options.OnMessage of the message p completed in f.
 func (a *Analyzer) messageDone(f *flowState, p *Packet, first, size uint64) {
-	a.opts.OnMessage(Message{Src: f.dir.src, Dst: f.dir.dst, DestQP: f.qp, First: first, Frame: p.Frame, Time: p.Time, Bytes: size})
+	a.opts.OnMessage(Message{Src: f.dir.src, Dst: f.dir.dst, DestQP: f.qp, First: first, Frame: p.Frame, Time: p.Time, Bytes: size, Opcode: p.BTH.Opcode})
 }

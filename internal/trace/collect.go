@@ -62,6 +62,7 @@ type event struct {
 	frame      uint64
 	value      uint64 // bytes, or CNPs so far
 	kind       uint8
+	op         layers.Opcode // of the packet that completed a message
 }
 
 // Collector gathers the messages and CNPs of one capture file's
@@ -180,5 +181,5 @@ func (c *Collector) Message(m analyze.Message) {
 			}
 		}
 	}
-	c.keep(event{t: t, start: start, end: end, first: m.First, frame: m.Frame, value: m.Bytes, kind: evMessage})
+	c.keep(event{t: t, start: start, end: end, first: m.First, frame: m.Frame, value: m.Bytes, kind: evMessage, op: m.Opcode})
 }

@@ -143,8 +143,8 @@ func (tw *writer) sourceEvents(pid int, src Source, shown map[analyze.FlowID]boo
 		}
 		switch ev.kind {
 		case evMessage:
-			tw.event(pid, ev.t.tid, "X", "message", ev.start-off, ev.end-ev.start,
-				fmt.Sprintf(`"args":{"bytes":%d,"first_frame":%d,"frame":%d}`, ev.value, ev.first, ev.frame))
+			tw.event(pid, ev.t.tid, "X", messageName(ev.op), ev.start-off, ev.end-ev.start,
+				fmt.Sprintf(`"args":{"bytes":%d,"first_frame":%d,"frame":%d,"opcode":%q}`, ev.value, ev.first, ev.frame, ev.op.String()))
 		case evCNP:
 			tw.event(pid, ev.t.tid, "C", "CNPs "+ev.t.key.id().String(), ev.start-off, -1,
 				fmt.Sprintf(`"args":{"cnps":%d}`, ev.value))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/internal/trace"
+	"github.com/roce-dissect/roce-dissect/layers"
 )
 
 type event struct {
@@ -45,7 +46,7 @@ func TestWriteCapsEvents(t *testing.T) {
 			c := trace.NewCollector(trace.Limits{Events: 4})
 			for i := range tc.messages {
 				at := t0.Add(time.Duration(i+1) * time.Microsecond)
-				c.Message(analyze.Message{Src: src, Dst: dst, DestQP: 0x11, First: uint64(i + 1), Frame: uint64(i + 1), Time: at, Bytes: 64})
+				c.Message(analyze.Message{Src: src, Dst: dst, DestQP: 0x11, First: uint64(i + 1), Frame: uint64(i + 1), Time: at, Bytes: 64, Opcode: layers.OpcodeRCRDMAWriteOnly})
 			}
 			var buf bytes.Buffer
 			require.NoError(t, trace.Write(&buf, rep, []trace.Source{{Name: "a.pcap", Collector: c}}, trace.Limits{Events: tc.cap}))
@@ -61,7 +62,7 @@ func TestWriteCapsEvents(t *testing.T) {
 					slices++
 					require.NotNil(t, ev.Dur)
 					assert.Equal(t, 0.0, *ev.Dur, "a one-packet message")
-					assert.Equal(t, "message", ev.Name)
+					assert.Equal(t, "WRITE", ev.Name)
 				case ev.Name == "trace_capped":
 					left = ev.Args["events_left_out"].(float64)
 				}
