@@ -43,6 +43,15 @@ type NIC struct {
 	ECNToCNPNs *Figure `json:"ecn_to_cnp_ns"`
 	// ResponseLatencyNs: request → its ACK; responder side.
 	ResponseLatencyNs *Figure `json:"response_latency_ns"`
+	// NAKResendSeenNs, RNRResendSeenNs and ECNToCNPSeenNs are those waits
+	// as the capture saw them where its side does not make them the NIC's
+	// own (a NAK and its resend away from the requester, a CE mark and its
+	// CNP away from the responder): the gap between the two packets at the
+	// capture point, which also holds the path between it and the NIC.
+	// Absent when the figure itself is given, or has no sample.
+	NAKResendSeenNs *Figure `json:"nak_resend_seen_ns,omitempty"`
+	RNRResendSeenNs *Figure `json:"rnr_resend_seen_ns,omitempty"`
+	ECNToCNPSeenNs  *Figure `json:"ecn_to_cnp_seen_ns,omitempty"`
 	// GoBackNViolations counts resends that restarted at another PSN than
 	// the NAK's or skipped PSNs.
 	GoBackNViolations uint64 `json:"go_back_n_violations"`

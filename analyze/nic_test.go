@@ -257,3 +257,58 @@ func TestNICClockBack(t *testing.T) {
 		}
 	}
 }
+
+// TestNICSeenFigures: where the capture side does not make a NAK's or an
+// RNR NAK's wait the requester NIC's own, the report still gives the gap
+// the capture saw between the NAK and the resend it asked for (the
+// capture's timestamps of those two frames), as a _seen figure, rather
+// than dropping it (issue 23: no NIC section on rnr_corrupt_icrc.pcap and
+// loss_behind_tap.pcap).
+func TestNICSeenFigures(t *testing.T) {
+	for _, tc := range []struct {
+		file      string
+		nak, resp analyze.Kind // the finding of the NAK, of the resend
+		rnr       bool
+	}{
+		{"rnr_corrupt_icrc.pcap", analyze.KindRNRNAK, analyze.KindRetransmission, true},
+		{"loss_behind_tap.pcap", analyze.KindNAK, analyze.KindRetransmission, false},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			frames, cis, lt, err := loadFrames("../testdata/" + tc.file)
+			require.NoError(t, err)
+			rep := analyzeFrames(frames, cis, lt)
+			var nakFrame, resendFrame uint64
+			for _, f := range rep.Findings {
+				if f.Kind == tc.nak && nakFrame == 0 {
+					nakFrame = f.Frame
+				}
+			}
+			for _, f := range rep.Findings {
+				if f.Kind == tc.resp && f.Frame > nakFrame && resendFrame == 0 {
+					resendFrame = f.Frame
+				}
+			}
+			require.NotZero(t, nakFrame)
+			require.NotZero(t, resendFrame)
+			want := cis[resendFrame-1].Timestamp.Sub(cis[nakFrame-1].Timestamp).Nanoseconds()
+			var nic *analyze.NIC
+			for _, f := range rep.Flows {
+				if f.NIC != nil && (f.NIC.NAKResendSeenNs != nil || f.NIC.RNRResendSeenNs != nil) {
+					nic = f.NIC
+				}
+			}
+			require.NotNil(t, nic, "a flow gives the seen wait")
+			assert.NotEqual(t, analyze.SideRequester, nic.CaptureSide)
+			seen := nic.NAKResendSeenNs
+			if tc.rnr {
+				seen = nic.RNRResendSeenNs
+				assert.Nil(t, nic.RNRResendNs)
+			} else {
+				assert.Nil(t, nic.NAKResendNs)
+			}
+			require.NotNil(t, seen)
+			assert.Equal(t, uint64(1), seen.Samples)
+			assert.Equal(t, want, seen.Median, "the gap between frames %d and %d", nakFrame, resendFrame)
+		})
+	}
+}

@@ -110,17 +110,21 @@ func (a *Analyzer) nicReport(f *flowState) (*NIC, []Finding) {
 func (o *NIC) settle() {
 	o.CaptureSide, o.CaptureSideReason = o.side()
 	o.NAKResendNs, o.RNRResendNs, o.ECNToCNPNs, o.ResponseLatencyNs = nil, nil, nil, nil
+	o.NAKResendSeenNs, o.RNRResendSeenNs, o.ECNToCNPSeenNs = nil, nil, nil
 	o.TimeoutNs = o.stats[figTimeout].figure()
 	o.CNPIntervalNs = o.stats[figCNPInterval].figure()
 	o.RateBeforeCNPBps = o.stats[figRateBefore].figure()
 	o.RateAfterCNPBps = o.stats[figRateAfter].figure()
-	switch o.CaptureSide {
-	case SideRequester:
-		o.NAKResendNs = o.stats[figNAK].figure()
-		o.RNRResendNs = o.stats[figRNR].figure()
-	case SideResponder:
-		o.ECNToCNPNs = o.stats[figECNToCNP].figure()
-		o.ResponseLatencyNs = o.stats[figResponse].figure()
+	nak, rnr, ecn := o.stats[figNAK].figure(), o.stats[figRNR].figure(), o.stats[figECNToCNP].figure()
+	if o.CaptureSide == SideRequester {
+		o.NAKResendNs, o.RNRResendNs = nak, rnr
+	} else {
+		o.NAKResendSeenNs, o.RNRResendSeenNs = nak, rnr
+	}
+	if o.CaptureSide == SideResponder {
+		o.ECNToCNPNs, o.ResponseLatencyNs = ecn, o.stats[figResponse].figure()
+	} else {
+		o.ECNToCNPSeenNs = ecn
 	}
 	o.RequestsPerACK = nil
 	if o.acks > 0 {

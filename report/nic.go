@@ -33,7 +33,7 @@ func writeNICViolations(w io.Writer, n *analyze.NIC) {
 func NICEvents(n *analyze.NIC) (violations, events uint64) {
 	violations = n.GoBackNViolations + n.RNREarly + n.CNPTooClose + n.CNPNoSlowdown
 	events = n.CNPs + n.TimeoutResends
-	for _, f := range []*analyze.Figure{n.NAKResendNs, n.RNRResendNs, n.ECNToCNPNs} {
+	for _, f := range []*analyze.Figure{n.NAKResendNs, n.RNRResendNs, n.ECNToCNPNs, n.NAKResendSeenNs, n.RNRResendSeenNs, n.ECNToCNPSeenNs} {
 		if f != nil {
 			events += f.Samples
 		}
@@ -79,6 +79,7 @@ func (t *textWriter) writeNIC(w io.Writer, rep *analyze.Report) {
 		ns := func(v int64) string { return time.Duration(v).String() }
 		rate := func(v int64) string { f := float64(v); return HumanRate(&f) }
 		fig("NAK → resend", n.NAKResendNs, ns)
+		fig("NAK → resend, seen", n.NAKResendSeenNs, ns)
 		if n.TimeoutResends > 0 || n.TimeoutNs != nil {
 			fmt.Fprintf(w, "    %-22s %d", "timeout resends", n.TimeoutResends)
 			if n.NegotiatedTimeoutNs != nil {
@@ -88,16 +89,21 @@ func (t *textWriter) writeNIC(w io.Writer, rep *analyze.Report) {
 		}
 		fig("timeout", n.TimeoutNs, ns)
 		fig("RNR NAK → resend", n.RNRResendNs, ns)
+		fig("RNR → resend, seen", n.RNRResendSeenNs, ns)
 		fig("response latency", n.ResponseLatencyNs, ns)
 		if n.CNPs > 0 {
 			fmt.Fprintf(w, "    %-22s %d\n", "CNPs", n.CNPs)
 		}
 		fig("CNP interval", n.CNPIntervalNs, ns)
 		fig("ECN-CE → CNP", n.ECNToCNPNs, ns)
+		fig("ECN-CE → CNP, seen", n.ECNToCNPSeenNs, ns)
 		fig("rate before CNP", n.RateBeforeCNPBps, rate)
 		fig("rate after CNP", n.RateAfterCNPBps, rate)
 		if n.RequestsPerACK != nil {
 			fmt.Fprintf(w, "    %-22s %.2f\n", "requests per ACK", *n.RequestsPerACK)
+		}
+		if n.NAKResendSeenNs != nil || n.RNRResendSeenNs != nil || n.ECNToCNPSeenNs != nil {
+			fmt.Fprintf(w, "    (seen: the gap at the capture point, which holds the path between it and the NIC)\n")
 		}
 		writeNICViolations(w, n)
 	}
