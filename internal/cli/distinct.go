@@ -44,6 +44,9 @@ func checkInputs(cfg *config, files []string) error {
 		}
 		infos[i] = info
 	}
+	if err := checkOutputs(cfg, files); err != nil {
+		return err
+	}
 	for name, d := range cfg.clockOffsets {
 		if d > maxClockOffset || d < -maxClockOffset {
 			return fmt.Errorf("%w: --clock-offset %s=%v: beyond a year either way", errUsage, name, d)
@@ -54,6 +57,23 @@ func checkInputs(cfg *config, files []string) error {
 		}
 		if !named {
 			return fmt.Errorf("%w: --clock-offset names %s, which is not one of the captures given", errUsage, name)
+		}
+	}
+	return nil
+}
+
+// checkOutputs refuses an output file (--html, --plot, --trace) that is
+// one of the inputs, by path or os.SameFile (a hard link): no output is
+// ever written over an input. (--export DIR: export.PrepareDir.)
+func checkOutputs(cfg *config, files []string) error {
+	for _, out := range []struct{ flag, name string }{{"--html", cfg.html}, {"--plot", cfg.plot}, {"--trace", cfg.trace}} {
+		if out.name == "" {
+			continue
+		}
+		for _, f := range files {
+			if f != "-" && sameInput(out.name, f) {
+				return fmt.Errorf("%w: %s %s is the input %s: give another file", errUsage, out.flag, out.name, f)
+			}
 		}
 	}
 	return nil

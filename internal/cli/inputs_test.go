@@ -112,3 +112,31 @@ func TestHTMLNameForgotten(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, got, "the capture is unchanged")
 }
+
+// TestOutputNeverAnInput: --html, --plot and --trace refuse a file that
+// is one of the inputs, by its path or as a hard link to it (exit 2), and
+// the capture is left as it was.
+func TestOutputNeverAnInput(t *testing.T) {
+	want, err := os.ReadFile("../../testdata/ud.pcap")
+	require.NoError(t, err)
+	for _, tc := range []struct{ flag, name string }{{"--html", "cap.html"}, {"--plot", "cap.svg"}, {"--trace", "cap.json"}} {
+		for _, link := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s link=%v", tc.flag, link), func(t *testing.T) {
+				dir := t.TempDir()
+				in := filepath.Join(dir, tc.name)
+				require.NoError(t, os.WriteFile(in, want, 0o644))
+				out := in
+				if link {
+					out = filepath.Join(dir, "other"+filepath.Ext(tc.name))
+					require.NoError(t, os.Link(in, out))
+				}
+				code, _, stderr := run(t, nil, tc.flag, out, in)
+				assert.Equal(t, 2, code)
+				assert.Contains(t, stderr, fmt.Sprintf("%s %s is the input %s: give another file", tc.flag, out, in))
+				got, err := os.ReadFile(in)
+				require.NoError(t, err)
+				assert.Equal(t, want, got, "the capture is unchanged")
+			})
+		}
+	}
+}

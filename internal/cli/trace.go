@@ -12,10 +12,10 @@ import (
 	"github.com/roce-dissect/roce-dissect/points"
 )
 
-// checkTrace refuses a --trace FILE that is not a .json file or is one of
-// the inputs: with its name forgotten, --trace a.pcap b.pcap would write
-// the trace over the capture a.pcap.
-func checkTrace(cfg *config, files []string) error {
+// checkTrace refuses a --trace FILE that is not a .json file: with its
+// name forgotten, --trace a.pcap b.pcap would write the trace over the
+// capture a.pcap.
+func checkTrace(cfg *config, _ []string) error {
 	if cfg.trace == "" {
 		return nil
 	}
@@ -25,12 +25,7 @@ func checkTrace(cfg *config, files []string) error {
 	if cfg.packets || cfg.verbose || cfg.hex {
 		return fmt.Errorf("%w: --trace is the report's timeline: give it without -P, -V or -x", errUsage)
 	}
-	for _, f := range files {
-		if f != "-" && sameInput(cfg.trace, f) {
-			return fmt.Errorf("%w: --trace %s is the input %s: give another file", errUsage, cfg.trace, f)
-		}
-	}
-	return nil
+	return nil // an input named as the trace: checkOutputs
 }
 
 // traceCollectors makes one trace collector per file for --trace (nil
