@@ -308,6 +308,13 @@ func FuzzHTMLReport(f *testing.F) {
 		}
 		shown := *rep
 		shown.Capture.Encapsulations, shown.Capture.Tunnels, shown.Pause = nil, nil, nil
+		// The page's rows carry neither series, gaps nor NIC figures
+		// (htmlreport's select.go); these captures have fewer flows and
+		// connections than the page lists.
+		shown.Flows = slices.Clone(rep.Flows)
+		for i := range shown.Flows {
+			shown.Flows[i].Series, shown.Flows[i].Requests.Gaps, shown.Flows[i].NIC = nil, nil, nil
+		}
 		want, err := json.Marshal(&shown)
 		require.NoError(t, err)
 		if !bytes.Equal(want, d.Report) { // the same encoder: the same bytes

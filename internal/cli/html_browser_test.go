@@ -267,6 +267,20 @@ func checkInBrowser(t *testing.T, chrome, profile, page string, rep *analyze.Rep
 	assert.Equal(t, len(rep.Flows), picker, "flow picker entries")
 	checkPauseInBrowser(t, eval, rep)
 
+	// Axis labels have the decimals their step needs (0.25 ms steps were
+	// labelled 0.3, 0.5, 0.8).
+	for _, tc := range []struct{ js, want string }{
+		{`fmtTicks([0, 0.00025, 0.0005, 0.00075, 0.001])`, "0.00 ms,0.25 ms,0.50 ms,0.75 ms,1.00 ms"},
+		{`fmtTicks([0.0005, 0.001, 0.0015])`, "0.5 ms,1.0 ms,1.5 ms"},
+		{`fmtTicks([0, 0.2, 0.4000000000000001, 0.6000000000000001])`, "0 ms,200 ms,400 ms,600 ms"},
+		{`fmtTicks([2, 2.000025, 2.00005])`, "2.000000 s,2.000025 s,2.000050 s"},
+		{`fmtRateTicks([0, 0.25e9, 0.5e9, 0.75e9, 1e9, 1.25e9])`, "0.00 Gb/s,0.25 Gb/s,0.50 Gb/s,0.75 Gb/s,1.00 Gb/s,1.25 Gb/s"},
+	} {
+		var got string
+		eval(`window.roceReport.`+tc.js+`.join(',')`, &got)
+		assert.Equal(t, tc.want, got, tc.js)
+	}
+
 	// The finding to click (or the busiest flow), and another flow.
 	fi, flowIdx := -1, -1
 	var fd analyze.Finding

@@ -10,7 +10,7 @@ import "sort"
 // files merge.
 const (
 	baseIntervalNs = 128
-	maxBuckets     = 2048
+	maxBuckets     = 512
 	// shownBuckets is about how many intervals the page's throughput
 	// chart spans: finer buckets are merged for display.
 	shownBuckets    = 250

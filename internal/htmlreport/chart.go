@@ -176,7 +176,8 @@ func pairFlows(rep *analyze.Report, pts []*merged) []int {
 // buildChart assembles flow i's sequence chart: the requests of the flow
 // that sends them (i itself when it has requests, else its peer) with the
 // ACKs, NAKs, READ responses and CNPs of the other.
-func buildChart(rep *analyze.Report, i int, peer []int, pts []*merged, kinds map[fileFrame]uint8, t0 int64) *chartData {
+// It draws at most budget points (decimate).
+func buildChart(rep *analyze.Report, i int, peer []int, pts []*merged, kinds map[fileFrame]uint8, t0 int64, budget int) *chartData {
 	data, resp := i, peer[i]
 	if rep.Flows[i].Requests.Packets == 0 && peer[i] >= 0 {
 		data, resp = peer[i], i
@@ -211,6 +212,9 @@ func buildChart(rep *analyze.Report, i int, peer []int, pts []*merged, kinds map
 		}
 		return sel[a].frame < sel[b].frame
 	})
+	keep, stride, dropped := decimate(sel, budget)
+	ch.Stride *= stride
+	ch.MarkedDropped += dropped
 	multi := false
 	for _, p := range sel {
 		if p.file != 0 {
@@ -228,7 +232,7 @@ func buildChart(rep *analyze.Report, i int, peer []int, pts []*merged, kinds map
 		}
 	}
 	frameAt := map[fileFrame]int{}
-	for _, p := range sel {
+	for k, p := range sel {
 		if p.kind != kindCNP && started {
 			d := int64((p.psn - prev) & 0xFFFFFF)
 			if d >= 1<<23 {
@@ -236,6 +240,9 @@ func buildChart(rep *analyze.Report, i int, peer []int, pts []*merged, kinds map
 			}
 			y += d
 			prev = p.psn
+		}
+		if keep != nil && !keep[k] {
+			continue
 		}
 		ch.TNs = append(ch.TNs, p.ns-t0)
 		ch.Y = append(ch.Y, y)

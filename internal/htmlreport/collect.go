@@ -32,8 +32,9 @@ type Limits struct {
 	Marked int
 }
 
-// DefaultLimits keep up to 4,000 packets for each of the first 256 flows.
-var DefaultLimits = Limits{Flows: 256, Plain: 2000, Marked: 2000}
+// DefaultLimits keep up to 1,500 packets for each of the first 128 flows
+// (of each file): the page draws at most MaxChartPoints in all.
+var DefaultLimits = Limits{Flows: 128, Plain: 1000, Marked: 500}
 
 // Point kinds: what a packet is on the sequence chart.
 const (

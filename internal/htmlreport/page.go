@@ -35,8 +35,24 @@ type pageData struct {
 	Flows    []flowExtra    `json:"flows"`
 	Findings []findingExtra `json:"findings"`
 	Limits   Limits         `json:"limits"`
-	// FlowsWithoutChart counts flows beyond Limits.Flows.
-	FlowsWithoutChart uint64 `json:"flows_without_chart"`
+	// FlowsTotal counts the report's flows, FlowsMore those the page
+	// does not list (Report.Flows holds the listed ones), Charts those
+	// it charts; Bounds are the page's caps (select.go).
+	FlowsTotal int        `json:"flows_total"`
+	FlowsMore  flowsMore  `json:"flows_more"`
+	Charts     int        `json:"charts"`
+	Bounds     pageBounds `json:"bounds"`
+	// ConnectionsTotal counts the report's connections (Report.Connections
+	// holds the first MaxConnectionRows).
+	ConnectionsTotal int `json:"connections_total"`
+}
+
+// pageBounds are MaxFlowRows, MaxCharts and MaxChartPoints, for the
+// page's notes.
+type pageBounds struct {
+	Rows   int `json:"rows"`
+	Charts int `json:"charts"`
+	Points int `json:"points"`
 }
 
 type flowExtra struct {
@@ -61,14 +77,14 @@ func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error 
 	if rep.Capture.FirstTime != nil {
 		t0 = rep.Capture.FirstTime.UnixNano()
 	}
-	d := pageData{Title: title, Report: rep, Limits: DefaultLimits}
+	d := pageData{Title: title, Report: rep, Limits: DefaultLimits, FlowsTotal: len(rep.Flows),
+		Bounds: pageBounds{Rows: MaxFlowRows, Charts: MaxCharts, Points: MaxChartPoints}}
 	fileIdx := map[string]int{}
 	for i, s := range srcs {
 		d.Files = append(d.Files, s.Name)
 		fileIdx[s.Name] = i
 		if s.Collector != nil {
 			d.Limits = s.Collector.lim
-			d.FlowsWithoutChart += s.Collector.flowsOver
 		}
 	}
 	kinds := map[fileFrame]uint8{}
@@ -88,22 +104,68 @@ func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error 
 	}
 	byName := gather(srcs)
 	pts := make([]*merged, len(rep.Flows))
-	flowIdx := map[analyze.FlowID]int{}
+	all := make(map[analyze.FlowID]int, len(rep.Flows))
 	for i := range rep.Flows {
 		f := &rep.Flows[i]
-		flowIdx[f.ID()] = i
+		all[f.ID()] = i
 		pts[i] = byName[f.ID().String()]
 	}
+	perFlow := make([]int, len(rep.Flows))
+	for _, fd := range rep.Findings {
+		if i, ok := all[fd.Flow]; ok {
+			perFlow[i]++
+		}
+	}
 	peer := pairFlows(rep, pts)
-	for i := range rep.Flows {
+	// The page lists and charts a bounded number of flows (select.go);
+	// flowIdx indexes the listed ones, as the page's data does.
+	list, charted := pickFlows(rep, perFlow, peer, pts, MaxFlowRows, MaxCharts)
+	at := make([]int, len(rep.Flows))
+	for i := range at {
+		at[i] = -1
+	}
+	for k, i := range list {
+		at[i] = k
+	}
+	remap := func(i int) int {
+		if i < 0 {
+			return -1
+		}
+		return at[i]
+	}
+	for _, c := range charted {
+		if c {
+			d.Charts++
+		}
+	}
+	budget := chartBudget(d.Charts)
+	flowIdx := make(map[analyze.FlowID]int, len(list))
+	listed := make([]analyze.Flow, 0, len(list))
+	for k, i := range list {
 		f := &rep.Flows[i]
-		d.Flows = append(d.Flows, flowExtra{
+		flowIdx[f.ID()] = k
+		fe := flowExtra{
 			Name:       f.ID().String(),
-			Peer:       peer[i],
+			Peer:       remap(peer[i]),
 			DurationNs: f.LastTime.Sub(f.FirstTime).Nanoseconds(),
-			Chart:      buildChart(rep, i, peer, pts, kinds, t0),
-			Tput:       buildTput(f, pts[i], t0),
-		})
+			Tput:       tputData{TNs: []int64{}, PayloadBps: []float64{}, WireBps: []float64{}},
+		}
+		if charted[i] {
+			fe.Chart = buildChart(rep, i, peer, pts, kinds, t0, budget)
+			if fe.Chart != nil {
+				fe.Chart.DataFlow, fe.Chart.RespFlow = remap(fe.Chart.DataFlow), remap(fe.Chart.RespFlow)
+			}
+			fe.Tput = buildTput(f, pts[i], t0)
+		}
+		d.Flows = append(d.Flows, fe)
+		listed = append(listed, pageFlow(*f))
+	}
+	for i := range rep.Flows {
+		if at[i] < 0 {
+			d.FlowsMore.Flows++
+			d.FlowsMore.Packets += rep.Flows[i].Packets
+			d.FlowsMore.WireBytes += rep.Flows[i].WireBytes
+		}
 	}
 	for _, fd := range rep.Findings {
 		fe := findingExtra{Flow: -1, TNs: fd.Time.UnixNano() - t0}
@@ -133,6 +195,9 @@ func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error 
 	// page's data leaves them out rather than carry them twice.
 	shown := *rep
 	shown.Capture.Encapsulations, shown.Capture.Tunnels, shown.Pause = nil, nil, nil
+	shown.Flows = listed
+	d.ConnectionsTotal = len(rep.Connections)
+	shown.Connections = rep.Connections[:min(len(rep.Connections), MaxConnectionRows)]
 	d.Report = &shown
 	var data bytes.Buffer
 	enc := json.NewEncoder(&data) // escapes <, > and &: safe inside <script>

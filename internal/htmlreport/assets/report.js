@@ -47,10 +47,33 @@
   // decimals as the step between them needs.
   function fmtTicks(splits) {
     const top = Math.max(...splits.map(Math.abs));
-    const step = splits.length > 1 ? Math.abs(splits[1] - splits[0]) : top;
     const [mul, unit] = top < 1e-6 ? [1e9, 'ns'] : top < 1e-3 ? [1e6, 'µs'] : top < 1 ? [1e3, 'ms'] : [1, 's'];
-    const dec = step > 0 ? Math.min(6, Math.max(0, Math.ceil(-Math.log10(step * mul) - 1e-9))) : 0;
+    const dec = tickDecimals(splits.map((v) => v * mul));
     return splits.map((v) => (v * mul).toFixed(dec) + ' ' + unit);
+  }
+  // tickDecimals is the fewest decimals (up to 6) that write every tick
+  // exactly, to a thousandth of the step between ticks: 0.25 ms steps
+  // give 0.25, 0.50, 0.75, not 0.3, 0.5, 0.8.
+  function tickDecimals(vals) {
+    let step = 0;
+    for (let k = 1; k < vals.length; k++) {
+      const d = Math.abs(vals[k] - vals[k - 1]);
+      if (d > 0 && (step === 0 || d < step)) step = d;
+    }
+    if (step === 0) step = Math.max(...vals.map(Math.abs)) || 1;
+    for (let dec = 0; dec < 6; dec++) {
+      const q = Math.pow(10, dec);
+      if (vals.every((v) => Math.abs(Math.round(v * q) / q - v) <= step * 1e-3)) return dec;
+    }
+    return 6;
+  }
+  // fmtRateTicks labels throughput ticks (b/s) with one prefix and the
+  // decimals the step needs.
+  function fmtRateTicks(splits) {
+    const top = Math.max(...splits.map(Math.abs));
+    const [mul, unit] = [[1e12, 'Tb/s'], [1e9, 'Gb/s'], [1e6, 'Mb/s'], [1e3, 'kb/s'], [1, 'b/s']].find(([m]) => top >= m) || [1, 'b/s'];
+    const dec = tickDecimals(splits.map((v) => v / mul));
+    return splits.map((v) => (v / mul).toFixed(dec) + ' ' + unit);
   }
   const hexQP = (q) => '0x' + q.toString(16).padStart(6, '0');
   const num = (n) => Number(n).toLocaleString('en-US');
@@ -123,9 +146,9 @@
         (c.malformed ? '<span class="bad">' + num(c.malformed) + ' malformed</span>' : '0 malformed')],
       ['Bytes', fmtBytes(c.bytes)],
       ['Time', c.first_time ? esc(c.first_time) + ' to ' + esc(c.last_time) + ' (' + fmtSecs(c.duration_seconds) + ')' : '-'],
-      ['Flows', num(R.flows.length) + (c.flows_dropped ? ' (<span class="bad">about ' + num(c.flows_dropped) + ' more not tracked</span>)' : '') +
-        (D.flows_without_chart ? '; ' + num(D.flows_without_chart) + ' without a sequence chart (beyond the first ' + D.limits.Flows + ')' : '')],
-      ['Connections', num(R.connections.length)],
+      ['Flows', num(D.flows_total) + (c.flows_dropped ? ' (<span class="bad">about ' + num(c.flows_dropped) + ' more not tracked</span>)' : '') +
+        (D.flows_more.flows ? '; ' + num(R.flows.length) + ' listed here' : '') + '; ' + num(D.charts) + ' charted'],
+      ['Connections', num(D.connections_total)],
       ['Findings', '<span class="sev-error">' + sev.error + ' errors</span>, <span class="sev-warning">' + sev.warning +
         ' warnings</span>, <span class="sev-info">' + sev.info + ' info</span>' + (R.findings_dropped ? ' (' + num(R.findings_dropped) + ' more not listed)' : '')],
     ];
@@ -159,6 +182,13 @@
       { label: 'Service', val: (c) => c.service_id ?? '?', html: (c) => esc(c.service_id ?? '?') + (c.rdma_cm_port_space ? ' (RDMA-CM ' + esc(c.rdma_cm_port_space) + ' port ' + c.rdma_cm_port + ')' : '') },
       { label: 'CM frames', val: frames },
     ], R.connections.map((c, i) => Object.assign({ _i: i }, c)), () => {}, (c) => 'data-row="' + c._i + '"');
+    if (D.connections_total > R.connections.length) {
+      const p = document.createElement('p');
+      p.id = 'connections-more';
+      p.className = 'hint';
+      p.textContent = num(D.connections_total - R.connections.length) + ' more connections — see -o json (the page lists the first ' + num(R.connections.length) + ').';
+      el.appendChild(p);
+    }
   }
 
   // ---- flows ----
@@ -200,6 +230,15 @@
       tbl.setFilter((r) => !q || (r.x.name + ' ' + r.f.transport + ' ' + hexQP(r.f.dest_qp)).toLowerCase().includes(q));
       markSelected();
     });
+    const more = D.flows_more;
+    if (more.flows) {
+      const p = document.createElement('p');
+      p.id = 'flows-more';
+      p.className = 'hint';
+      p.textContent = num(more.flows) + ' more flows (' + num(more.packets) + ' packets, ' + fmtBytes(more.wire_bytes) +
+        ') — see -o json. The page lists at most ' + num(D.bounds.rows) + ' flows: every flow with a problem, then those with the most bytes.';
+      document.getElementById('flow-table').parentNode.after(p);
+    }
     const pick = document.getElementById('flow-picker');
     pick.innerHTML = flowRows.map((r) => '<option value="' + r.i + '">#' + (r.i + 1) + ' ' + esc(r.x.name) + ' — ' + esc(r.f.transport) +
       ', ' + num(r.f.packets) + ' packets' + (flowFindings[r.i] ? ', ' + flowFindings[r.i] + ' findings' : '') + (r.x.chart ? '' : ' (no chart)') + '</option>').join('');
@@ -297,7 +336,9 @@
     const ch = x.chart;
     const note = [];
     if (!ch) {
-      note.push(D.flows_without_chart && i >= 0 ? 'No packets kept for this flow (only the first ' + D.limits.Flows + ' flows of each file are charted).' : 'No packet of this flow to chart.');
+      note.push(D.charts >= D.bounds.charts ? 'No chart for this flow: the page charts at most ' + D.bounds.charts +
+        ' flows (those with problems, then the most bytes, among the first ' + D.limits.Flows + ' flows of each file).' :
+        'No packet of this flow to chart' + (D.flows_total > D.limits.Flows ? ' (only the first ' + D.limits.Flows + ' flows of each file are charted).' : '.'));
     } else {
       const name = (j) => '#' + (j + 1) + ' ' + D.flows[j].name;
       if (ch.data_flow >= 0 && ch.resp_flow >= 0 && ch.data_flow !== ch.resp_flow) {
@@ -308,7 +349,7 @@
         note.push('Responses and CNPs of this flow (no request flow found).');
       }
       note.push('Showing ' + num(ch.shown) + ' of ' + num(ch.packets) + ' packets' +
-        (ch.stride > 1 ? '; ordinary packets decimated evenly (every ' + ch.stride + 'th kept, at most ' + D.limits.Plain + ' per flow)' : '') +
+        (ch.stride > 1 ? '; ordinary packets decimated evenly (about every ' + ch.stride + 'th kept; at most ' + num(D.bounds.points) + ' points over the ' + D.charts + ' charts)' : '') +
         (ch.marked_dropped ? '; ' + num(ch.marked_dropped) + ' marked packets beyond ' + D.limits.Marked + ' per flow not drawn' : '') +
         '. PSNs are unwrapped across 2^24; the axis shows them modulo 2^24.');
       drawPSN(ch, psnEl);
@@ -485,7 +526,7 @@
       cursor: { sync: { key: 'roce' } },
       // y from the whole series, not only the points inside the x range.
       scales: { x: { time: false }, y: { range: () => [0, ymax > 0 ? ymax * 1.08 : 1] } },
-      axes: [xAxis('time since the capture began'), { label: 'throughput', size: 95, values: (u, splits) => splits.map((v) => si(v, 'b/s', 1)) }],
+      axes: [xAxis('time since the capture began'), { label: 'throughput', size: 95, values: (u, splits) => fmtRateTicks(splits) }],
       series: [
         { label: 'time', value: (u, v) => (v == null ? '-' : fmtSecs(v)) },
         { label: 'payload (per ' + fmtSecs(tp.interval_ns / 1e9) + ')', stroke: '#1f77b4', fill: 'rgba(31,119,180,0.12)', width: 1.5, paths: stepped, value: (u, v) => fmtBps(v) },
@@ -515,6 +556,8 @@
     state,
     selectFlow: (i) => selectFlow(i, null, false),
     chartPoints: () => state.points.slice(),
+    fmtTicks,
+    fmtRateTicks,
   };
 
   renderSummary();
