@@ -23,7 +23,7 @@ import (
 // htmlAssets are the page's own scripts and style sheets, in the order
 // the page has them.
 var (
-	htmlScripts = []string{"uplot/uPlot.iife.min.js", "report.js"}
+	htmlScripts = []string{"uplot/uPlot.iife.min.js", "report-lib.js", "report.js"}
 	htmlStyles  = []string{"uplot/uPlot.min.css", "report.css"}
 )
 
@@ -181,8 +181,9 @@ func elements(n *html.Node, tag, id string) []*html.Node {
 //   - the same elements, attributes, comments and doctype as the page of
 //     the same report with plain strings: nothing of the input became
 //     markup;
-//   - exactly the page's three scripts (its JSON data, uPlot and
-//     report.js, those two byte for byte) and two style sheets;
+//   - exactly the page's four scripts (its JSON data, uPlot,
+//     report-lib.js and report.js, those three byte for byte) and two
+//     style sheets;
 //   - the title and heading, the encapsulation and tunnel lines and the
 //     pause table's sender and kind cells showing the strings as given
 //     (when valid UTF-8 without NUL or CR, which an HTML parser changes

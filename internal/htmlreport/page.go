@@ -17,6 +17,8 @@ var (
 	uplotJS string
 	//go:embed assets/uplot/uPlot.min.css
 	uplotCSS string
+	//go:embed assets/report-lib.js
+	libJS string
 	//go:embed assets/report.js
 	appJS string
 	//go:embed assets/report.css
@@ -209,6 +211,7 @@ func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error 
 		"{{UPLOT_CSS}}", uplotCSS,
 		"{{APP_CSS}}", appCSS,
 		"{{UPLOT_JS}}", uplotJS,
+		"{{LIB_JS}}", libJS,
 		"{{APP_JS}}", appJS,
 		"{{DATA}}", strings.TrimSpace(data.String()),
 		"{{WRAPS}}", wraps,
