@@ -191,3 +191,49 @@ func TestDecimate(t *testing.T) {
 		})
 	}
 }
+
+// TestPageFindingsBounded: a report of 100,000 findings (the analyzer's
+// default cap) lists the worst MaxFindingRows on the page, every error
+// before any warning, counts them all by severity in the summary's data,
+// and stays under the page's bound.
+func TestPageFindingsBounded(t *testing.T) {
+	rep, c := boundCase(t, 40, 4, 10)
+	fl := rep.Flows[0].ID()
+	rep.Findings = nil
+	const n = 100_000
+	for i := range n {
+		sev := analyze.SeverityWarning
+		if i%50 == 7 {
+			sev = analyze.SeverityError
+		}
+		rep.Findings = append(rep.Findings, analyze.Finding{Frame: uint64(i + 1), Time: *rep.Capture.FirstTime, Kind: analyze.KindRetransmission, Severity: sev, Flow: fl,
+			Detail: "PSN seen before (RC_RDMA_WRITE_MIDDLE) <with markup & a long detail line>"})
+	}
+	var out bytes.Buffer
+	require.NoError(t, Write(&out, "findings", rep, []Source{{Name: "b.pcap", Collector: c}}))
+	require.Less(t, out.Len(), maxPageBytes)
+	doc := parsePage(t, out.String())
+	var d struct {
+		Report struct {
+			Findings []analyze.Finding `json:"findings"`
+		} `json:"report"`
+		Findings      []findingExtra `json:"findings"`
+		FindingCounts findingCounts  `json:"finding_counts"`
+		FindingsMore  int            `json:"findings_more"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(textOf(byID(doc, "report-data"))), &d))
+	require.Len(t, d.Report.Findings, MaxFindingRows)
+	require.Len(t, d.Findings, MaxFindingRows)
+	assert.Equal(t, findingCounts{Error: n / 50, Warning: n - n/50}, d.FindingCounts)
+	assert.Equal(t, n-MaxFindingRows, d.FindingsMore)
+	errs := 0
+	for i, f := range d.Report.Findings {
+		if f.Severity == analyze.SeverityError {
+			errs++
+		}
+		if i > 0 {
+			assert.Less(t, d.Report.Findings[i-1].Frame, f.Frame, "in the report's order")
+		}
+	}
+	assert.Equal(t, n/50, errs, "every error is listed")
+}

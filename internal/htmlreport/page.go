@@ -47,6 +47,11 @@ type pageData struct {
 	// ConnectionsTotal counts the report's connections (Report.Connections
 	// holds the first MaxConnectionRows).
 	ConnectionsTotal int `json:"connections_total"`
+	// FindingCounts counts all the report's findings by severity;
+	// FindingsMore those the page does not list (Report.Findings holds the
+	// listed ones: pickFindings).
+	FindingCounts findingCounts `json:"finding_counts"`
+	FindingsMore  int           `json:"findings_more"`
 }
 
 // pageBounds are MaxFlowRows, MaxCharts and MaxChartPoints, for the
@@ -169,12 +174,17 @@ func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error 
 			d.FlowsMore.WireBytes += rep.Flows[i].WireBytes
 		}
 	}
-	for _, fd := range rep.Findings {
+	pick, counts := pickFindings(rep.Findings)
+	d.FindingCounts, d.FindingsMore = counts, len(rep.Findings)-len(pick)
+	listedFindings := make([]analyze.Finding, 0, len(pick))
+	for _, k := range pick {
+		fd := &rep.Findings[k]
 		fe := findingExtra{Flow: -1, TNs: fd.Time.UnixNano() - t0}
 		if i, ok := flowIdx[fd.Flow]; ok {
 			fe.Flow = i
 		}
 		d.Findings = append(d.Findings, fe)
+		listedFindings = append(listedFindings, *fd)
 	}
 	if d.Flows == nil {
 		d.Flows = []flowExtra{}
@@ -197,7 +207,7 @@ func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error 
 	// page's data leaves them out rather than carry them twice.
 	shown := *rep
 	shown.Capture.Encapsulations, shown.Capture.Tunnels, shown.Pause = nil, nil, nil
-	shown.Flows = listed
+	shown.Flows, shown.Findings = listed, listedFindings
 	d.ConnectionsTotal = len(rep.Connections)
 	shown.Connections = rep.Connections[:min(len(rep.Connections), MaxConnectionRows)]
 	d.Report = &shown

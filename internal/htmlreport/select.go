@@ -23,9 +23,45 @@ const (
 	MaxFlowRows    = 1000
 	MaxCharts      = 64
 	MaxChartPoints = 48_000
-	// MaxConnectionRows bounds the connections (CM) table likewise.
+	// MaxConnectionRows bounds the connections (CM) table likewise, and
+	// MaxFindingRows the findings table: the worst first (errors, then
+	// warnings, then info, each in frame order), the rest counted (the
+	// summary counts every finding by severity).
 	MaxConnectionRows = 1000
+	MaxFindingRows    = 2000
 )
+
+// findingCounts counts findings by severity, for the page's summary.
+type findingCounts struct {
+	Error   int `json:"error"`
+	Warning int `json:"warning"`
+	Info    int `json:"info"`
+}
+
+// pickFindings returns the indexes of the findings the page lists (at
+// most MaxFindingRows, worst first, in the report's order) and the counts
+// of all of them.
+func pickFindings(fs []analyze.Finding) ([]int, findingCounts) {
+	var c findingCounts
+	idx := make([]int, len(fs))
+	for i, f := range fs {
+		idx[i] = i
+		switch f.Severity {
+		case analyze.SeverityError:
+			c.Error++
+		case analyze.SeverityWarning:
+			c.Warning++
+		default:
+			c.Info++
+		}
+	}
+	if len(fs) > MaxFindingRows {
+		sort.SliceStable(idx, func(a, b int) bool { return fs[idx[a]].Severity < fs[idx[b]].Severity })
+		idx = idx[:MaxFindingRows]
+		sort.Ints(idx)
+	}
+	return idx, c
+}
 
 // flowsMore sums the flows the page does not list.
 type flowsMore struct {

@@ -27,8 +27,7 @@
   // ---- summary and connections ----
   function renderSummary() {
     const c = R.capture;
-    const sev = { error: 0, warning: 0, info: 0 };
-    R.findings.forEach((f) => { sev[f.severity] = (sev[f.severity] || 0) + 1; });
+    const sev = D.finding_counts; // all the report's findings, listed here or not
     const items = [
       ['Files', D.files.map(esc).join(', ')],
       ['Frames', num(c.frames) + ': ' + num(c.roce_packets) + ' RDMA, ' + num(c.other_packets) + ' other, ' +
@@ -39,7 +38,8 @@
         (D.flows_more.flows ? '; ' + num(R.flows.length) + ' listed here' : '') + '; ' + num(D.charts) + ' charted'],
       ['Connections', num(D.connections_total)],
       ['Findings', '<span class="sev-error">' + sev.error + ' errors</span>, <span class="sev-warning">' + sev.warning +
-        ' warnings</span>, <span class="sev-info">' + sev.info + ' info</span>' + (R.findings_dropped ? ' (' + num(R.findings_dropped) + ' more not listed)' : '')],
+        ' warnings</span>, <span class="sev-info">' + sev.info + ' info</span>' + (R.findings_dropped ? ' (' + num(R.findings_dropped) + ' more not listed)' : '') +
+        (D.findings_more ? '; the worst ' + num(R.findings.length) + ' listed here (-o json lists them all)' : '')],
     ];
     document.getElementById('summary-body').innerHTML = '<dl class="summary">' +
       items.map(([k, v]) => '<dt>' + k + '</dt><dd>' + v + '</dd>').join('') + '</dl>';
