@@ -2,18 +2,18 @@ package analyze_test
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
-	"github.com/roce-dissect/roce-dissect/capture"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
 )
 
@@ -55,21 +55,12 @@ func TestDocRecipesMatchTruth(t *testing.T) {
 				var capBuf, truthBuf bytes.Buffer
 				truth, err := synth.Generate(cfg, &capBuf, &truthBuf)
 				require.NoError(t, err)
-				r, err := capture.NewReader(&capBuf)
-				require.NoError(t, err)
 				opts := analyze.Options{LinkSpeed: float64(truth.LinkSpeedBps)}
 				if cfg.UDPPort != 0 && cfg.UDPPort != 4791 {
 					opts.RoCEPorts = []uint16{cfg.UDPPort} // --decode-as udp.port=N, as the doc runs it
 				}
 				a := analyze.New(opts)
-				for {
-					ci, data, lt, err := r.Next()
-					if err == io.EOF {
-						break
-					}
-					require.NoError(t, err)
-					a.Feed(ci, lt, data)
-				}
+				eachFrame(t, capBuf.Bytes(), func(ci gopacket.CaptureInfo, lt gplayers.LinkType, data []byte) { a.Feed(ci, lt, data) })
 				diffs := compareTruth(t, truthBuf.Bytes(), a.Report())
 				assert.Empty(t, diffs, "report differs from the truth:\n%s", strings.Join(diffs, "\n"))
 			})

@@ -22,6 +22,21 @@ import (
 	"github.com/roce-dissect/roce-dissect/internal/synth"
 )
 
+// eachFrame calls fn with every frame of a capture held in memory.
+func eachFrame(t testing.TB, capBytes []byte, fn func(gopacket.CaptureInfo, gplayers.LinkType, []byte)) {
+	t.Helper()
+	r, err := capture.NewReader(bytes.NewReader(capBytes))
+	require.NoError(t, err)
+	for {
+		ci, data, lt, err := r.Next()
+		if err == io.EOF {
+			return
+		}
+		require.NoError(t, err)
+		fn(ci, lt, data)
+	}
+}
+
 // analyzeCapture runs the analyzer over any capture the reader takes.
 func analyzeCapture(t *testing.T, path string, opts analyze.Options) *analyze.Report {
 	t.Helper()
@@ -268,17 +283,8 @@ func TestScenarioMatrix(t *testing.T) {
 						if _, err := synth.Generate(cfg, &capBuf, &truthBuf); !assert.NoError(t, err, label) {
 							continue
 						}
-						r, err := capture.NewReader(&capBuf)
-						require.NoError(t, err, label)
 						a := analyze.New(analyze.Options{})
-						for {
-							ci, data, lt, err := r.Next()
-							if err == io.EOF {
-								break
-							}
-							require.NoError(t, err)
-							a.Feed(ci, lt, data)
-						}
+						eachFrame(t, capBuf.Bytes(), func(ci gopacket.CaptureInfo, lt gplayers.LinkType, data []byte) { a.Feed(ci, lt, data) })
 						diffs := compareTruth(t, truthBuf.Bytes(), a.Report())
 						assert.Empty(t, diffs, "%s: report differs from the truth:\n%s", label, strings.Join(diffs, "\n"))
 						n++
@@ -472,19 +478,12 @@ func TestMixImpairedMatchesTruth(t *testing.T) {
 			if _, err := synth.Generate(cfg, &capBuf, &truthBuf); !assert.NoError(t, err, label) {
 				continue
 			}
-			r, err := capture.NewReader(&capBuf)
-			require.NoError(t, err, label)
 			a := analyze.New(analyze.Options{})
 			s := analyze.NewSharded(analyze.Options{}, 3)
-			for {
-				ci, data, lt, err := r.Next()
-				if err == io.EOF {
-					break
-				}
-				require.NoError(t, err)
+			eachFrame(t, capBuf.Bytes(), func(ci gopacket.CaptureInfo, lt gplayers.LinkType, data []byte) {
 				a.Feed(ci, lt, data)
 				s.Feed(ci, lt, data)
-			}
+			})
 			diffs := compareTruth(t, truthBuf.Bytes(), a.Report())
 			assert.Empty(t, diffs, "%s: report differs from the truth:\n%s", label, strings.Join(diffs, "\n"))
 			sharded, err := s.Finish()
