@@ -154,7 +154,24 @@ type Impairments struct {
 }
 
 func (im *Impairments) any() bool {
-	return len(im.Drop)+len(im.NAK)+len(im.RNR)+len(im.Dup)+len(im.Reorder)+len(im.ECN)+len(im.CorruptICRC) > 0
+	for _, l := range im.lists() {
+		if len(*l.refs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// impairmentList is one list of Impairments and the flag that fills it.
+type impairmentList struct {
+	flag string
+	refs *[]PSNRef
+}
+
+// lists are the lists of im by flag: the one table of the impairments.
+func (im *Impairments) lists() [7]impairmentList {
+	return [7]impairmentList{{"drop", &im.Drop}, {"nak", &im.NAK}, {"rnr", &im.RNR}, {"dup", &im.Dup},
+		{"reorder", &im.Reorder}, {"ecn", &im.ECN}, {"corrupt-icrc", &im.CorruptICRC}}
 }
 
 // Config describes one generated capture. The zero value of a field

@@ -18,13 +18,10 @@ const (
 // to the first occurrence of the request packet with its PSN; unknown
 // PSNs are an error.
 func applyImpairments(list []pkt, im *Impairments, start uint32, k *NICKnobs) ([]pkt, error) {
-	for _, l := range []struct {
-		name string
-		refs []PSNRef
-	}{{"drop", im.Drop}, {"nak", im.NAK}, {"rnr", im.RNR}, {"dup", im.Dup}, {"reorder", im.Reorder}, {"ecn", im.ECN}, {"corrupt-icrc", im.CorruptICRC}} {
-		for _, r := range l.refs {
+	for _, l := range im.lists() {
+		for _, r := range *l.refs {
 			if p := r.resolve(start); findReq(list, p, 0) < 0 {
-				return nil, fmt.Errorf("synth: %w: --%s %s: the data connection has no request with PSN %d", ErrConfig, l.name, r, p)
+				return nil, fmt.Errorf("synth: %w: --%s %s: the data connection has no request with PSN %d", ErrConfig, l.flag, r, p)
 			}
 		}
 	}

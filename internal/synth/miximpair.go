@@ -19,14 +19,14 @@ import "fmt"
 // (by impairment list, then index).
 func impairedMix(im *Impairments, list []pkt, start uint32, used *[7][]bool) Impairments {
 	var out Impairments
-	for k, l := range mixImpairments(im) {
+	dst := out.lists()
+	for k, l := range im.lists() {
 		if used[k] == nil {
-			used[k] = make([]bool, len(*l))
+			used[k] = make([]bool, len(*l.refs))
 		}
-		dst := mixImpairments(&out)[k]
-		for i, r := range *l {
+		for i, r := range *l.refs {
 			if findReq(list, r.resolve(start), 0) >= 0 {
-				*dst = append(*dst, r)
+				*dst[k].refs = append(*dst[k].refs, r)
 				used[k][i] = true
 			}
 		}
@@ -34,19 +34,12 @@ func impairedMix(im *Impairments, list []pkt, start uint32, used *[7][]bool) Imp
 	return out
 }
 
-// mixImpairments are the lists of im, named by mixImpairmentNames.
-func mixImpairments(im *Impairments) [7]*[]PSNRef {
-	return [7]*[]PSNRef{&im.Drop, &im.NAK, &im.RNR, &im.Dup, &im.Reorder, &im.ECN, &im.CorruptICRC}
-}
-
-var mixImpairmentNames = [7]string{"drop", "nak", "rnr", "dup", "reorder", "ecn", "corrupt-icrc"}
-
 // checkUsed returns an error naming an impairment no connection took.
 func checkUsed(im *Impairments, used *[7][]bool) error {
-	for k, l := range mixImpairments(im) {
-		for i, r := range *l {
+	for k, l := range im.lists() {
+		for i, r := range *l.refs {
 			if !used[k][i] {
-				return fmt.Errorf("synth: %w: --%s %s: no connection of the mix sends a request with that PSN", ErrConfig, mixImpairmentNames[k], r)
+				return fmt.Errorf("synth: %w: --%s %s: no connection of the mix sends a request with that PSN", ErrConfig, l.flag, r)
 			}
 		}
 	}
