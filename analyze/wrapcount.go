@@ -54,9 +54,7 @@ func (c *wrapCounts) count(ws []Wrap) {
 	if c.chains == nil {
 		c.chains, c.tunnels = make(map[wrapChain]uint64), make(map[Wrap]uint64)
 	}
-	if ch := chainOf(ws); len(c.chains) < maxChains {
-		c.chains[ch]++
-	} else if _, ok := c.chains[ch]; ok {
+	if ch := chainOf(ws); c.chains[ch] > 0 || len(c.chains) < maxChains {
 		c.chains[ch]++
 	} else {
 		c.chainsUnlisted++
