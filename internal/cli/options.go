@@ -261,7 +261,7 @@ func parseArgs(args []string) (*config, []string, error) {
 	if cfg.html != "" && !strings.HasSuffix(cfg.html, ".html") && !strings.HasSuffix(cfg.html, ".htm") {
 		return nil, nil, fmt.Errorf("%w: --html wants a .html or .htm file", errUsage)
 	}
-	if err := checkTrace(cfg, files); err != nil {
+	if err := checkTrace(cfg); err != nil {
 		return nil, nil, err
 	}
 	if err := checkInputs(cfg, files); err != nil {

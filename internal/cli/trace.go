@@ -15,7 +15,7 @@ import (
 // checkTrace refuses a --trace FILE that is not a .json file: with its
 // name forgotten, --trace a.pcap b.pcap would write the trace over the
 // capture a.pcap.
-func checkTrace(cfg *config, _ []string) error {
+func checkTrace(cfg *config) error {
 	if cfg.trace == "" {
 		return nil
 	}
