@@ -217,29 +217,71 @@ func compareFindings(want []any, got []analyze.Finding) []string {
 	return diffs
 }
 
+// scaleImpairments turns every PSN offset of im, which names request
+// packets by index, into k times it: a READ REQUEST of k path MTUs
+// reserves k PSNs.
+func scaleImpairments(im synth.Impairments, k uint32) synth.Impairments {
+	for _, l := range []*[]synth.PSNRef{&im.Drop, &im.NAK, &im.RNR, &im.Dup, &im.Reorder, &im.ECN, &im.CorruptICRC} {
+		refs := make([]synth.PSNRef, len(*l))
+		for i, r := range *l {
+			refs[i] = synth.PSNRef{Value: r.Value * k, Relative: true}
+		}
+		*l = refs
+	}
+	return im
+}
+
+// requestShape is the PSNs per request k, the messages and their size
+// with which scenario sc has at least 12 request packets at path MTU
+// mtu, so that every index an impairment names exists.
+func requestShape(sc string, mtu int) (k uint32, msgs, size int) {
+	k, msgs, size = 1, 6, 3*mtu
+	switch sc {
+	case synth.ScenarioReadBW:
+		k, msgs = 3, 12
+	case synth.ScenarioAtomic:
+		msgs = 18
+	case synth.ScenarioUD:
+		msgs, size = 18, mtu
+	}
+	return k, msgs, size
+}
+
+// generateAndCompare generates cfg in memory, analyzes it and asserts
+// that the report is the generator's truth field by field; it returns the
+// truth and the report, or nils where cfg does not generate.
+func generateAndCompare(t *testing.T, cfg synth.Config, label string) (*synth.Truth, *analyze.Report) {
+	t.Helper()
+	var capBuf, truthBuf bytes.Buffer
+	truth, err := synth.Generate(cfg, &capBuf, &truthBuf)
+	if !assert.NoError(t, err, label) {
+		return nil, nil
+	}
+	a := analyze.New(analyze.Options{})
+	eachFrame(t, capBuf.Bytes(), func(ci gopacket.CaptureInfo, lt gplayers.LinkType, data []byte) { a.Feed(ci, lt, data) })
+	rep := a.Report()
+	diffs := compareTruth(t, truthBuf.Bytes(), rep)
+	assert.Empty(t, diffs, "%s: report differs from the truth:\n%s", label, strings.Join(diffs, "\n"))
+	return truth, rep
+}
+
+// matrixRuns reports whether TestScenarioMatrix runs impairment name on
+// scenario sc over enc at path MTU mtu: every MTU clean and with loss,
+// every impairment at 1024, ECN only where there is an IP header to mark,
+// and no NAK or RNR NAK on UD, which is not acknowledged.
+func matrixRuns(sc string, enc synth.Encap, mtu int, name string) bool {
+	if name == "ecn" && !enc.RoCEv2() || sc == synth.ScenarioUD && (name == "nak" || name == "drop+nak" || name == "lost-last" || name == "rnr") {
+		return false
+	}
+	return mtu == 1024 || name == "clean" || name == "drop+nak"
+}
+
 // TestScenarioMatrix generates every scenario over every encapsulation and
 // path MTU, with every impairment, in memory, and compares the report with
 // the generator's truth field by field.
 func TestScenarioMatrix(t *testing.T) {
-	// Impairments name request packets by index; rel turns them into PSN
-	// offsets (a READ REQUEST of 3 path MTUs reserves 3 PSNs).
-	rel := func(vs ...uint32) []synth.PSNRef {
-		var out []synth.PSNRef
-		for _, v := range vs {
-			out = append(out, synth.PSNRef{Value: v, Relative: true})
-		}
-		return out
-	}
-	scale := func(im synth.Impairments, k uint32) synth.Impairments {
-		for _, l := range []*[]synth.PSNRef{&im.Drop, &im.NAK, &im.RNR, &im.Dup, &im.Reorder, &im.ECN, &im.CorruptICRC} {
-			refs := make([]synth.PSNRef, len(*l))
-			for i, r := range *l {
-				refs[i] = synth.PSNRef{Value: r.Value * k, Relative: true}
-			}
-			*l = refs
-		}
-		return im
-	}
+	// Impairments name request packets by index; scaleImpairments turns
+	// them into PSN offsets.
 	impairments := map[string]synth.Impairments{
 		"clean":    {},
 		"drop":     {Drop: rel(3, 10)},
@@ -260,34 +302,15 @@ func TestScenarioMatrix(t *testing.T) {
 		for _, enc := range encaps {
 			for _, mtu := range []int{256, 512, 1024, 2048, 4096} {
 				for name, im := range impairments {
-					if name == "ecn" && !enc.RoCEv2() || sc == synth.ScenarioUD && (name == "nak" || name == "drop+nak" || name == "lost-last" || name == "rnr") {
+					if !matrixRuns(sc, enc, mtu, name) {
 						continue
 					}
-					if mtu != 1024 && name != "clean" && name != "drop+nak" {
-						continue // every MTU clean and with loss; every impairment at 1024
-					}
+					k, msgs, size := requestShape(sc, mtu)
 					for _, snap := range []int{0, 128} {
-						// At least 12 request packets, so that every index exists.
-						k, msgs, size := uint32(1), 6, 3*mtu
-						switch sc {
-						case synth.ScenarioReadBW:
-							k, msgs = 3, 12
-						case synth.ScenarioAtomic:
-							msgs = 18
-						case synth.ScenarioUD:
-							msgs, size = 18, mtu
+						cfg := synth.Config{Scenario: sc, Encap: enc, MTU: mtu, Messages: msgs, MsgSize: size, SnapLen: snap, Impairments: scaleImpairments(im, k)}
+						if truth, _ := generateAndCompare(t, cfg, fmt.Sprintf("%s/%s/mtu%d/%s/snap%d", sc, enc, mtu, name, snap)); truth != nil {
+							n++
 						}
-						cfg := synth.Config{Scenario: sc, Encap: enc, MTU: mtu, Messages: msgs, MsgSize: size, SnapLen: snap, Impairments: scale(im, k)}
-						label := fmt.Sprintf("%s/%s/mtu%d/%s/snap%d", sc, enc, mtu, name, snap)
-						var capBuf, truthBuf bytes.Buffer
-						if _, err := synth.Generate(cfg, &capBuf, &truthBuf); !assert.NoError(t, err, label) {
-							continue
-						}
-						a := analyze.New(analyze.Options{})
-						eachFrame(t, capBuf.Bytes(), func(ci gopacket.CaptureInfo, lt gplayers.LinkType, data []byte) { a.Feed(ci, lt, data) })
-						diffs := compareTruth(t, truthBuf.Bytes(), a.Report())
-						assert.Empty(t, diffs, "%s: report differs from the truth:\n%s", label, strings.Join(diffs, "\n"))
-						n++
 					}
 				}
 			}
