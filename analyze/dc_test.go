@@ -103,13 +103,8 @@ func TestRealDCFrames(t *testing.T) {
 // payload, messages, MTU, PSN gaps and retransmissions; a clean capture has
 // no findings at all.
 func TestDCScenarios(t *testing.T) {
-	rel := func(vs ...uint32) []synth.PSNRef {
-		var out []synth.PSNRef
-		for _, v := range vs {
-			out = append(out, synth.PSNRef{Value: v, Relative: true})
-		}
-		return out
-	}
+	// Impairments name request packets by index; scaleImpairments turns
+	// them into PSN offsets.
 	impairments := map[string]synth.Impairments{
 		"clean":    {},
 		"drop+nak": {Drop: rel(2), NAK: rel(8)},
@@ -123,54 +118,35 @@ func TestDCScenarios(t *testing.T) {
 			for name, im := range impairments {
 				// A READ of 3 path MTUs reserves 3 PSNs: impairments name
 				// every third PSN.
-				msgs, size, k := 6, 3*1024, uint32(1)
-				switch sc {
-				case synth.ScenarioReadBW:
-					msgs, k = 12, 3
-				case synth.ScenarioAtomic:
-					msgs = 18
-				}
-				for _, l := range []*[]synth.PSNRef{&im.Drop, &im.NAK, &im.RNR, &im.Dup} {
-					refs := make([]synth.PSNRef, len(*l))
-					for i, r := range *l {
-						refs[i] = synth.PSNRef{Value: r.Value * k, Relative: true}
-					}
-					*l = refs
-				}
+				k, msgs, size := requestShape(sc, 1024)
 				for _, snap := range []int{0, 128} {
-					cfg := synth.Config{Scenario: sc, Encap: enc, MTU: 1024, Messages: msgs, MsgSize: size, SnapLen: snap, Impairments: im, DC: true}
+					cfg := synth.Config{Scenario: sc, Encap: enc, MTU: 1024, Messages: msgs, MsgSize: size, SnapLen: snap, Impairments: scaleImpairments(im, k), DC: true}
 					label := fmt.Sprintf("%s/%s/%s/snap%d", sc, enc, name, snap)
-					var capBuf, truthBuf bytes.Buffer
-					truth, err := synth.Generate(cfg, &capBuf, &truthBuf)
-					require.NoError(t, err, label)
-					for _, f := range truth.Flows {
-						require.Equal(t, "DC", f.Transport, label)
-					}
-					r, err := capture.NewReader(&capBuf)
-					require.NoError(t, err, label)
-					a := analyze.New(analyze.Options{})
-					for {
-						ci, data, lt, err := r.Next()
-						if err != nil {
-							break
-						}
-						a.Feed(ci, lt, data)
-					}
-					rep := a.Report()
-					diffs := compareTruth(t, truthBuf.Bytes(), rep)
-					assert.Empty(t, diffs, "%s: report differs from the truth:\n%s", label, strings.Join(diffs, "\n"))
-					if name == "clean" {
-						assert.Empty(t, rep.Findings, label)
-					}
-					for _, f := range rep.Findings {
-						assert.NotEqual(t, analyze.KindDMALength, f.Kind, label)
-					}
+					truth, rep := generateAndCompare(t, cfg, label)
+					require.NotNil(t, truth, label)
+					checkDCReport(t, truth, rep, name == "clean", label)
 					n++
 				}
 			}
 		}
 	}
 	t.Logf("%d generated DC captures compared with their truth", n)
+}
+
+// checkDCReport checks what TestDCScenarios asks of a DC capture beyond
+// its truth: every flow the generator wrote is DC, a clean capture has
+// no findings at all, and no capture a dma_length_mismatch.
+func checkDCReport(t *testing.T, truth *synth.Truth, rep *analyze.Report, clean bool, label string) {
+	t.Helper()
+	for _, f := range truth.Flows {
+		require.Equal(t, "DC", f.Transport, label)
+	}
+	if clean {
+		assert.Empty(t, rep.Findings, label)
+	}
+	for _, f := range rep.Findings {
+		assert.NotEqual(t, analyze.KindDMALength, f.Kind, label)
+	}
 }
 
 // TestDCZeroAllocs: once its flows exist, a DC packet is analyzed without
