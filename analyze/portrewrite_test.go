@@ -79,24 +79,7 @@ func TestSnifferSrcPortRewrite(t *testing.T) {
 				frames, cis, lt, truth := genFrames(t, cfg)
 				require.Len(t, frames, len(sent), label)
 
-				a := analyze.New(analyze.Options{})
-				var rewritten uint64
-				for i, data := range frames {
-					require.Equal(t, uint16(4791), udpSrcPort(t, data), "%s frame %d: the sniffer's port", label, i+1)
-					p := a.Feed(cis[i], lt, data)
-					if p.ICRC.Status == layers.ICRCUnverifiable {
-						assert.False(t, p.SrcPortRewritten, "%s frame %d", label, i+1)
-						continue
-					}
-					if p.ICRC.Status == layers.ICRCBad {
-						assert.False(t, p.SrcPortRewritten, "%s frame %d", label, i+1)
-						continue
-					}
-					rewritten++
-					assert.True(t, p.SrcPortRewritten, "%s frame %d", label, i+1)
-					assert.Equal(t, udpSrcPort(t, sent[i]), p.OriginalSrcPort, "%s frame %d: the port it was sent with", label, i+1)
-				}
-				rep := a.Report()
+				rep, rewritten := analyzeRewritten(t, frames, sent, cis, lt, label)
 				diffs := compareTruth(t, truth, rep)
 				assert.Empty(t, diffs, "%s: report differs from the truth:\n%s", label, strings.Join(diffs, "\n"))
 				assert.Equal(t, rewritten, rep.Capture.ICRCPortRewritten, label)
@@ -105,20 +88,56 @@ func TestSnifferSrcPortRewrite(t *testing.T) {
 				}
 
 				plain := analyzeFrames(sent, cis, lt)
-				require.Len(t, rep.Flows, len(plain.Flows), label)
-				for i, f := range rep.Flows {
-					pf := plain.Flows[i]
-					assert.Equal(t, pf.ICRC.OK, f.ICRC.OK, label)
-					assert.Equal(t, pf.ICRC.Bad, f.ICRC.Bad, label)
-					assert.Equal(t, pf.ICRC.Unverifiable, f.ICRC.Unverifiable, label)
-					assert.Equal(t, f.ICRC.OK, f.ICRC.PortRewritten, "%s: every verified packet had its port rewritten", label)
-					f.ICRC, pf.ICRC = analyze.ICRCCounts{}, analyze.ICRCCounts{}
-					assert.Equal(t, pf, f, label)
-				}
-				assert.Equal(t, findingKinds(plain), findingKinds(rep), label)
+				checkSameAsSent(t, plain, rep, label)
 			}
 		}
 	}
+}
+
+// analyzeRewritten analyzes frames, whose UDP source ports the sniffer
+// rewrote, checking each: its port is the sniffer's 4791, and a packet
+// whose ICRC verifies is marked rewritten, with the port of the frame as
+// sent (sent), while one whose ICRC is bad or unverifiable is not. It
+// returns the report and the packets marked rewritten.
+func analyzeRewritten(t *testing.T, frames, sent [][]byte, cis []gopacket.CaptureInfo, lt gplayers.LinkType, label string) (*analyze.Report, uint64) {
+	t.Helper()
+	a := analyze.New(analyze.Options{})
+	var rewritten uint64
+	for i, data := range frames {
+		require.Equal(t, uint16(4791), udpSrcPort(t, data), "%s frame %d: the sniffer's port", label, i+1)
+		p := a.Feed(cis[i], lt, data)
+		if p.ICRC.Status == layers.ICRCUnverifiable {
+			assert.False(t, p.SrcPortRewritten, "%s frame %d", label, i+1)
+			continue
+		}
+		if p.ICRC.Status == layers.ICRCBad {
+			assert.False(t, p.SrcPortRewritten, "%s frame %d", label, i+1)
+			continue
+		}
+		rewritten++
+		assert.True(t, p.SrcPortRewritten, "%s frame %d", label, i+1)
+		assert.Equal(t, udpSrcPort(t, sent[i]), p.OriginalSrcPort, "%s frame %d: the port it was sent with", label, i+1)
+	}
+	return a.Report(), rewritten
+}
+
+// checkSameAsSent checks the report of a capture the sniffer rewrote
+// against the report of the capture as sent (plain): the same flows with
+// the same ICRC counts, every verified packet's port rewritten, and the
+// same findings.
+func checkSameAsSent(t *testing.T, plain, rep *analyze.Report, label string) {
+	t.Helper()
+	require.Len(t, rep.Flows, len(plain.Flows), label)
+	for i, f := range rep.Flows {
+		pf := plain.Flows[i]
+		assert.Equal(t, pf.ICRC.OK, f.ICRC.OK, label)
+		assert.Equal(t, pf.ICRC.Bad, f.ICRC.Bad, label)
+		assert.Equal(t, pf.ICRC.Unverifiable, f.ICRC.Unverifiable, label)
+		assert.Equal(t, f.ICRC.OK, f.ICRC.PortRewritten, "%s: every verified packet had its port rewritten", label)
+		f.ICRC, pf.ICRC = analyze.ICRCCounts{}, analyze.ICRCCounts{}
+		assert.Equal(t, pf, f, label)
+	}
+	assert.Equal(t, findingKinds(plain), findingKinds(rep), label)
 }
 
 // analyzeFrames analyzes frames in memory.
