@@ -37,71 +37,94 @@ func TestCMMessages(t *testing.T) {
 					assert.Equal(t, cm.ClassCM, mad.Header.MgmtClass, msg)
 					assert.Equal(t, cm.MethodSend, mad.Header.Method, msg)
 					seen[fi.CM]++
-					switch m := mad.Message.(type) {
-					case *cm.ConnectRequest:
-						c := byReq[m.LocalQPN]
-						require.NotNil(t, c, msg)
-						byComm[m.LocalCommID] = c
-						assert.Equal(t, *c.Requester.StartingPSN, m.StartingPSN, msg)
-						assert.Equal(t, *c.PathMTU, m.PathMTU.Bytes(), msg)
-						assert.Equal(t, cm.TransportServiceType(0), m.TransportServiceType, msg)
-						if enc.Native() {
-							assert.Equal(t, c.Requester.IP, fmt.Sprintf("LID %d", m.PrimaryLocalLID), msg)
-							assert.Equal(t, c.Responder.IP, fmt.Sprintf("LID %d", m.PrimaryRemoteLID), msg)
-						} else {
-							assert.Equal(t, c.Requester.IP, m.PrimaryLocalGID.String(), msg)
-							assert.Equal(t, c.Responder.IP, m.PrimaryRemoteGID.String(), msg)
-						}
-						ip, ok := m.IPPrivateData()
-						require.True(t, ok, msg)
-						if enc.RoCEv2() {
-							assert.Equal(t, c.Requester.IP, ip.SourceIP.String(), msg)
-							assert.Equal(t, c.Responder.IP, ip.DestinationIP.String(), msg)
-						}
-					case *cm.ConnectReply:
-						c := byComm[m.RemoteCommID]
-						require.NotNil(t, c, msg)
-						assert.Equal(t, *c.Responder.QPN, m.LocalQPN, msg)
-						assert.Equal(t, *c.Responder.StartingPSN, m.StartingPSN, msg)
-					case *cm.ReadyToUse:
-						assert.NotNil(t, byComm[m.LocalCommID], msg)
-					case *cm.DisconnectRequest:
-						c := byComm[m.LocalCommID]
-						require.NotNil(t, c, msg)
-						assert.Equal(t, *c.Responder.QPN, m.RemoteQPN, msg)
-					case *cm.DisconnectReply:
-						assert.NotNil(t, byComm[m.RemoteCommID], msg)
-					default:
-						t.Fatalf("%s: message %T", msg, mad.Message)
-					}
+					checkCMMessage(t, mad.Message, enc, byReq, byComm, msg)
 				}
 				n := len(tr.Connections)
 				assert.Equal(t, map[string]int{"REQ": n, "REP": n, "RTU": n, "DREQ": n, "DREP": n}, seen)
-				// As real stacks do (Linux cm.c), the requester's requests
-				// start at the REP's StartingPSN: the first request to each
-				// responder QP carries it.
-				repPSN := map[uint32]uint32{} // responder QPN → REP StartingPSN
-				for _, c := range tr.Connections {
-					require.NotNil(t, c.Responder.QPN)
-					require.NotNil(t, c.Responder.StartingPSN)
-					require.NotNil(t, c.Requester.StartingPSN)
-					repPSN[*c.Responder.QPN] = *c.Responder.StartingPSN
-					require.NotNil(t, c.Requester.SendPSN)
-					assert.Equal(t, *c.Responder.StartingPSN, *c.Requester.SendPSN)
-					require.NotNil(t, c.Responder.SendPSN)
-					assert.Equal(t, *c.Requester.StartingPSN, *c.Responder.SendPSN)
-				}
-				firstReq := map[uint32]bool{}
-				for _, fi := range infos {
-					want, ok := repPSN[fi.DestQP]
-					if fi.CM != "" || !fi.Opcode.IsRequest() || !ok || firstReq[fi.DestQP] {
-						continue
-					}
-					firstReq[fi.DestQP] = true
-					assert.Equal(t, want, fi.PSN, "first request to QP 0x%x", fi.DestQP)
-				}
-				assert.NotEmpty(t, firstReq)
+				checkRequestsStartAtREP(t, tr, infos)
 			})
 		}
 	}
+}
+
+// checkCMMessage checks a decoded CM message against the truth's
+// connections, by the requester's QPN (byReq) or by the requester's
+// LocalCommID (byComm, which a REQ fills).
+func checkCMMessage(t *testing.T, message cm.Message, enc Encap, byReq, byComm map[uint32]*Connection, msg string) {
+	t.Helper()
+	switch m := message.(type) {
+	case *cm.ConnectRequest:
+		c := byReq[m.LocalQPN]
+		require.NotNil(t, c, msg)
+		byComm[m.LocalCommID] = c
+		checkConnectRequest(t, m, c, enc, msg)
+	case *cm.ConnectReply:
+		c := byComm[m.RemoteCommID]
+		require.NotNil(t, c, msg)
+		assert.Equal(t, *c.Responder.QPN, m.LocalQPN, msg)
+		assert.Equal(t, *c.Responder.StartingPSN, m.StartingPSN, msg)
+	case *cm.ReadyToUse:
+		assert.NotNil(t, byComm[m.LocalCommID], msg)
+	case *cm.DisconnectRequest:
+		c := byComm[m.LocalCommID]
+		require.NotNil(t, c, msg)
+		assert.Equal(t, *c.Responder.QPN, m.RemoteQPN, msg)
+	case *cm.DisconnectReply:
+		assert.NotNil(t, byComm[m.RemoteCommID], msg)
+	default:
+		t.Fatalf("%s: message %T", msg, message)
+	}
+}
+
+// checkConnectRequest checks a REQ against its connection c: the
+// requester's starting PSN, the path MTU, RC, the endpoints (LIDs on
+// native IB, else GIDs) and, over RoCE v2, the IP addresses of its
+// private data.
+func checkConnectRequest(t *testing.T, m *cm.ConnectRequest, c *Connection, enc Encap, msg string) {
+	t.Helper()
+	assert.Equal(t, *c.Requester.StartingPSN, m.StartingPSN, msg)
+	assert.Equal(t, *c.PathMTU, m.PathMTU.Bytes(), msg)
+	assert.Equal(t, cm.TransportServiceType(0), m.TransportServiceType, msg)
+	if enc.Native() {
+		assert.Equal(t, c.Requester.IP, fmt.Sprintf("LID %d", m.PrimaryLocalLID), msg)
+		assert.Equal(t, c.Responder.IP, fmt.Sprintf("LID %d", m.PrimaryRemoteLID), msg)
+	} else {
+		assert.Equal(t, c.Requester.IP, m.PrimaryLocalGID.String(), msg)
+		assert.Equal(t, c.Responder.IP, m.PrimaryRemoteGID.String(), msg)
+	}
+	ip, ok := m.IPPrivateData()
+	require.True(t, ok, msg)
+	if enc.RoCEv2() {
+		assert.Equal(t, c.Requester.IP, ip.SourceIP.String(), msg)
+		assert.Equal(t, c.Responder.IP, ip.DestinationIP.String(), msg)
+	}
+}
+
+// checkRequestsStartAtREP checks that, as real stacks do (Linux cm.c),
+// the requester's requests start at the REP's StartingPSN: the first
+// request to each responder QP carries it, and each side's send PSN is
+// the other's starting PSN.
+func checkRequestsStartAtREP(t *testing.T, tr *Truth, infos []FrameInfo) {
+	t.Helper()
+	repPSN := map[uint32]uint32{} // responder QPN → REP StartingPSN
+	for _, c := range tr.Connections {
+		require.NotNil(t, c.Responder.QPN)
+		require.NotNil(t, c.Responder.StartingPSN)
+		require.NotNil(t, c.Requester.StartingPSN)
+		repPSN[*c.Responder.QPN] = *c.Responder.StartingPSN
+		require.NotNil(t, c.Requester.SendPSN)
+		assert.Equal(t, *c.Responder.StartingPSN, *c.Requester.SendPSN)
+		require.NotNil(t, c.Responder.SendPSN)
+		assert.Equal(t, *c.Requester.StartingPSN, *c.Responder.SendPSN)
+	}
+	firstReq := map[uint32]bool{}
+	for _, fi := range infos {
+		want, ok := repPSN[fi.DestQP]
+		if fi.CM != "" || !fi.Opcode.IsRequest() || !ok || firstReq[fi.DestQP] {
+			continue
+		}
+		firstReq[fi.DestQP] = true
+		assert.Equal(t, want, fi.PSN, "first request to QP 0x%x", fi.DestQP)
+	}
+	assert.NotEmpty(t, firstReq)
 }
