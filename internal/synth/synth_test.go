@@ -121,72 +121,89 @@ func checkDecode(t *testing.T, capture []byte, infos []FrameInfo, encap Encap) {
 		assert.Equal(t, fi.PSN, bth.PSN, msg)
 		assert.Equal(t, fi.DestQP, bth.DestQP, msg)
 		assert.Equal(t, fi.AckReq, bth.AckReq, msg)
-		// ICRC as the generator says.
-		if il := pkt.Layer(layers.LayerTypeICRC); il != nil && fi.SrcPortRewritten && fi.ICRC == layers.ICRCOK {
-			checkSnifferPort(t, pkt, il.(*layers.ICRC), fi, msg)
-		} else if il != nil {
-			assert.Equal(t, fi.ICRC, il.(*layers.ICRC).Status, msg)
-		} else {
-			assert.Equal(t, layers.ICRCUnverifiable, fi.ICRC, msg)
-		}
-		if encap.Native() && !truncated {
-			vl := pkt.Layer(layers.LayerTypeVCRC)
-			require.NotNil(t, vl, msg)
-			assert.Equal(t, layers.ICRCOK, vl.(*layers.VCRC).Status, msg)
-		}
-		if encap.RoCEv2() {
-			var ecn uint8
-			if ip4, ok := pkt.Layer(gplayers.LayerTypeIPv4).(*gplayers.IPv4); ok {
-				ecn = ip4.TOS & 3
-			} else if ip6, ok := pkt.Layer(gplayers.LayerTypeIPv6).(*gplayers.IPv6); ok {
-				ecn = ip6.TrafficClass & 3
-			} else {
-				t.Fatalf("%s: no IP layer", msg)
-			}
-			assert.Equal(t, fi.ECNCE, ecn == 3, msg)
-		}
-		if encap == EncapVLAN {
-			d, ok := pkt.Layer(gplayers.LayerTypeDot1Q).(*gplayers.Dot1Q)
-			require.True(t, ok, msg)
-			assert.Equal(t, uint16(vlanID), d.VLANIdentifier)
-		}
+		checkTrailersAndLink(t, pkt, fi, encap, truncated, msg)
 		if truncated {
 			continue
 		}
-		if l, ok := pkt.Layer(layers.LayerTypeRETH).(*layers.RETH); ok {
-			assert.Equal(t, fi.DMALength, l.DMALength, msg)
-			assert.Equal(t, fi.VA, l.VA, msg)
-			assert.Equal(t, fi.RKey, l.RKey, msg)
+		checkHeadersAfterBTH(t, pkt, bth, fi, msg)
+	}
+}
+
+// checkTrailersAndLink checks what a frame carries outside the transport
+// headers as the generator says: its ICRC (with the sniffer's port where
+// it rewrote it), the VCRC of native IB frames it did not cut, the ECN
+// field of RoCE v2 and the VLAN tag.
+func checkTrailersAndLink(t *testing.T, pkt gopacket.Packet, fi FrameInfo, encap Encap, truncated bool, msg string) {
+	t.Helper()
+	// ICRC as the generator says.
+	if il := pkt.Layer(layers.LayerTypeICRC); il != nil && fi.SrcPortRewritten && fi.ICRC == layers.ICRCOK {
+		checkSnifferPort(t, pkt, il.(*layers.ICRC), fi, msg)
+	} else if il != nil {
+		assert.Equal(t, fi.ICRC, il.(*layers.ICRC).Status, msg)
+	} else {
+		assert.Equal(t, layers.ICRCUnverifiable, fi.ICRC, msg)
+	}
+	if encap.Native() && !truncated {
+		vl := pkt.Layer(layers.LayerTypeVCRC)
+		require.NotNil(t, vl, msg)
+		assert.Equal(t, layers.ICRCOK, vl.(*layers.VCRC).Status, msg)
+	}
+	if encap.RoCEv2() {
+		var ecn uint8
+		if ip4, ok := pkt.Layer(gplayers.LayerTypeIPv4).(*gplayers.IPv4); ok {
+			ecn = ip4.TOS & 3
+		} else if ip6, ok := pkt.Layer(gplayers.LayerTypeIPv6).(*gplayers.IPv6); ok {
+			ecn = ip6.TrafficClass & 3
+		} else {
+			t.Fatalf("%s: no IP layer", msg)
 		}
-		if l, ok := pkt.Layer(layers.LayerTypeAETH).(*layers.AETH); ok {
-			assert.Equal(t, fi.Syndrome, l.Syndrome, msg)
-			assert.Equal(t, fi.MSN, l.MSN, msg)
-		}
-		if l, ok := pkt.Layer(layers.LayerTypeDETH).(*layers.DETH); ok {
-			assert.Equal(t, fi.QKey, l.QKey, msg)
-			assert.Equal(t, fi.SrcQP, l.SrcQP, msg)
-		}
-		if l, ok := pkt.Layer(layers.LayerTypeAtomicETH).(*layers.AtomicETH); ok {
-			assert.Equal(t, fi.VA, l.VA, msg)
-		}
-		if l, ok := pkt.Layer(layers.LayerTypeImmDt).(*layers.ImmDt); ok {
-			assert.Equal(t, fi.Immediate, l.Immediate, msg)
-		}
-		if l, ok := pkt.Layer(layers.LayerTypeIETH).(*layers.IETH); ok {
-			assert.Equal(t, fi.Immediate, l.RKey, msg)
-		}
-		assert.Equal(t, fi.PayloadLen, bth.PayloadLen(), msg)
-		if fi.CM != "" {
-			// The MAD: a CM Send of the right attribute (the bytes after
-			// the extension headers).
-			mad := bth.LayerPayload()[bth.Opcode.HeaderLen():]
-			require.Len(t, mad, madLen, msg)
-			assert.Equal(t, []byte{1, 0x07, 2, 0x03}, mad[:4], msg)
-			attr := map[string]uint16{"REQ": attrREQ, "REP": attrREP, "RTU": attrRTU, "DREQ": attrDREQ, "DREP": attrDREP}[fi.CM]
-			assert.Equal(t, attr, binary.BigEndian.Uint16(mad[16:18]), msg)
-			assert.Equal(t, uint32(layers.QKeyGSI), fi.QKey, msg)
-			assert.Equal(t, uint32(1), fi.DestQP, msg)
-		}
+		assert.Equal(t, fi.ECNCE, ecn == 3, msg)
+	}
+	if encap == EncapVLAN {
+		d, ok := pkt.Layer(gplayers.LayerTypeDot1Q).(*gplayers.Dot1Q)
+		require.True(t, ok, msg)
+		assert.Equal(t, uint16(vlanID), d.VLANIdentifier)
+	}
+}
+
+// checkHeadersAfterBTH checks the extension headers of a frame the
+// capture holds whole, its payload length and, for a CM MAD, the MAD's
+// class, method and attribute, as the generator says.
+func checkHeadersAfterBTH(t *testing.T, pkt gopacket.Packet, bth *layers.BTH, fi FrameInfo, msg string) {
+	t.Helper()
+	if l, ok := pkt.Layer(layers.LayerTypeRETH).(*layers.RETH); ok {
+		assert.Equal(t, fi.DMALength, l.DMALength, msg)
+		assert.Equal(t, fi.VA, l.VA, msg)
+		assert.Equal(t, fi.RKey, l.RKey, msg)
+	}
+	if l, ok := pkt.Layer(layers.LayerTypeAETH).(*layers.AETH); ok {
+		assert.Equal(t, fi.Syndrome, l.Syndrome, msg)
+		assert.Equal(t, fi.MSN, l.MSN, msg)
+	}
+	if l, ok := pkt.Layer(layers.LayerTypeDETH).(*layers.DETH); ok {
+		assert.Equal(t, fi.QKey, l.QKey, msg)
+		assert.Equal(t, fi.SrcQP, l.SrcQP, msg)
+	}
+	if l, ok := pkt.Layer(layers.LayerTypeAtomicETH).(*layers.AtomicETH); ok {
+		assert.Equal(t, fi.VA, l.VA, msg)
+	}
+	if l, ok := pkt.Layer(layers.LayerTypeImmDt).(*layers.ImmDt); ok {
+		assert.Equal(t, fi.Immediate, l.Immediate, msg)
+	}
+	if l, ok := pkt.Layer(layers.LayerTypeIETH).(*layers.IETH); ok {
+		assert.Equal(t, fi.Immediate, l.RKey, msg)
+	}
+	assert.Equal(t, fi.PayloadLen, bth.PayloadLen(), msg)
+	if fi.CM != "" {
+		// The MAD: a CM Send of the right attribute (the bytes after
+		// the extension headers).
+		mad := bth.LayerPayload()[bth.Opcode.HeaderLen():]
+		require.Len(t, mad, madLen, msg)
+		assert.Equal(t, []byte{1, 0x07, 2, 0x03}, mad[:4], msg)
+		attr := map[string]uint16{"REQ": attrREQ, "REP": attrREP, "RTU": attrRTU, "DREQ": attrDREQ, "DREP": attrDREP}[fi.CM]
+		assert.Equal(t, attr, binary.BigEndian.Uint16(mad[16:18]), msg)
+		assert.Equal(t, uint32(layers.QKeyGSI), fi.QKey, msg)
+		assert.Equal(t, uint32(1), fi.DestQP, msg)
 	}
 }
 
