@@ -128,52 +128,69 @@ func BenchmarkDecodeLayer(b *testing.B) {
 	}
 }
 
+// parserBenchCase is a case of BenchmarkDecodingLayerParser: a frame,
+// the container (sparse: DecodingLayerSparse, else gopacket's default
+// map) and whether the ICRC is checked too.
+type parserBenchCase struct {
+	name         string
+	data         []byte
+	sparse, icrc bool
+}
+
+// parserBenchCases are the cases of BenchmarkDecodingLayerParser: each
+// frame with each container, without and with the ICRC check, named
+// FRAME/map, FRAME/map+ICRC, FRAME/sparse and FRAME/sparse+ICRC.
+func parserBenchCases(b *testing.B) []parserBenchCase {
+	frames := []struct {
+		name string
+		data []byte
+	}{{"WRITE_FIRST", writeFirstFrame(b, 1024)}, {"ACK", ackFrame()}}
+	var out []parserBenchCase
+	for _, f := range frames {
+		for _, container := range []string{"map", "sparse"} {
+			for _, check := range []string{"", "+ICRC"} {
+				out = append(out, parserBenchCase{f.name + "/" + container + check, f.data, container == "sparse", check != ""})
+			}
+		}
+	}
+	return out
+}
+
+// useSparseContainer makes parser find the layers of std and ib in a
+// DecodingLayerSparse instead of gopacket's default map.
+func useSparseContainer(parser *gopacket.DecodingLayerParser, std *stdLayers, ib *TransportLayers) {
+	dls := append([]gopacket.DecodingLayer{&std.eth, &std.ip4, &std.ip6, &std.udp}, ib.DecodingLayers()...)
+	dlc := gopacket.DecodingLayerContainer(gopacket.DecodingLayerSparse(nil))
+	for _, d := range dls {
+		dlc = dlc.Put(d)
+	}
+	parser.SetDecodingLayerContainer(dlc)
+}
+
 // BenchmarkDecodingLayerParser decodes whole frames with a
 // DecodingLayerParser: Ethernet/IPv4/UDP/BTH/RETH (WRITE FIRST, 1024-byte
 // payload) and Ethernet/IPv4/UDP/BTH/AETH (ACK), with gopacket's default
 // map container and with DecodingLayerSparse; "+ICRC" also checks the ICRC.
 func BenchmarkDecodingLayerParser(b *testing.B) {
-	frames := []struct {
-		name string
-		data []byte
-	}{{"WRITE_FIRST", writeFirstFrame(b, 1024)}, {"ACK", ackFrame()}}
-	for _, f := range frames {
-		for _, sparse := range []bool{false, true} {
-			for _, icrc := range []bool{false, true} {
-				name := f.name
-				if sparse {
-					name += "/sparse"
-				} else {
-					name += "/map"
-				}
-				if icrc {
-					name += "+ICRC"
-				}
-				b.Run(name, func(b *testing.B) {
-					parser, std, ib := newParser(gplayers.LayerTypeEthernet)
-					if sparse {
-						dls := append([]gopacket.DecodingLayer{&std.eth, &std.ip4, &std.ip6, &std.udp}, ib.DecodingLayers()...)
-						dlc := gopacket.DecodingLayerContainer(gopacket.DecodingLayerSparse(nil))
-						for _, d := range dls {
-							dlc = dlc.Put(d)
-						}
-						parser.SetDecodingLayerContainer(dlc)
-					}
-					decoded := make([]gopacket.LayerType, 0, 16)
-					if err := parser.DecodeLayers(f.data, &decoded); err != nil {
-						b.Fatal(err)
-					}
-					b.SetBytes(int64(len(f.data)))
-					b.ReportAllocs()
-					for b.Loop() {
-						_ = parser.DecodeLayers(f.data, &decoded)
-						if icrc && CheckICRC(NetworkIPv4, std.ip4.Contents, std.udp.Contents, &ib.BTH).Status != ICRCOK {
-							b.Fatal("bad ICRC")
-						}
-					}
-				})
+	for _, c := range parserBenchCases(b) {
+		b.Run(c.name, func(b *testing.B) {
+			parser, std, ib := newParser(gplayers.LayerTypeEthernet)
+			if c.sparse {
+				useSparseContainer(parser, std, ib)
 			}
-		}
+			decoded := make([]gopacket.LayerType, 0, 16)
+			if err := parser.DecodeLayers(c.data, &decoded); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(c.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = parser.DecodeLayers(c.data, &decoded)
+				if c.icrc && CheckICRC(NetworkIPv4, std.ip4.Contents, std.udp.Contents, &ib.BTH).Status != ICRCOK {
+					b.Fatal("bad ICRC")
+				}
+			}
+		})
 	}
 }
 
