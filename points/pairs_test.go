@@ -97,84 +97,112 @@ func TestEstimatePairMerge(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 2))
 	met, apart := 0, 0
 	for run := range 60 {
-		files := 2 + rng.IntN(4)
-		ss := make([]*Sampler, files)
-		for i := range ss {
-			ss[i] = NewSampler([]int{0, 64, 300}[rng.IntN(3)])
-		}
-		off := make([]time.Duration, files)
-		for i := range off {
-			off[i] = time.Duration(rng.IntN(5000)-2500) * time.Nanosecond
-		}
-		for range 1 + rng.IntN(6) { // flows
-			src, dst := hosts[rng.IntN(len(hosts))], hosts[rng.IntN(len(hosts))]
-			qp := uint32(rng.IntN(4)) // 0, 1: management
-			if rng.IntN(2) == 0 {
-				qp = 0x100 + uint32(rng.IntN(8))
-			}
-			op := layers.OpcodeRCRDMAWriteMiddle
-			if rng.IntN(4) == 0 {
-				op = layers.OpcodeUDSendOnly
-			}
-			start := uint32(rng.IntN(1 << 24))
-			at := map[int]bool{} // the files the flow passes
-			for i := range files {
-				at[i] = rng.IntN(4) != 0
-			}
-			for k := range 50 + rng.IntN(300) {
-				psn := (start + uint32(k)) & 0xFFFFFF
-				t0 := time.Duration(k) * time.Microsecond
-				icrc := rng.Uint32()
-				for i := range files {
-					if !at[i] || rng.IntN(20) == 0 { // off the path, or a tap drop
-						continue
-					}
-					p := packet(src, dst, qp, psn, op, t0+off[i]+time.Duration(i)*300*time.Nanosecond, uint64(k), icrc, layers.ICRCOK)
-					switch rng.IntN(40) {
-					case 0: // other bytes at this PSN
-						p.PayloadLen = 512
-					case 1: // another ICRC
-						v := rng.Uint32()
-						p.BTH.Trailer = []byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)}
-					case 2: // no ICRC (header-only)
-						p.BTH.Trailer = nil
-					case 3: // a resend, same key
-						ss[i].Add(p)
-					case 4: // a resend with another IPv4 identification
-						q := *p
-						q.IPID = 9
-						ss[i].Add(&q)
-					}
-					ss[i].Add(p)
-				}
-			}
-		}
-		level := uint(0)
-		for _, s := range ss {
-			level = max(level, s.level)
-		}
-		lists, flows := sampledLists(ss, level)
-		sc := newPairScratch(flows)
-		for i := range files {
-			for j := i + 1; j < files; j++ {
-				want := estimatePairMaps(ss[i], ss[j], level)
-				if want != nil {
-					met++
-				} else {
-					apart++
-				}
-				got := estimatePair(lists[i], lists[j], sc)
-				name := fmt.Sprintf("run %d, files %d and %d", run, i, j)
-				if want == nil {
-					assert.Nil(t, got, name)
-					continue
-				}
-				require.NotNil(t, got, name)
-				assert.Equal(t, *want, *got, name)
-			}
-		}
+		m, a := checkPairMerges(t, samplePairFiles(rng, hosts), run)
+		met, apart = met+m, apart+a
 	}
 	t.Logf("%d pairs meet, %d do not", met, apart)
 	assert.Greater(t, met, 20)
 	assert.Greater(t, apart, 20)
+}
+
+// samplePairFiles draws the files of a run of TestEstimatePairMerge: 2
+// to 5 files, each a Sampler of a random cap (none, 64 or 300) with a
+// clock offset of its own, and 1 to 6 flows between hosts.
+func samplePairFiles(rng *rand.Rand, hosts []analyze.Addr) []*Sampler {
+	files := 2 + rng.IntN(4)
+	ss := make([]*Sampler, files)
+	for i := range ss {
+		ss[i] = NewSampler([]int{0, 64, 300}[rng.IntN(3)])
+	}
+	off := make([]time.Duration, files)
+	for i := range off {
+		off[i] = time.Duration(rng.IntN(5000)-2500) * time.Nanosecond
+	}
+	for range 1 + rng.IntN(6) { // flows
+		sampleRandomFlow(rng, hosts, ss, off)
+	}
+	return ss
+}
+
+// sampleRandomFlow adds a random flow (management QP or not, RC or UD)
+// to the samples ss of the files it passes, at their clock offsets off:
+// 50 to 349 packets with tap drops, resends with and without a new IPv4
+// identification, other bytes at one PSN and ICRCs that differ or are
+// missing.
+func sampleRandomFlow(rng *rand.Rand, hosts []analyze.Addr, ss []*Sampler, off []time.Duration) {
+	src, dst := hosts[rng.IntN(len(hosts))], hosts[rng.IntN(len(hosts))]
+	qp := uint32(rng.IntN(4)) // 0, 1: management
+	if rng.IntN(2) == 0 {
+		qp = 0x100 + uint32(rng.IntN(8))
+	}
+	op := layers.OpcodeRCRDMAWriteMiddle
+	if rng.IntN(4) == 0 {
+		op = layers.OpcodeUDSendOnly
+	}
+	start := uint32(rng.IntN(1 << 24))
+	at := map[int]bool{} // the files the flow passes
+	for i := range ss {
+		at[i] = rng.IntN(4) != 0
+	}
+	for k := range 50 + rng.IntN(300) {
+		psn := (start + uint32(k)) & 0xFFFFFF
+		t0 := time.Duration(k) * time.Microsecond
+		icrc := rng.Uint32()
+		for i := range ss {
+			if !at[i] || rng.IntN(20) == 0 { // off the path, or a tap drop
+				continue
+			}
+			p := packet(src, dst, qp, psn, op, t0+off[i]+time.Duration(i)*300*time.Nanosecond, uint64(k), icrc, layers.ICRCOK)
+			switch rng.IntN(40) {
+			case 0: // other bytes at this PSN
+				p.PayloadLen = 512
+			case 1: // another ICRC
+				v := rng.Uint32()
+				p.BTH.Trailer = []byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)}
+			case 2: // no ICRC (header-only)
+				p.BTH.Trailer = nil
+			case 3: // a resend, same key
+				ss[i].Add(p)
+			case 4: // a resend with another IPv4 identification
+				q := *p
+				q.IPID = 9
+				ss[i].Add(&q)
+			}
+			ss[i].Add(p)
+		}
+	}
+}
+
+// checkPairMerges checks, for every pair of the files of run whose
+// samples are ss, that the merge of their sorted samples (estimatePair)
+// gives the estimate, or none, that looking every sampled transmission up
+// in the other's sample (estimatePairMaps) gives; it returns how many
+// pairs meet and how many do not.
+func checkPairMerges(t *testing.T, ss []*Sampler, run int) (met, apart int) {
+	t.Helper()
+	level := uint(0)
+	for _, s := range ss {
+		level = max(level, s.level)
+	}
+	lists, flows := sampledLists(ss, level)
+	sc := newPairScratch(flows)
+	for i := range ss {
+		for j := i + 1; j < len(ss); j++ {
+			want := estimatePairMaps(ss[i], ss[j], level)
+			if want != nil {
+				met++
+			} else {
+				apart++
+			}
+			got := estimatePair(lists[i], lists[j], sc)
+			name := fmt.Sprintf("run %d, files %d and %d", run, i, j)
+			if want == nil {
+				assert.Nil(t, got, name)
+				continue
+			}
+			require.NotNil(t, got, name)
+			assert.Equal(t, *want, *got, name)
+		}
+	}
+	return met, apart
 }
