@@ -8,129 +8,189 @@ import (
 )
 
 // columnValues fills vals, one per record, with column col's values:
-// a loop per column over the batch, then for an optional column the
-// definition levels (nulls where a record lacks the header).
+// the column's fill (a loop over the batch), then for an optional
+// column the definition levels (nulls where a record lacks the header).
 func (pw *PacketWriter) columnValues(col int, b *packetBatch, vals []parquet.Value) []parquet.Value {
-	recs := b.recs
-	var want uint16 // the flags a record needs for a value of an optional column
-	switch col {
-	case colFile:
+	c := &packetColumnFills[col]
+	c.fill(pw, b, vals)
+	if c.want != 0 {
+		setPresent(b.recs, c.want, vals)
+	}
+	return vals
+}
+
+// setPresent gives vals[i] a definition level of 1 where record i has
+// all the flags want, and makes it null where it does not.
+func setPresent(recs []packetRec, want uint16, vals []parquet.Value) {
+	for i := range recs {
+		if recs[i].flags&want == want {
+			vals[i].SetDefinitionLevel(1)
+		} else {
+			vals[i] = parquet.Value{}
+		}
+	}
+}
+
+// columnFill is how columnValues makes one column's values.
+type columnFill struct {
+	// fill sets vals[i] for each record i of the batch (a loop per
+	// column, not a call per value).
+	fill func(pw *PacketWriter, b *packetBatch, vals []parquet.Value)
+	// want is, for an optional column, the flags a record needs for a
+	// value; 0 for a column whose fill sets its nulls itself.
+	want uint16
+}
+
+// packetColumnFills is the fill of each column of the packets table, by
+// column; a new column needs its entry here (TestPacketColumnFills).
+var packetColumnFills = [numPacketColumns]columnFill{
+	colFile: {fill: func(pw *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.ByteArrayValue(pw.file)
 		}
-	case colFrame:
+	}},
+	colFrame: {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.Int64Value(int64(recs[i].frame))
 		}
-	case colTime:
+	}},
+	colTime: {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.Int64Value(recs[i].time)
 		}
-	case colEncap:
+	}},
+	colEncap: {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.ByteArrayValue(bytesOf(analyze.Encap(recs[i].encap).String()))
 		}
-	case colSrc:
+	}},
+	colSrc: {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.ByteArrayValue(b.text[recs[i].src])
 		}
-	case colDst:
+	}},
+	colDst: {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.ByteArrayValue(b.text[recs[i].dst])
 		}
-	case colVLAN:
+	}},
+	colVLAN: {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = optionalInt32(recs[i].vlan)
 		}
-	case colECN:
+	}},
+	colECN: {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.Int32Value(int32(recs[i].ecn))
 		}
-	case colLength:
+	}},
+	colLength: {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.Int32Value(recs[i].length)
 		}
-	case colCapLength:
+	}},
+	colCapLength: {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.Int32Value(recs[i].capLength)
 		}
-	case colDestQP:
+	}},
+	colDestQP: {want: fBTH, fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.Int32Value(int32(recs[i].destQP))
 		}
-		want = fBTH
-	case colOpcode:
+	}},
+	colOpcode: {want: fBTH, fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.Int32Value(int32(recs[i].op & 0xff))
 		}
-		want = fBTH
-	case colOpcodeName:
+	}},
+	colOpcodeName: {want: fBTH, fill: func(pw *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.ByteArrayValue(pw.ops[recs[i].op])
 		}
-		want = fBTH
-	case colPSN:
+	}},
+	colPSN: {want: fBTH, fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.Int32Value(int32(recs[i].psn))
 		}
-		want = fBTH
-	case colAckReq, colSE, colFECN, colBECN:
-		bit := uint16(fAckReq) << (col - colAckReq) // the four flags are in column order
-		for i := range recs {
-			vals[i] = parquet.BooleanValue(recs[i].flags&bit != 0)
-		}
-		want = fBTH
-	case colPKey:
+	}},
+	colAckReq: {want: fBTH, fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) { flagValues(b.recs, fAckReq, vals) }},
+	colSE:     {want: fBTH, fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) { flagValues(b.recs, fSE, vals) }},
+	colFECN:   {want: fBTH, fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) { flagValues(b.recs, fFECN, vals) }},
+	colBECN:   {want: fBTH, fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) { flagValues(b.recs, fBECN, vals) }},
+	colPKey: {want: fBTH, fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.Int32Value(int32(recs[i].pkey))
 		}
-		want = fBTH
-	case colPayloadLen:
+	}},
+	colPayloadLen: {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = optionalInt32(recs[i].payloadLen)
 		}
-	case colAETHType:
+	}},
+	colAETHType: {want: fAETH, fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.ByteArrayValue(bytesOf(layers.AckType(recs[i].aethType).String()))
 		}
-		want = fAETH
-	case colAETHMSN:
+	}},
+	colAETHMSN: {want: fAETH, fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.Int32Value(int32(recs[i].msn))
 		}
-		want = fAETH
-	case colRETHLength:
+	}},
+	colRETHLength: {want: fRETH, fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.Int32Value(int32(recs[i].dmaLen))
 		}
-		want = fRETH
-	case colICRC:
+	}},
+	colICRC: {want: fBTH, fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.ByteArrayValue(bytesOf(layers.ICRCStatus(recs[i].icrc).String()))
 		}
-		want = fBTH
-	case colPortRewrite:
-		for i := range recs {
-			vals[i] = parquet.BooleanValue(recs[i].flags&fPortRewrite != 0)
-		}
-	case colTruncated:
-		for i := range recs {
-			vals[i] = parquet.BooleanValue(recs[i].flags&fTruncated != 0)
-		}
-	case colFindings:
+	}},
+	colPortRewrite: {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) { flagValues(b.recs, fPortRewrite, vals) }},
+	colTruncated:   {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) { flagValues(b.recs, fTruncated, vals) }},
+	colFindings: {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.Int32Value(recs[i].findings)
 		}
-	case colError:
+	}},
+	colError: {want: fErr, fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			if recs[i].flags&fErr != 0 {
 				vals[i] = parquet.ByteArrayValue(bytesOf(b.errs[recs[i].errIdx]))
 			}
 		}
-		want = fErr
-	case colEncapsulation, colMirrorSrc, colMirrorSession, colTunnelID, colTunnelIDName:
-		wrapValues(col, b, vals)
-	case colPriority:
+	}},
+	colEncapsulation: {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) { wrapValues(colEncapsulation, b, vals) }},
+	colMirrorSrc:     {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) { wrapValues(colMirrorSrc, b, vals) }},
+	colMirrorSession: {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) { wrapValues(colMirrorSession, b, vals) }},
+	colTunnelID:      {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) { wrapValues(colTunnelID, b, vals) }},
+	colTunnelIDName:  {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) { wrapValues(colTunnelIDName, b, vals) }},
+	colPriority: {fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			if p := int(recs[i].prio) + 1; uint(p) < uint(len(priorityValues)) {
 				vals[i] = priorityValues[p]
@@ -138,30 +198,31 @@ func (pw *PacketWriter) columnValues(col int, b *packetBatch, vals []parquet.Val
 				vals[i] = optionalInt32(int32(recs[i].prio))
 			}
 		}
-	case colICRCValue:
+	}},
+	colICRCValue: {want: fICRCValue, fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.Int32Value(int32(recs[i].icrcVal))
 		}
-		want = fICRCValue
-	case colIPID:
+	}},
+	colIPID: {want: fNet, fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.Int32Value(int32(recs[i].ipID))
 		}
-		want = fNet
-	case colTTL:
+	}},
+	colTTL: {want: fNet, fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
 		for i := range recs {
 			vals[i] = parquet.Int32Value(int32(recs[i].ttl))
 		}
-		want = fNet
+	}},
+}
+
+// flagValues fills vals with a boolean column holding the record flag
+// bit: true where the record has it.
+func flagValues(recs []packetRec, bit uint16, vals []parquet.Value) {
+	for i := range recs {
+		vals[i] = parquet.BooleanValue(recs[i].flags&bit != 0)
 	}
-	if want != 0 {
-		for i := range recs {
-			if recs[i].flags&want == want {
-				vals[i].SetDefinitionLevel(1)
-			} else {
-				vals[i] = parquet.Value{}
-			}
-		}
-	}
-	return vals
 }
