@@ -145,117 +145,152 @@ func FuzzAnalyzerProgram(f *testing.F) {
 		if len(tmpls) == 0 {
 			return
 		}
-		offs := make([]int, len(tmpls))
-		for i, tm := range tmpls {
-			offs[i] = bthOffset(linkTypes[int(tm.linkType)%len(linkTypes)], tm.data)
-		}
 		opts := analyze.Options{NoICRC: true, MaxFindings: 1000, Interval: time.Microsecond, MaxConnections: 1000}
 		whole := analyze.New(opts)
 		parts := [2]*analyze.Analyzer{analyze.New(opts), analyze.New(opts)}
-		ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		var n, fed int
-		var frame []byte
-		rng := uint32(1)
-		for _, in := range cutProgram(program) {
-			tm := tmpls[int(in.tmpl)%len(tmpls)]
-			lt := linkTypes[int(tm.linkType)%len(linkTypes)]
-			off := offs[int(in.tmpl)%len(tmpls)]
-			frame = append(frame[:0], tm.data...)
-			for i := range int(in.count) {
-				if n >= maxProgramFrames {
-					break
-				}
-				n++
-				if off >= 0 {
-					b := frame[off:]
-					if in.mode&progOpcode != 0 {
-						b[0] = in.arg
-					}
-					if in.mode&progNewQP != 0 {
-						qp := uint32(i + 1)
-						b[5], b[6], b[7] = byte(qp>>16), byte(qp>>8), byte(qp)
-					}
-					if in.mode&progCommID != 0 && len(b) >= commIDAt+4 {
-						id := uint32(in.arg)<<24 | uint32(i+1)
-						b[commIDAt], b[commIDAt+1], b[commIDAt+2], b[commIDAt+3] = byte(id>>24), byte(id>>16), byte(id>>8), byte(id)
-					}
-					if in.mode&progHugeDMA != 0 && len(b) >= dmaLenAt+4 {
-						copy(b[dmaLenAt:], []byte{0xFF, 0xFF, 0xFF, 0xFF})
-					}
-					if in.mode&progPSNJump != 0 {
-						rng ^= rng << 13
-						rng ^= rng >> 17
-						rng ^= rng << 5
-						psn := uint32(i) + rng%(uint32(in.arg)+1)*uint32(i%7)
-						b[9], b[10], b[11] = byte(psn>>16), byte(psn>>8), byte(psn)
-					}
-				}
-				switch {
-				case in.mode&progClockBack != 0 && i%2 == 1:
-					ts = ts.Add(-time.Duration(in.arg) * time.Microsecond)
-				case in.mode&progClockJump != 0:
-					ts = ts.Add(time.Duration(in.arg) * time.Millisecond)
-				default:
-					ts = ts.Add(time.Duration(len(frame)) * time.Nanosecond)
-				}
-				length := len(frame)
-				if in.mode&progHugeLength != 0 {
-					length = 0xFFFFFFFF
-				}
-				ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(frame), Length: length}
-				whole.Feed(ci, lt, frame)
-				part := parts[0]
-				if fed >= int(split) {
-					part = parts[1]
-				}
-				part.Feed(ci, lt, frame)
-				fed++
-			}
-		}
+		fed := feedProgram(tmpls, program, int(split), whole, parts)
 		r := whole.Finish()
-		c := r.Capture
-		require.Equal(t, uint64(fed), c.Frames)
-		require.Equal(t, c.Frames, c.RoCEPackets+c.OtherPackets+c.Malformed)
-		require.LessOrEqual(t, c.Bytes, c.Frames*analyze.MaxOriginalLength)
-		var flowPackets uint64
-		for _, fl := range r.Flows {
-			flowPackets += fl.Packets
-			require.NotEmpty(t, fl.Transport)
-			require.LessOrEqual(t, fl.WireBytes, fl.Packets*analyze.MaxOriginalLength)
-		}
-		require.Equal(t, c.RoCEPackets, flowPackets+c.PacketsOfDroppedFlows)
-		require.LessOrEqual(t, len(c.MalformedFrames), opts.MaxFindings)
-		require.LessOrEqual(t, len(r.Connections), opts.MaxConnections)
-		for _, fl := range r.Flows {
-			require.LessOrEqual(t, fl.Requests.Missing, uint64(1<<24-1), "a flow misses at most the 24-bit PSN space")
-		}
-		_, err := json.Marshal(r)
-		require.NoError(t, err)
-
+		checkProgramReport(t, r, opts, fed)
 		merged := parts[0].Finish()
 		require.NoError(t, merged.Merge(parts[1].Finish()))
-		mc := merged.Capture
-		require.Equal(t, c.Frames, mc.Frames)
-		require.Equal(t, c.OtherPackets, mc.OtherPackets)
-		if c.CutFrames == 0 && mc.CutFrames == 0 {
-			require.Equal(t, c.RoCEPackets, mc.RoCEPackets)
-			require.Equal(t, c.Bytes, mc.Bytes)
-			require.Equal(t, len(r.Flows), len(merged.Flows), "the halves merged have the flows of the whole (no cap is reached)")
-		} else {
-			// A frame shorter than its length fields is judged against the
-			// frames before it (docs/robustness.md): a tool's cut, counted
-			// with its wire length, or a lie, malformed. The second half,
-			// without the first, may judge such a frame otherwise; only
-			// those frames move between CutFrames and Malformed.
-			require.Equal(t, c.RoCEPackets-c.CutFrames, mc.RoCEPackets-mc.CutFrames, "RoCE packets other than tool cuts")
-			require.Equal(t, c.RoCEPackets+c.Malformed, mc.RoCEPackets+mc.Malformed)
-			judged := c.CutFrames + mc.CutFrames // each frame judged otherwise is a cut on one side
-			require.LessOrEqual(t, absDiff(c.Bytes, mc.Bytes), judged*analyze.MaxOriginalLength, "only the wire length of frames judged otherwise differs")
-			require.LessOrEqual(t, absDiff(uint64(len(r.Flows)), uint64(len(merged.Flows))), judged, "only frames judged otherwise make other flows")
-		}
-		_, err = json.Marshal(merged)
-		require.NoError(t, err)
+		checkMergedHalves(t, r, merged)
 	})
+}
+
+// feedProgram expands program over the templates tmpls and feeds each
+// frame to whole and to one of parts: the first split frames to parts[0],
+// the rest to parts[1]. It returns the frames fed, at most
+// maxProgramFrames.
+func feedProgram(tmpls []sequenceFrame, program []byte, split int, whole *analyze.Analyzer, parts [2]*analyze.Analyzer) int {
+	offs := make([]int, len(tmpls))
+	for i, tm := range tmpls {
+		offs[i] = bthOffset(linkTypes[int(tm.linkType)%len(linkTypes)], tm.data)
+	}
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	fed := 0
+	var frame []byte
+	rng := uint32(1)
+	for _, in := range cutProgram(program) {
+		tm := tmpls[int(in.tmpl)%len(tmpls)]
+		lt := linkTypes[int(tm.linkType)%len(linkTypes)]
+		off := offs[int(in.tmpl)%len(tmpls)]
+		frame = append(frame[:0], tm.data...)
+		for i := range min(int(in.count), maxProgramFrames-fed) {
+			if off >= 0 {
+				rewriteBTH(frame[off:], in, i, &rng)
+			}
+			ts = programClock(ts, in, i, len(frame))
+			length := len(frame)
+			if in.mode&progHugeLength != 0 {
+				length = 0xFFFFFFFF
+			}
+			ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(frame), Length: length}
+			whole.Feed(ci, lt, frame)
+			part := parts[0]
+			if fed >= split {
+				part = parts[1]
+			}
+			part.Feed(ci, lt, frame)
+			fed++
+		}
+	}
+	return fed
+}
+
+// rewriteBTH changes the i-th repetition of in's template, from its BTH
+// b on, as in's mode says: the opcode, the destination QP, a MAD's first
+// CM word, a READ's DMALength, the PSN (drawn from rng).
+func rewriteBTH(b []byte, in instruction, i int, rng *uint32) {
+	if in.mode&progOpcode != 0 {
+		b[0] = in.arg
+	}
+	if in.mode&progNewQP != 0 {
+		qp := uint32(i + 1)
+		b[5], b[6], b[7] = byte(qp>>16), byte(qp>>8), byte(qp)
+	}
+	if in.mode&progCommID != 0 && len(b) >= commIDAt+4 {
+		id := uint32(in.arg)<<24 | uint32(i+1)
+		b[commIDAt], b[commIDAt+1], b[commIDAt+2], b[commIDAt+3] = byte(id>>24), byte(id>>16), byte(id>>8), byte(id)
+	}
+	if in.mode&progHugeDMA != 0 && len(b) >= dmaLenAt+4 {
+		copy(b[dmaLenAt:], []byte{0xFF, 0xFF, 0xFF, 0xFF})
+	}
+	if in.mode&progPSNJump != 0 {
+		*rng ^= *rng << 13
+		*rng ^= *rng >> 17
+		*rng ^= *rng << 5
+		psn := uint32(i) + *rng%(uint32(in.arg)+1)*uint32(i%7)
+		b[9], b[10], b[11] = byte(psn>>16), byte(psn>>8), byte(psn)
+	}
+}
+
+// programClock returns the time of the i-th repetition of in, of a frame
+// of n bytes, after ts: back arg µs every other frame, arg ms on, or the
+// frame's bytes in ns.
+func programClock(ts time.Time, in instruction, i, n int) time.Time {
+	switch {
+	case in.mode&progClockBack != 0 && i%2 == 1:
+		return ts.Add(-time.Duration(in.arg) * time.Microsecond)
+	case in.mode&progClockJump != 0:
+		return ts.Add(time.Duration(in.arg) * time.Millisecond)
+	default:
+		return ts.Add(time.Duration(n) * time.Nanosecond)
+	}
+}
+
+// checkProgramReport checks the report of the fed frames of a program:
+// the counters reconcile, no frame's or flow's original length counts
+// above MaxOriginalLength, the caps of opts hold, no flow misses more
+// PSNs than the 24-bit space holds, and the report encodes.
+func checkProgramReport(t *testing.T, r *analyze.Report, opts analyze.Options, fed int) {
+	t.Helper()
+	c := r.Capture
+	require.Equal(t, uint64(fed), c.Frames)
+	require.Equal(t, c.Frames, c.RoCEPackets+c.OtherPackets+c.Malformed)
+	require.LessOrEqual(t, c.Bytes, c.Frames*analyze.MaxOriginalLength)
+	var flowPackets uint64
+	for _, fl := range r.Flows {
+		flowPackets += fl.Packets
+		require.NotEmpty(t, fl.Transport)
+		require.LessOrEqual(t, fl.WireBytes, fl.Packets*analyze.MaxOriginalLength)
+	}
+	require.Equal(t, c.RoCEPackets, flowPackets+c.PacketsOfDroppedFlows)
+	require.LessOrEqual(t, len(c.MalformedFrames), opts.MaxFindings)
+	require.LessOrEqual(t, len(r.Connections), opts.MaxConnections)
+	for _, fl := range r.Flows {
+		require.LessOrEqual(t, fl.Requests.Missing, uint64(1<<24-1), "a flow misses at most the 24-bit PSN space")
+	}
+	_, err := json.Marshal(r)
+	require.NoError(t, err)
+}
+
+// checkMergedHalves checks the report of the two halves of a program
+// merged against the report of the whole r: they count the same frames,
+// and the same RoCE packets, bytes and flows but for the frames the
+// second half judged otherwise; the merged report encodes.
+func checkMergedHalves(t *testing.T, r, merged *analyze.Report) {
+	t.Helper()
+	c, mc := r.Capture, merged.Capture
+	require.Equal(t, c.Frames, mc.Frames)
+	require.Equal(t, c.OtherPackets, mc.OtherPackets)
+	if c.CutFrames == 0 && mc.CutFrames == 0 {
+		require.Equal(t, c.RoCEPackets, mc.RoCEPackets)
+		require.Equal(t, c.Bytes, mc.Bytes)
+		require.Equal(t, len(r.Flows), len(merged.Flows), "the halves merged have the flows of the whole (no cap is reached)")
+	} else {
+		// A frame shorter than its length fields is judged against the
+		// frames before it (docs/robustness.md): a tool's cut, counted
+		// with its wire length, or a lie, malformed. The second half,
+		// without the first, may judge such a frame otherwise; only
+		// those frames move between CutFrames and Malformed.
+		require.Equal(t, c.RoCEPackets-c.CutFrames, mc.RoCEPackets-mc.CutFrames, "RoCE packets other than tool cuts")
+		require.Equal(t, c.RoCEPackets+c.Malformed, mc.RoCEPackets+mc.Malformed)
+		judged := c.CutFrames + mc.CutFrames // each frame judged otherwise is a cut on one side
+		require.LessOrEqual(t, absDiff(c.Bytes, mc.Bytes), judged*analyze.MaxOriginalLength, "only the wire length of frames judged otherwise differs")
+		require.LessOrEqual(t, absDiff(uint64(len(r.Flows)), uint64(len(merged.Flows))), judged, "only frames judged otherwise make other flows")
+	}
+	_, err := json.Marshal(merged)
+	require.NoError(t, err)
 }
 
 // absDiff returns |a − b|.
