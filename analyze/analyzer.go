@@ -61,9 +61,13 @@ type Options struct {
 	// Analyzer given one range of a capture numbers its frames as the
 	// whole file does.
 	FirstFrame uint64
-	// Shard says the Analyzer sees one shard of a capture (the frames of
-	// some host pairs, fed with FeedShard): its report keeps what
-	// CombineShards needs to rebuild the report of the whole capture.
+	// Shard says the Analyzer sees one shard of a capture among others
+	// (the frames of some host pairs, fed with FeedShard): it also records
+	// what CombineShards replays across the shards (CM messages, cut
+	// frames, what the caps refused), and Finish returns its part of the
+	// report, which CombineShards combines with the others'. Without
+	// Shard the Analyzer is the capture's only shard, and Finish combines
+	// its part alone: every report is the combiner's.
 	Shard bool
 	// FlowFrameLimit, when not 0, tracks only flows whose first packet
 	// is at a frame up to it (CombineShards' FlowCapError says which).
@@ -152,7 +156,7 @@ type Analyzer struct {
 	lens frameLens // what the length fields of the frame being fed declare
 	cut  cutState  // the first frame the capture tool cut
 
-	shard *shardFeed // Options.Shard: what the combiner needs
+	shard *shardFeed // what the combiner needs (the replays' records only with Options.Shard)
 }
 
 // withDefaults fills in the defaults of the options left zero.
@@ -194,9 +198,7 @@ func New(opts Options) *Analyzer {
 	a.pause = newPauseTrack(opts)
 	a.conns.maxOrphans = a.maxOrphans()
 	a.findings.max = opts.MaxFindings
-	if opts.Shard {
-		a.shard = &shardFeed{}
-	}
+	a.shard = &shardFeed{replay: opts.Shard}
 	return a
 }
 

@@ -7,7 +7,7 @@ import (
 
 // Report returns the report of everything fed so far. It may be called
 // more than once; the Analyzer can go on being fed.
-func (a *Analyzer) Report() *Report { return a.report(false) }
+func (a *Analyzer) Report() *Report { return a.combined(a.report(false)) }
 
 // Finish returns the report of everything fed, like Report, and frees the
 // flow table while it builds the report, so that memory peaks at about the
@@ -19,7 +19,21 @@ func (a *Analyzer) Finish() *Report {
 	if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil {
 		a.opts.OnRelease() // before the reports are allocated: the map's memory is free
 	}
-	return a.report(true)
+	return a.combined(a.report(true))
+}
+
+// combined returns the report of the capture of which part is the
+// Analyzer's part: part itself for a shard among others (Options.Shard),
+// which CombineShards combines with theirs; else part combined alone,
+// the one-shard case of CombineShards, which is how every report is
+// built. CombineShards checks nothing across the shards of one part: it
+// returns no error.
+func (a *Analyzer) combined(part *Report) *Report {
+	if a.opts.Shard {
+		return part
+	}
+	r, _ := CombineShards([]*Report{part}, a.opts)
+	return r
 }
 
 // releaseEvery is how many flows Finish turns into reports between two
@@ -27,6 +41,8 @@ func (a *Analyzer) Finish() *Report {
 // reports that follow.
 const releaseEvery = 1 << 15
 
+// report builds the Analyzer's part of the report (combined builds the
+// report).
 func (a *Analyzer) report(release bool) *Report {
 	b := a.startReport(release, false)
 	for i := range a.flowList {
@@ -100,7 +116,6 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	if !stream {                                       // a stream builds each NIC object with its flow
 		b.nics = make([]*NIC, len(a.flowList))
 	}
-	var nicFindings []Finding
 	b.sh = a.shardReport(r)
 	b.lazyNIC = stream
 	if stream {
@@ -120,28 +135,16 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 		} else {
 			b.nics[i], fs = a.nicReport(f)
 		}
-		if b.sh != nil {
-			if len(fs) > 0 {
-				b.sh.flows[i].more().nic = fs // the combiner interleaves the shards' flows
-			}
-			continue
+		if len(fs) > 0 {
+			b.sh.flows[i].more().nic = fs // the combiner lists them, in the capture's order of flows
 		}
-		nicFindings = append(nicFindings, fs...)
 	}
-	for _, fd := range nicFindings {
-		b.fl.push(fd)
-	}
-	if stream {
-		if b.sh != nil { // what the combiner needs before the flows
-			b.fedPos = b.sh.listFed(r, &b.fl)
-			a.refsFullOf(b.sh)
-		}
+	if stream { // what the combiner needs before the flows
+		b.fedPos = b.sh.listFed(r, &b.fl)
+		a.refsFullOf(b.sh)
 		r.Capture.NotCaptured += a.notCapturedOf(b.evidence)
 		r.Capture.FlowsDropped = a.dropSketch.estimate()
 		b.acc = &Report{}
-		if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil && a.shard == nil {
-			a.opts.OnRelease() // the NIC objects built for their findings
-		}
 	}
 	return b
 }
@@ -190,44 +193,24 @@ func (b *reportBuild) flow(i int) Flow {
 		if !pm.noStart && cls.onlyNotCaptured(pm.from, pm.to) {
 			sev, note = SeverityInfo, notCapturedNote
 		}
-		if sf != nil { // the combiner lists it, within the capture's cap
-			x := sf.more()
-			x.end = append(x.end, Finding{Frame: pm.frame, Time: pm.at, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
-				Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes) + note})
-			continue
-		}
-		if fd := fl.add(sev); fd != nil {
-			*fd = Finding{Frame: pm.frame, Time: pm.at, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
-				Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes) + note}
-		}
+		x := sf.more() // the combiner lists it, within the capture's cap
+		x.end = append(x.end, Finding{Frame: pm.frame, Time: pm.at, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
+			Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes) + note})
 	}
 	return fr
 }
 
-// end lists the findings of the report, once every flow is built.
+// end lists the findings listed while the Analyzer was fed, once every
+// flow is built: the combiner lists the rest (the flows', the cut, the
+// pause and the CM findings), within the capture's cap, and sorts them.
 func (b *reportBuild) end() *Report {
-	a, r, fl := b.a, b.r, &b.fl
-	r.Capture.FlowsDropped = a.dropSketch.estimate()
-	if b.fedPos != nil {
+	r := b.r
+	r.Capture.FlowsDropped = b.a.dropSketch.estimate()
+	if b.fedPos != nil { // a stream listed them before its flows
 		b.sh.mapMarks(b.fedPos)
 		return r
 	}
-	if b.sh != nil {
-		b.sh.listFindings(r, fl) // the combiner lists the rest, adds the cut finding and sorts
-		return r
-	}
-	if f, ok := a.cutFinding(); ok {
-		fl.push(f)
-	}
-	for _, f := range r.pause.findings(a.opts.File) {
-		fl.push(f)
-	}
-	for _, f := range a.cmFindings() {
-		fl.push(f)
-	}
-	r.Findings, r.FindingsDropped = fl.listed(), fl.dropped
-	sortFindings(r.Findings)
-	a.opts.Pieces.Localize(r)
+	b.sh.listFindings(r, &b.fl)
 	return r
 }
 

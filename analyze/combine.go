@@ -43,9 +43,18 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 		return nil, err
 	}
 	c.dropCapped()
-	c.out.Flows = make([]Flow, 0, len(c.flows))
-	for _, fr := range c.flows {
-		c.out.Flows = append(c.out.Flows, c.flow(fr, parts[fr.s].Flows[fr.i]))
+	if len(parts) == 1 {
+		// The only shard's flows are in creation order, and all tracked:
+		// combined where they are, not copied.
+		c.out.Flows = parts[0].Flows
+		for i := range c.out.Flows {
+			c.out.Flows[i] = c.flow(c.flows[i], c.out.Flows[i])
+		}
+	} else {
+		c.out.Flows = make([]Flow, 0, len(c.flows))
+		for _, fr := range c.flows {
+			c.out.Flows = append(c.out.Flows, c.flow(fr, parts[fr.s].Flows[fr.i]))
+		}
 	}
 	c.listFindings()
 	opts.Pieces.Localize(c.out)
@@ -83,19 +92,15 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 		if p.shard == nil {
 			return nil, fmt.Errorf("analyze: part %d is not a shard's report", s)
 		}
-		if p.shard.misplaced > 0 {
-			errs = append(errs, fmt.Errorf("%w: %d frames decode to another host pair than they were sharded by (the first: frame %d)", ErrNotDisjoint, p.shard.misplaced, p.shard.firstMis))
-		}
-		if p.shard.feed.overflow {
-			errs = append(errs, fmt.Errorf("%w: more than %d CM messages, cut or whole frames in one shard to replay", ErrNotDisjoint, maxShardEvents))
-		}
 	}
-	if err := commIDsDisjoint(parts); err != nil {
-		errs = append(errs, err)
-	}
-	cut, err := replayCut(parts)
-	if err != nil {
-		errs = append(errs, err)
+	// The decisions a shard takes with its own frames only are replayed
+	// across the shards; the only shard's are the capture's.
+	cut := parts[0].shard.cut
+	if len(parts) > 1 {
+		var err error
+		if cut, err = replayAcross(parts); err != nil {
+			errs = append(errs, err)
+		}
 	}
 
 	// Flows in creation order; the first MaxFlows are those tracked.
@@ -106,7 +111,7 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	flows := make([]flowRef, 0, n)
 	for s, p := range parts {
 		for i := range p.shard.flows {
-			flows = append(flows, flowRef{p.shard.feed.created[i], int32(s), int32(i)})
+			flows = append(flows, flowRef{p.shard.feed.createdAt(i), int32(s), int32(i)})
 		}
 	}
 	slices.SortFunc(flows, func(a, b flowRef) int { return cmp.Compare(a.created, b.created) })
@@ -187,7 +192,7 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 			refsFull = refsFull || f.refsFull
 		}
 	}
-	if refsFull && added > uint64(opts.MaxFindings) {
+	if refsFull && added > uint64(opts.MaxFindings) && len(parts) > 1 {
 		errs = append(errs, fmt.Errorf("%w: a flow has more incomplete messages than its loss log keeps, and the findings cap decides which it keeps", ErrNotDisjoint))
 	}
 
@@ -198,6 +203,30 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	}
 	cb.timeline = out.pause.timeline()
 	return cb, errors.Join(errs...)
+}
+
+// replayAcross checks that the shards are disjoint (their frames in the
+// host pairs they were sharded by, their CommIDs their own) and replays
+// the cut frames over them all (replayCut): it returns the capture's cut
+// state, and ErrNotDisjoint when the shards cannot be combined exactly.
+func replayAcross(parts []*Report) (cutState, error) {
+	var errs []error
+	for _, p := range parts {
+		if p.shard.misplaced > 0 {
+			errs = append(errs, fmt.Errorf("%w: %d frames decode to another host pair than they were sharded by (the first: frame %d)", ErrNotDisjoint, p.shard.misplaced, p.shard.firstMis))
+		}
+		if p.shard.feed.overflow {
+			errs = append(errs, fmt.Errorf("%w: more than %d CM messages, cut or whole frames in one shard to replay", ErrNotDisjoint, maxShardEvents))
+		}
+	}
+	if err := commIDsDisjoint(parts); err != nil {
+		errs = append(errs, err)
+	}
+	cut, err := replayCut(parts)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return cut, errors.Join(errs...)
 }
 
 // flow is the combined report's flow of fr, f its shard's.
@@ -353,7 +382,11 @@ func (cb *combiner) capture(cut cutState) {
 	// Orphans the shards kept but the capture's cap does not: ignored.
 	cms.ignored += orphansKept - uint64(len(out.cmOrphans))
 	c.FlowsDropped = sk.estimate()
-	cms.floodAt, cms.floodT = replayFlood(parts)
+	if len(parts) > 1 {
+		cms.floodAt, cms.floodT = replayFlood(parts)
+	} else {
+		cms.floodAt, cms.floodT = parts[0].shard.cmStats.floodAt, parts[0].shard.cmStats.floodT
+	}
 	cb.end = Analyzer{opts: opts, capture: Capture{CutFrames: c.CutFrames, ConnectionsDropped: c.ConnectionsDropped}, cut: cut}
 	cb.end.conns.list, cb.end.conns.stats = out.Connections, cms
 }

@@ -157,7 +157,7 @@ func (a *Analyzer) checkCut(p *Packet, capLen int) {
 	}
 	end := l.declared()
 	if p.Length != capLen || end <= capLen {
-		if a.shard != nil && capLen > a.cut.maxWhole {
+		if capLen > a.cut.maxWhole {
 			a.shard.noteWhole(p.Frame, capLen)
 		}
 		a.cut.noteWhole(p.Frame, capLen)

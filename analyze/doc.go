@@ -48,15 +48,18 @@
 //   - Findings: findings.go (the kinds, one table), findinglist.go (the
 //     severity-aware cap).
 //   - Reports: report.go (the Report and its JSON contract), build.go
-//     (Finish, Report), stream.go (a report written flow by flow), pieces.go
-//     (frame references of a capture read from several files).
+//     (Finish, Report: the Analyzer's part of the report, which the
+//     combiner makes the report, alone or with other shards' parts),
+//     stream.go (a report written flow by flow), pieces.go (frame
+//     references of a capture read from several files).
 //   - Combining: merge.go, mergecm.go and mergepsn.go (Report.Merge of
 //     separately analyzed files); sharded.go (Sharded: a capture on several
 //     cores), shardbatch.go (the batches of frames it hands its shards),
 //     placer.go (which shard a host pair goes to), hostpair.go
 //     (HostPairKey, the shards' key) and hostpairwrap.go (its walk into
 //     tunnels), shard.go (Options.Shard, FeedShard,
-//     what a shard records), combine.go (CombineShards), shardcm.go
+//     what a shard records), combine.go (CombineShards: every report,
+//     of one shard or several), shardcm.go
 //     (CommIDs, connection numbers and the CM flood across shards),
 //     shardcmlog.go (a shard's CM messages, compactly, for the flood),
 //     shardcap.go (the caps when shards share a budget), shardcut.go

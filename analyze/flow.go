@@ -297,7 +297,7 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 		d.few = append(d.few, k.qp)
 	}
 	a.flowList = append(a.flowList, f)
-	if a.shard != nil {
+	if a.shard.replay { // the only shard's flows are created in the order listed
 		a.shard.created = append(a.shard.created, p.Frame)
 	}
 	a.linkConnection(f)

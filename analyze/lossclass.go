@@ -265,28 +265,14 @@ const notCapturedNote = "; only PSNs the capture missed are missing (the respond
 // capture.not_captured, the findings of its jumps, and the severity of its
 // incomplete messages. It returns the classification.
 //
-// sf, when not nil (a shard's report), receives the loss findings and the
-// incomplete messages to make information, for CombineShards to apply.
+// sf receives the loss findings and the incomplete messages to make
+// information, for the combiner to apply.
 func (a *Analyzer) attribute(r *Report, fl *findingList, f *flowState, fr *Flow, ev lossEvidence, sf *shardFlow) *lossClass {
 	fr.Requests.ev = ev
 	cls := classify(&ev, fr.Requests.Gaps, fr.Requests.low)
 	fr.Requests.MissingNotCaptured, fr.Requests.MissingLost = cls.notCaptured, cls.lost
 	r.Capture.NotCaptured += cls.notCaptured
-	if sf != nil {
-		sf.noteLoss(&cls, f, a.opts.File, fl)
-		return &cls
-	}
-	for _, fd := range lossFindings(&cls, f.flowID(), a.opts.File) {
-		fl.push(fd)
-	}
-	if f.loss.log != nil {
-		for _, ref := range f.loss.log.incomplete {
-			if fd := &fl.list[ref.idx]; fd.Kind == KindIncomplete && cls.onlyNotCaptured(ref.from, ref.to) {
-				fd.Detail += notCapturedNote
-				fl.setSeverity(ref.idx, SeverityInfo)
-			}
-		}
-	}
+	sf.noteLoss(&cls, f, a.opts.File, fl)
 	return &cls
 }
 

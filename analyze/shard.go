@@ -27,9 +27,17 @@ import (
 // pair than HostPairKey did, and the --max-flows cap (the flows tracked
 // are the first MaxFlows by creation frame, capture-wide).
 
-// shardFeed is what a shard's Analyzer records while it is fed.
+// shardFeed is what a shard's Analyzer records while it is fed: every
+// Analyzer is a shard, its only one when not Options.Shard, and the
+// combiner builds every report (build.go gives it the part).
 type shardFeed struct {
-	created   []uint64 // the frame that created each flow, by flow index
+	// replay: one shard among others (Options.Shard), which records what
+	// the combiner replays across them (the CM messages, the frames cut,
+	// what the caps refused). The only shard's own decisions are the
+	// capture's: it records none of it.
+	replay bool
+
+	created   []uint64 // replay: the frame that created each flow, by flow index (createdAt)
 	at        []uint64 // the frame being fed when each finding was listed
 	misplaced uint64   // frames of a host pair other than their key's
 	firstMis  uint64
@@ -71,50 +79,58 @@ func (s *shardFeed) room(n int) bool {
 	return true
 }
 
-// noteCM records a CM message (nil-safe).
+// noteCM records a CM message.
 func (s *shardFeed) noteCM(p *Packet) {
-	if s != nil && s.room(s.cm.n) {
+	if s.replay && s.room(s.cm.n) {
 		s.cm.add(p.Frame, p.Time)
 	}
 }
 
 // noteConnGrew records that the CM message just noted was a REQ with a
-// new CommID (nil-safe).
+// new CommID.
 func (s *shardFeed) noteConnGrew() {
-	if s != nil {
+	if s.replay {
 		s.cm.markGrew()
 	}
 }
 
 // noteWhole records an RDMA frame captured whole longer than all before.
 func (s *shardFeed) noteWhole(frame uint64, capLen int) {
-	if s.room(len(s.whole)) {
+	if s.replay && s.room(len(s.whole)) {
 		s.whole = append(s.whole, wholeRec{frame, capLen})
 	}
 }
 
 // noteRefusedFlow records a flow (by its key's hash) a cap refused at
-// frame, beyond Options.FlowFrameLimit or not (nil-safe).
+// frame, beyond Options.FlowFrameLimit or not.
 func (s *shardFeed) noteRefusedFlow(h, frame uint64, beyond bool) {
-	if s != nil {
+	if s.replay {
 		s.refusedFlows.note(h, frame, beyond)
 	}
 }
 
 // noteRefusedConn records a REQ with a new CommID a cap refused at frame,
-// beyond Options.ConnFrameLimit or not (nil-safe): a CommID once, as a
-// refused REQ's retransmissions are refused with it.
+// beyond Options.ConnFrameLimit or not: a CommID once, as a refused
+// REQ's retransmissions are refused with it.
 func (s *shardFeed) noteRefusedConn(commID uint32, frame uint64, beyond bool) {
-	if s != nil {
+	if s.replay {
 		s.refusedConns.note(uint64(commID), frame, beyond)
 	}
 }
 
-// noteFinding records the frame fed when a finding was listed (nil-safe).
-func (s *shardFeed) noteFinding(frame uint64) {
-	if s != nil {
-		s.at = append(s.at, frame)
+// createdAt orders flow i among the capture's flows: the frame that
+// created it, or for the only shard, whose flows are listed as created,
+// its index.
+func (s *shardFeed) createdAt(i int) uint64 {
+	if !s.replay {
+		return uint64(i)
 	}
+	return s.created[i]
+}
+
+// noteFinding records the frame fed when a finding was listed.
+func (s *shardFeed) noteFinding(frame uint64) {
+	s.at = append(s.at, frame)
 }
 
 // shardInfo is what a shard's report keeps for CombineShards.
@@ -128,6 +144,7 @@ type shardInfo struct {
 	feed       *shardFeed // its CM, cut and whole-frame events
 	cmStats    cmStats
 	orphaned   uint64
+	cut        cutState // the frames it judged cut: the capture's when it is the only shard
 }
 
 // shardFlow is what a shard keeps of one flow besides its Flow: the
@@ -160,11 +177,8 @@ func (sf *shardFlow) more() *shardFlowFindings {
 	return sf.x
 }
 
-// shardReport attaches the shard information to r (nil when not a shard).
+// shardReport attaches the shard information to r.
 func (a *Analyzer) shardReport(r *Report) *shardInfo {
-	if a.shard == nil {
-		return nil
-	}
 	sh := &shardInfo{
 		flows:     make([]shardFlow, len(a.flowList)),
 		sketch:    append([]uint64(nil), a.dropSketch.bits...),
@@ -173,18 +187,14 @@ func (a *Analyzer) shardReport(r *Report) *shardInfo {
 		feed:      a.shard,
 		cmStats:   a.conns.stats,
 		orphaned:  a.conns.orphaned,
+		cut:       a.cut,
 	}
 	r.shard = sh
 	return sh
 }
 
-// flow returns where flow i's end findings go (nil when not a shard).
-func (sh *shardInfo) flow(i int) *shardFlow {
-	if sh == nil {
-		return nil
-	}
-	return &sh.flows[i]
-}
+// flow returns where flow i's end findings go.
+func (sh *shardInfo) flow(i int) *shardFlow { return &sh.flows[i] }
 
 // noteLoss keeps what attribute lists for the flow (its loss findings)
 // and the incomplete messages it makes information.

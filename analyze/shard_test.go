@@ -289,10 +289,11 @@ func TestFeedShardNoAllocs(t *testing.T) {
 }
 
 // TestCombineShardsMisplaced: a frame fed to a shard under another host
-// pair's key makes the shards not disjoint.
+// pair's key makes the shards not disjoint (the other shard here is fed
+// nothing); the only shard of a capture has no other to be disjoint from.
 func TestCombineShardsMisplaced(t *testing.T) {
 	frames, cis, lt := mixFrames(t, synth.Config{Scenario: synth.ScenarioWriteBW, Messages: 8})
-	a := analyze.New(analyze.Options{Shard: true})
+	a, other := analyze.New(analyze.Options{Shard: true}), analyze.New(analyze.Options{Shard: true})
 	for i, fr := range frames {
 		key := analyze.HostPairKey(lt, fr)
 		if i == 20 {
@@ -300,7 +301,10 @@ func TestCombineShardsMisplaced(t *testing.T) {
 		}
 		a.FeedShard(uint64(i+1), key, cis[i], lt, fr)
 	}
-	rep, err := analyze.CombineShards([]*analyze.Report{a.Finish()}, analyze.Options{})
+	part := a.Finish()
+	_, err := analyze.CombineShards([]*analyze.Report{part}, analyze.Options{})
+	require.NoError(t, err, "one shard")
+	rep, err := analyze.CombineShards([]*analyze.Report{part, other.Finish()}, analyze.Options{})
 	require.ErrorIs(t, err, analyze.ErrNotDisjoint)
 	assert.Contains(t, err.Error(), "1 frames decode to another host pair than they were sharded by (the first: frame 21)")
 	require.NotNil(t, rep)

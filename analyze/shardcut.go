@@ -26,11 +26,11 @@ type shortRun struct {
 	kind        shortFrame
 }
 
-// noteShort records a frame classifyShort judged (nil-safe). A frame
-// whose length field is past maxRDMAPacketLen is malformed whatever came
-// before it: there is nothing to replay.
+// noteShort records a frame classifyShort judged. A frame whose length
+// field is past maxRDMAPacketLen is malformed whatever came before it:
+// there is nothing to replay.
 func (s *shardFeed) noteShort(p *Packet, capLen, n int, kind shortFrame) {
-	if s == nil || n > maxRDMAPacketLen {
+	if !s.replay || n > maxRDMAPacketLen {
 		return
 	}
 	if k := len(s.short); k > 0 {

@@ -24,15 +24,21 @@ type ReportStream struct {
 // FinishStream is Finish for a report written while it is built: the
 // Report of Head and End has no flows (Flows is empty, and the report
 // cannot be merged); Next gives them in the order Finish lists them. The
-// Analyzer must not be used afterwards. Not for Options.Shard (use Finish
-// and CombineShards).
+// Analyzer must not be used afterwards. For Options.Shard, it is the
+// stream of the shard's part, for CombineShardStreams; else the part's
+// stream combined alone, as Finish does.
 func (a *Analyzer) FinishStream() *ReportStream {
 	a.releaseTables()
 	a.flowCache = [flowCacheLen]cachedFlow{}
 	if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil {
 		a.opts.OnRelease()
 	}
-	return &ReportStream{b: a.startReport(true, true)}
+	part := &ReportStream{b: a.startReport(true, true)}
+	if a.opts.Shard {
+		return part
+	}
+	s, _ := CombineShardStreams([]*ReportStream{part}, a.opts) // one part: no error (Analyzer.combined)
+	return s
 }
 
 // Head returns the report's capture totals and connections, as Finish's
@@ -49,16 +55,13 @@ func (s *ReportStream) Head() *Report {
 }
 
 // pieces are the files the stream's capture was read from, whose frame
-// references its reports name (none for a shard's stream, whose frames
-// the combiner numbers).
+// references its reports name (none for a shard's part, whose references
+// the combiner localizes).
 func (s *ReportStream) pieces() *Pieces {
 	if s.cb != nil {
 		return s.cb.opts.Pieces
 	}
-	if s.b.a.opts.Shard {
-		return nil
-	}
-	return s.b.a.opts.Pieces
+	return nil
 }
 
 // Flows is how many flows Next gives in all.
@@ -89,9 +92,7 @@ func (s *ReportStream) Next() (Flow, bool) {
 		return Flow{}, false
 	}
 	s.next++
-	f := s.b.flow(s.next - 1)
-	s.pieces().LocalizeFlow(&f)
-	return f, true
+	return s.b.flow(s.next - 1), true // a part's: the combined stream localizes it
 }
 
 // End builds the flows Next has not given (discarding them) and returns
@@ -185,7 +186,7 @@ func (s *ReportStream) Report() *Report {
 func CombineShardStreams(parts []*ReportStream, opts Options) (*ReportStream, error) {
 	heads := make([]*Report, len(parts))
 	for s, p := range parts {
-		if p.b.sh == nil || p.b.fedPos == nil || p.next > 0 {
+		if p.b == nil || p.b.fedPos == nil || p.next > 0 {
 			return nil, fmt.Errorf("analyze: part %d is not a shard's stream", s)
 		}
 		heads[s] = p.Head()
