@@ -135,15 +135,36 @@ func (m *Matcher) Add(file int, p *analyze.Packet) bool {
 		m.now = t
 		m.evict(t - m.win)
 	}
-	fi := m.lastFlowIdx
-	if fi < 0 || sg.key.flow != m.lastFlow || (!m.fl[fi].requests && ackable(sg.key.opcode)) {
-		fi = m.flow(sg.key.flow, sg.key.opcode)
-		m.lastFlow, m.lastFlowIdx = sg.key.flow, fi
-	}
+	fi := m.flowIndex(sg.key)
 	fs := m.fl[fi]
-	bit := uint64(1) << file
 	mk := mkey{flow: fi, psn: sg.key.psn, payloadLen: sg.key.payloadLen, ipID: sg.key.ipID, opcode: sg.key.opcode}
+	if best := m.bestMatch(mk, fs, file, t, sg); best != 0 {
+		m.resight(best, fs, file, t, p, sg)
+		return false
+	}
+	m.transmit(mk, fi, fs, file, t, p, sg)
+	return true
+}
 
+// flowIndex is the index of key's flow in m.fl, from the one-entry
+// cache unless key is of another flow, or is a request in a flow known
+// only by its responses (m.flow).
+func (m *Matcher) flowIndex(key Key) int32 {
+	fi := m.lastFlowIdx
+	if fi < 0 || key.flow != m.lastFlow || (!m.fl[fi].requests && ackable(key.opcode)) {
+		fi = m.flow(key.flow, key.opcode)
+		m.lastFlow, m.lastFlowIdx = key.flow, fi
+	}
+	return fi
+}
+
+// bestMatch returns the seq+1 of the live entry with key mk that the
+// sighting sg at file, at t, is most likely another sighting of, or 0
+// for none: among those not yet seen at file, with no other ICRC and
+// first seen within the window, the one whose delay is nearest the
+// flow's (matchScore).
+func (m *Matcher) bestMatch(mk mkey, fs *flowState, file int, t int64, sg sighting) uint64 {
+	bit := uint64(1) << file
 	var best uint64
 	bestScore := int64(math.MaxInt64)
 	for s := m.byKey[mk]; s != 0 && s-1 >= m.head; {
@@ -151,63 +172,65 @@ func (m *Matcher) Add(file int, p *analyze.Packet) bool {
 		e := &m.ring[slot]
 		next := e.prev
 		if e.seen&bit == 0 && !(e.hasICRC && sg.hasICRC && e.icrc != sg.icrc) {
-			d := t - e.first
-			if d <= m.win && d >= -m.win {
-				// The delay from the point that saw it first (or, when
-				// the path keeps no pair of the two, the one that saw it
-				// last) against the flow's delay between the two.
-				g := int(e.firstFile)
-				if fs.path.acc(g, file) == nil && fs.path.on(file) {
-					g = int(e.last)
-				}
-				score := t - m.times[int(slot)*m.n+g] - fs.path.expect(g, file)
-				if score < 0 {
-					score = -score
-				}
-				if score < bestScore {
+			if d := t - e.first; d <= m.win && d >= -m.win {
+				if score := m.matchScore(e, slot, fs, file, t); score < bestScore {
 					best, bestScore = s, score
 				}
 			}
 		}
 		s = next
 	}
-	if best != 0 {
-		slot := (best - 1) % uint64(len(m.ring))
-		e := &m.ring[slot]
-		m.mark(e, slot, file, t, p, sg)
-		if fs.path.placed != 1<<m.n-1 {
-			m.place(fs, e, slot, file, e.seen|bit, t)
-		}
-		// The pairs of file and the points near it on the path that saw
-		// e before it.
-		if k := int(fs.path.at[file]); k >= 0 {
-			for _, nb := range [4]int{k - 2, k - 1, k + 1, k + 2} {
-				if nb < 0 || nb >= len(fs.path.pts) {
-					continue
-				}
-				if g := int(fs.path.pts[nb]); e.seen>>g&1 != 0 {
-					fs.path.acc(g, file).observe(g, file, m.times[int(slot)*m.n+g], t)
-				}
+	return best
+}
+
+// matchScore is how far the delay of a sighting at file, at t, of the
+// entry e in slot is from the flow's delay between the two points: the
+// delay from the point that saw it first (or, when the path keeps no
+// pair of the two, the one that saw it last).
+func (m *Matcher) matchScore(e *entry, slot uint64, fs *flowState, file int, t int64) int64 {
+	g := int(e.firstFile)
+	if fs.path.acc(g, file) == nil && fs.path.on(file) {
+		g = int(e.last)
+	}
+	score := t - m.times[int(slot)*m.n+g] - fs.path.expect(g, file)
+	if score < 0 {
+		score = -score
+	}
+	return score
+}
+
+// resight records the sighting sg of p at file, at t, of the live
+// entry seq+1 best: the entry's marks, the flow's path, and the delays
+// between file and the points near it on the path that saw the entry
+// before.
+func (m *Matcher) resight(best uint64, fs *flowState, file int, t int64, p *analyze.Packet, sg sighting) {
+	bit := uint64(1) << file
+	slot := (best - 1) % uint64(len(m.ring))
+	e := &m.ring[slot]
+	m.mark(e, slot, file, t, p, sg)
+	if fs.path.placed != 1<<m.n-1 {
+		m.place(fs, e, slot, file, e.seen|bit, t)
+	}
+	if k := int(fs.path.at[file]); k >= 0 {
+		for _, nb := range [4]int{k - 2, k - 1, k + 1, k + 2} {
+			if nb < 0 || nb >= len(fs.path.pts) {
+				continue
+			}
+			if g := int(fs.path.pts[nb]); e.seen>>g&1 != 0 {
+				fs.path.acc(g, file).observe(g, file, m.times[int(slot)*m.n+g], t)
 			}
 		}
-		e.seen |= bit
-		e.last = uint8(file)
-		return false
 	}
+	e.seen |= bit
+	e.last = uint8(file)
+}
 
-	// A new transmission.
+// transmit records the sighting sg of p at file, at t, as a new
+// transmission with key mk in flow fi (fs): its PSN's resend or
+// acknowledgement (trackPSN), and a new entry in the ring.
+func (m *Matcher) transmit(mk mkey, fi int32, fs *flowState, file int, t int64, p *analyze.Packet, sg sighting) {
 	m.transmissions++
-	if ackable(sg.key.opcode) {
-		if fs.sent && psnDiff(sg.key.psn, fs.highest) <= 0 {
-			fs.resent(m, sg.key.psn, t)
-		} else {
-			fs.sent, fs.highest = true, sg.key.psn
-		}
-	} else if psn, ok := ackedPSN(p); ok {
-		if rq := m.requestFlow(sg.key.flow, psn); rq != nil {
-			rq.acked(m, psn, t)
-		}
-	}
+	m.trackPSN(fs, t, p, sg)
 	if m.tail-m.head == uint64(len(m.ring)) {
 		m.grow(2 * len(m.ring))
 	}
@@ -221,9 +244,25 @@ func (m *Matcher) Add(file int, p *analyze.Packet) bool {
 		fs.path.insert(file, 0, m.n)
 	}
 	m.mark(e, slot, file, t, p, sg)
-	e.seen = bit
+	e.seen = uint64(1) << file
 	m.byKey[mk] = seq + 1
-	return true
+}
+
+// trackPSN follows a new transmission's PSN, at t: a request's is a
+// resend when not past the flow's highest, else the new highest; an
+// acknowledgement's acknowledges the PSN in its request flow.
+func (m *Matcher) trackPSN(fs *flowState, t int64, p *analyze.Packet, sg sighting) {
+	if ackable(sg.key.opcode) {
+		if fs.sent && psnDiff(sg.key.psn, fs.highest) <= 0 {
+			fs.resent(m, sg.key.psn, t)
+		} else {
+			fs.sent, fs.highest = true, sg.key.psn
+		}
+	} else if psn, ok := ackedPSN(p); ok {
+		if rq := m.requestFlow(sg.key.flow, psn); rq != nil {
+			rq.acked(m, psn, t)
+		}
+	}
 }
 
 // mark records file's sighting of e.
