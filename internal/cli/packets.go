@@ -29,85 +29,110 @@ type frame struct {
 // NDJSON object or a CSV row. Files are read one after the other.
 func (r *runner) packetMode(ctx context.Context, files []string) int {
 	status := ExitOK
-	var cw *csv.Writer
+	out := packetOutput{enc: json.NewEncoder(r.stdout)}
 	if r.cfg.output == "csv" {
-		cw = csv.NewWriter(r.stdout)
-		_ = cw.Write(slices.Concat(packetCSVHeader, packetCSVExtraHeader, packetCSVWrapHeader))
+		out.cw = csv.NewWriter(r.stdout)
+		_ = out.cw.Write(slices.Concat(packetCSVHeader, packetCSVExtraHeader, packetCSVWrapHeader))
 	}
-	enc := json.NewEncoder(r.stdout)
 	for _, name := range files {
-		a := analyze.New(r.options(oneFile(name), len(files) > 1))
-		fileLabel := ""
-		if len(files) > 1 {
-			fileLabel = displayName(name)
-		}
-		var start time.Time
-		var n uint64
-		err := r.each(ctx, name, func(f *frame) {
-			n++
-			p := a.Feed(f.ci, f.linkType, f.data)
-			if n == 1 {
-				start = p.Time
-			}
-			// Pause frames are listed too, unless --qp or --flow select
-			// RDMA packets.
-			pause := p.MACControl != nil
-			switch {
-			case pause:
-				if r.cfg.qp >= 0 || r.cfg.flow != nil {
-					return
-				}
-			case !p.IsRDMA || (p.BTH != nil && !r.selects(p.Src.String(), p.Dst.String(), p.BTH.DestQP)):
-				return
-			case p.BTH == nil && (r.cfg.qp >= 0 || r.cfg.flow != nil):
-				return
-			}
-			if r.out.err() != nil {
-				return // the output failed: Run reports it
-			}
-			rel := p.Time.Sub(start)
-			defer r.out.frameDone()
-			switch {
-			case r.cfg.output == "json":
-				o := packetObject(p)
-				addHeaders(o, p, rel, fileLabel, r.frameFindings(a))
-				if pause {
-					r.pauseFrameObject(o, p, f)
-				}
-				_ = enc.Encode(o)
-			case cw != nil:
-				row := packetCSVRow(p, rel)
-				if pause {
-					row[2], row[3] = frameMACs(f)
-				}
-				_ = cw.Write(slices.Concat(row, packetCSVExtra(p, rel, fileLabel, r.frameFindings(a)), packetCSVWrap(p)))
-			case r.cfg.verbose:
-				r.writeTree(p, f, rel, fileLabel, r.frameFindings(a))
-				if r.cfg.hex {
-					writeHexDump(r.stdout, f.data)
-				}
-				fmt.Fprintln(r.stdout)
-			default:
-				r.writeLine(p, rel, r.marked(p, a))
-				if r.cfg.hex {
-					writeHexDump(r.stdout, f.data)
-					fmt.Fprintln(r.stdout)
-				}
-			}
-		})
-		if err != nil {
+		if err := r.packetFile(ctx, name, len(files) > 1, out); err != nil {
 			fmt.Fprintf(r.stderr, "roce-dissect: %s: %v\n", displayName(name), err)
 			status = ExitDamaged
 		}
 	}
-	if cw != nil {
-		cw.Flush()
-		if err := cw.Error(); err != nil {
+	if out.cw != nil {
+		out.cw.Flush()
+		if err := out.cw.Error(); err != nil {
 			r.outputError(err)
 			return ExitDamaged
 		}
 	}
 	return status
+}
+
+// packetOutput is where packetMode's objects and rows go: the NDJSON
+// encoder, and the CSV writer when the output is CSV (nil otherwise).
+type packetOutput struct {
+	enc *json.Encoder
+	cw  *csv.Writer
+}
+
+// packetFile prints the packets of the capture file name that
+// listsPacket selects, with its name when several files are read, and
+// their times from the file's first frame.
+func (r *runner) packetFile(ctx context.Context, name string, several bool, out packetOutput) error {
+	a := analyze.New(r.options(oneFile(name), several))
+	fileLabel := ""
+	if several {
+		fileLabel = displayName(name)
+	}
+	var start time.Time
+	var n uint64
+	return r.each(ctx, name, func(f *frame) {
+		n++
+		p := a.Feed(f.ci, f.linkType, f.data)
+		if n == 1 {
+			start = p.Time
+		}
+		if !r.listsPacket(p) {
+			return
+		}
+		if r.out.err() != nil {
+			return // the output failed: Run reports it
+		}
+		rel := p.Time.Sub(start)
+		defer r.out.frameDone()
+		r.printPacket(out, a, p, f, rel, fileLabel)
+	})
+}
+
+// listsPacket reports whether packetMode prints p: an RDMA packet the
+// selection (--qp, --flow) takes, or a pause frame, which is listed
+// too unless --qp or --flow select RDMA packets.
+func (r *runner) listsPacket(p *analyze.Packet) bool {
+	switch {
+	case p.MACControl != nil:
+		return r.cfg.qp < 0 && r.cfg.flow == nil
+	case !p.IsRDMA || (p.BTH != nil && !r.selects(p.Src.String(), p.Dst.String(), p.BTH.DestQP)):
+		return false
+	case p.BTH == nil && (r.cfg.qp >= 0 || r.cfg.flow != nil):
+		return false
+	}
+	return true
+}
+
+// printPacket prints p, frame f, at rel from the file's first frame, in
+// the output's form: an NDJSON object, a CSV row, a header tree (-V) or
+// a line, with a hex dump under -x for the last two.
+func (r *runner) printPacket(out packetOutput, a *analyze.Analyzer, p *analyze.Packet, f *frame, rel time.Duration, fileLabel string) {
+	pause := p.MACControl != nil
+	switch {
+	case r.cfg.output == "json":
+		o := packetObject(p)
+		addHeaders(o, p, rel, fileLabel, r.frameFindings(a))
+		if pause {
+			r.pauseFrameObject(o, p, f)
+		}
+		_ = out.enc.Encode(o)
+	case out.cw != nil:
+		row := packetCSVRow(p, rel)
+		if pause {
+			row[2], row[3] = frameMACs(f)
+		}
+		_ = out.cw.Write(slices.Concat(row, packetCSVExtra(p, rel, fileLabel, r.frameFindings(a)), packetCSVWrap(p)))
+	case r.cfg.verbose:
+		r.writeTree(p, f, rel, fileLabel, r.frameFindings(a))
+		if r.cfg.hex {
+			writeHexDump(r.stdout, f.data)
+		}
+		fmt.Fprintln(r.stdout)
+	default:
+		r.writeLine(p, rel, r.marked(p, a))
+		if r.cfg.hex {
+			writeHexDump(r.stdout, f.data)
+			fmt.Fprintln(r.stdout)
+		}
+	}
 }
 
 // summary returns the key header fields of a packet as "k=v" words.
