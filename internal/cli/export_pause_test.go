@@ -73,19 +73,11 @@ func TestPauseInEveryOutput(t *testing.T) {
 	speed := "25"
 
 	flowPaused := map[string]map[string]float64{} // by file, then "src dst qp"
-	for file, truth := range map[string]*synth.Truth{file: truth, other: otherTruth} {
-		flowPaused[file] = map[string]float64{}
-		paused := 0
-		for _, f := range truth.Flows {
-			flowPaused[file][fmt.Sprintf("%s %s %d", f.Src, f.Dst, f.DestQP)] = float64(f.PausedNs)
-			paused += b2i(f.PausedNs > 0)
-		}
-		if file == other {
-			require.Zero(t, paused, "priority 4 paused a flow of priority 3")
-		} else {
-			require.NotZero(t, paused, "no flow was paused: the flows' columns would test nothing")
-		}
-	}
+	var paused int
+	flowPaused[file], paused = truthPausedNs(truth)
+	require.NotZero(t, paused, "no flow was paused: the flows' columns would test nothing")
+	flowPaused[other], paused = truthPausedNs(otherTruth)
+	require.Zero(t, paused, "priority 4 paused a flow of priority 3")
 
 	for _, args := range [][]string{{"-o", "json", "-j", "1"}, {"-o", "json", "-j", "3"}, {"-o", "parquet"}, {"-o", "parquet", "-j", "3"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
@@ -96,34 +88,8 @@ func TestPauseInEveryOutput(t *testing.T) {
 				out := t.TempDir()
 				code, _, errs := run(t, nil, append(args, "--link-speed", speed, "--export", out, c.file)...)
 				require.Equal(t, 0, code, errs)
-				rows := readParquet(t, filepath.Join(out, "pause.parquet"))
-				require.Len(t, rows, len(c.truth.Pause))
-				for i, w := range c.truth.Pause {
-					g := rows[i]
-					name := fmt.Sprintf("%s %s %v", w.SrcMAC, w.Kind, g["priority"])
-					var prio any
-					if w.Priority != nil {
-						prio = float64(*w.Priority)
-					}
-					assert.Equal(t, map[string]any{"capture": c.file, "src_mac": w.SrcMAC, "kind": w.Kind, "priority": prio,
-						"frames": float64(w.Frames), "xoff_frames": float64(w.XOFFFrames), "xon_frames": float64(w.XONFrames),
-						"quanta": float64(w.Quanta), "link_speed_bps": float64(c.truth.LinkSpeedBps)},
-						map[string]any{"capture": g["capture"], "src_mac": g["src_mac"], "kind": g["kind"], "priority": g["priority"],
-							"frames": g["frames"], "xoff_frames": g["xoff_frames"], "xon_frames": g["xon_frames"],
-							"quanta": g["quanta"], "link_speed_bps": g["link_speed_bps"]}, name)
-					within(t, float64(w.PausedNs), g["paused_ns"].(float64), "%s paused_ns", name)
-					within(t, float64(w.LongestPauseNs), g["longest_pause_ns"].(float64), "%s longest_pause_ns", name)
-				}
-				flows := readParquet(t, filepath.Join(out, "flows.parquet"))
-				require.Len(t, flows, len(flowPaused[c.file]))
-				for _, f := range flows {
-					key := fmt.Sprintf("%s %s %v", f["src"], f["dst"], f["dest_qp"])
-					want, ok := flowPaused[c.file][key]
-					require.True(t, ok, key)
-					assert.Equal(t, 3.0, f["priority"], "%s: the generator's DSCP 26", key)
-					require.NotNil(t, f["paused_ns"], key)
-					within(t, want, f["paused_ns"].(float64), "%s paused_ns", key)
-				}
+				checkPauseTable(t, readParquet(t, filepath.Join(out, "pause.parquet")), c.file, c.truth)
+				checkFlowsPaused(t, readParquet(t, filepath.Join(out, "flows.parquet")), flowPaused[c.file])
 			}
 		})
 	}
@@ -132,23 +98,103 @@ func TestPauseInEveryOutput(t *testing.T) {
 	for _, file := range []string{file, other} {
 		code, out, errs := run(t, nil, "-o", "csv", "--link-speed", speed, file)
 		require.Equal(t, 0, code, errs)
-		header, _, _ := strings.Cut(out, "\n")
-		assert.True(t, strings.HasSuffix(header, ",icrc_unverifiable,priority,paused_ns"), header)
-		recs := csvRecords(t, out)
-		require.Len(t, recs, len(flowPaused[file]))
-		for _, r := range recs {
-			key := fmt.Sprintf("%s %s %s", r["src"], r["dst"], r["dest_qp"])
-			assert.Equal(t, "3", r["priority"], key)
-			ns, err := strconv.ParseFloat(r["paused_ns"], 64)
-			require.NoError(t, err, key)
-			within(t, flowPaused[file][key], ns, "%s paused_ns", key)
-		}
+		checkFlowsCSVPaused(t, out, flowPaused[file])
 	}
 
 	// -P -o json and -P -o csv list the pause frames.
-	quantum := 512 / 25e9 * 1e9 // ns per quantum at 25 Gb/s
 	code, nd, errs := run(t, nil, "-P", "-o", "json", "--link-speed", speed, file)
 	require.Equal(t, 0, code, errs)
+	checkPauseFramesJSON(t, nd, frames)
+	code, csvOut, errs := run(t, nil, "-P", "-o", "csv", file)
+	require.Equal(t, 0, code, errs)
+	checkPauseFramesCSV(t, csvOut, frames)
+
+	// --qp selects RDMA packets: no pause frame.
+	for _, format := range []string{"json", "csv"} {
+		code, out, errs := run(t, nil, "-P", "-o", format, "--qp", fmt.Sprint(truth.Flows[0].DestQP), file)
+		require.Equal(t, 0, code, errs)
+		assert.NotContains(t, out, "01:80:c2:00:00:01", format)
+	}
+}
+
+// truthPausedNs returns the paused time of each flow of truth, by "src
+// dst qp", and how many flows were paused.
+func truthPausedNs(truth *synth.Truth) (map[string]float64, int) {
+	byFlow := map[string]float64{}
+	paused := 0
+	for _, f := range truth.Flows {
+		byFlow[fmt.Sprintf("%s %s %d", f.Src, f.Dst, f.DestQP)] = float64(f.PausedNs)
+		paused += b2i(f.PausedNs > 0)
+	}
+	return byFlow, paused
+}
+
+// checkPauseTable checks the rows of the Parquet pause table of file
+// against the truth's pause statistics, in order: each sender and
+// priority's frames, XOFF, XON and quanta exactly, the link speed, the
+// paused and longest times within 1 %.
+func checkPauseTable(t *testing.T, rows []map[string]any, file string, truth *synth.Truth) {
+	t.Helper()
+	require.Len(t, rows, len(truth.Pause))
+	for i, w := range truth.Pause {
+		g := rows[i]
+		name := fmt.Sprintf("%s %s %v", w.SrcMAC, w.Kind, g["priority"])
+		var prio any
+		if w.Priority != nil {
+			prio = float64(*w.Priority)
+		}
+		assert.Equal(t, map[string]any{"capture": file, "src_mac": w.SrcMAC, "kind": w.Kind, "priority": prio,
+			"frames": float64(w.Frames), "xoff_frames": float64(w.XOFFFrames), "xon_frames": float64(w.XONFrames),
+			"quanta": float64(w.Quanta), "link_speed_bps": float64(truth.LinkSpeedBps)},
+			map[string]any{"capture": g["capture"], "src_mac": g["src_mac"], "kind": g["kind"], "priority": g["priority"],
+				"frames": g["frames"], "xoff_frames": g["xoff_frames"], "xon_frames": g["xon_frames"],
+				"quanta": g["quanta"], "link_speed_bps": g["link_speed_bps"]}, name)
+		within(t, float64(w.PausedNs), g["paused_ns"].(float64), "%s paused_ns", name)
+		within(t, float64(w.LongestPauseNs), g["longest_pause_ns"].(float64), "%s longest_pause_ns", name)
+	}
+}
+
+// checkFlowsPaused checks the rows of the Parquet flows table against
+// the truth's paused time of each flow (want, by "src dst qp"): every
+// flow there, priority 3, its paused time within 1 % (0, not null, where
+// none).
+func checkFlowsPaused(t *testing.T, flows []map[string]any, want map[string]float64) {
+	t.Helper()
+	require.Len(t, flows, len(want))
+	for _, f := range flows {
+		key := fmt.Sprintf("%s %s %v", f["src"], f["dst"], f["dest_qp"])
+		ns, ok := want[key]
+		require.True(t, ok, key)
+		assert.Equal(t, 3.0, f["priority"], "%s: the generator's DSCP 26", key)
+		require.NotNil(t, f["paused_ns"], key)
+		within(t, ns, f["paused_ns"].(float64), "%s paused_ns", key)
+	}
+}
+
+// checkFlowsCSVPaused checks the flows CSV out: priority and paused_ns
+// are its last columns, and each flow has priority 3 and the truth's
+// paused time (want, by "src dst qp") within 1 %.
+func checkFlowsCSVPaused(t *testing.T, out string, want map[string]float64) {
+	t.Helper()
+	header, _, _ := strings.Cut(out, "\n")
+	assert.True(t, strings.HasSuffix(header, ",icrc_unverifiable,priority,paused_ns"), header)
+	recs := csvRecords(t, out)
+	require.Len(t, recs, len(want))
+	for _, r := range recs {
+		key := fmt.Sprintf("%s %s %s", r["src"], r["dst"], r["dest_qp"])
+		assert.Equal(t, "3", r["priority"], key)
+		ns, err := strconv.ParseFloat(r["paused_ns"], 64)
+		require.NoError(t, err, key)
+		within(t, want[key], ns, "%s paused_ns", key)
+	}
+}
+
+// checkPauseFramesJSON checks the lines of -P -o json at 25 Gb/s, nd:
+// each pause frame the generator wrote (frames, by number) is listed with
+// its sender, opcode, kind, class-enable vector (PFC) and its priorities'
+// quanta and time, and no other frame has MAC Control.
+func checkPauseFramesJSON(t *testing.T, nd string, frames map[int]synth.FrameInfo) {
+	t.Helper()
 	listed := 0
 	for _, line := range jsonLines(t, nd) {
 		mc, ok := line["mac_control"].(map[string]any)
@@ -161,30 +207,44 @@ func TestPauseInEveryOutput(t *testing.T) {
 		require.True(t, ok, "frame %d is no pause frame", n)
 		assert.Equal(t, []any{fi.Src, fi.Dst}, []any{line["src"], line["dst"]}, "frame %d", n)
 		assert.Equal(t, float64(fi.Pause.Opcode), mc["opcode"], "frame %d", n)
-		var want []any
-		pause := func(prio any, q uint16) map[string]any {
-			return map[string]any{"priority": prio, "quanta": float64(q), "pause_ns": math.Round(float64(q) * quantum)}
-		}
 		if fi.Pause.Kind == synth.PausePFC {
 			assert.Equal(t, "pfc", mc["kind"], "frame %d", n)
 			assert.Equal(t, float64(fi.Pause.ClassEnable), mc["class_enable_vector"], "frame %d", n)
-			for p := range 8 {
-				if fi.Pause.ClassEnable&(1<<p) != 0 {
-					want = append(want, pause(float64(p), fi.Pause.Quanta[p]))
-				}
-			}
 		} else {
 			assert.Equal(t, "802.3x", mc["kind"], "frame %d", n)
 			assert.NotContains(t, mc, "class_enable_vector", "frame %d", n)
-			want = []any{pause(nil, fi.Pause.Quanta[0])}
 		}
-		assert.Equal(t, want, mc["priorities"], "frame %d", n)
+		assert.Equal(t, pausePrioritiesJSON(fi.Pause), mc["priorities"], "frame %d", n)
 	}
 	assert.Equal(t, len(frames), listed, "pause frames listed")
+}
 
-	code, csvOut, errs := run(t, nil, "-P", "-o", "csv", file)
-	require.Equal(t, 0, code, errs)
-	listed = 0
+// pausePrioritiesJSON is the priorities of pause frame p as -P -o json
+// lists them at 25 Gb/s: each priority PFC enables (none for 802.3x)
+// with its quanta and their time.
+func pausePrioritiesJSON(p *synth.PauseInfo) []any {
+	quantum := 512 / 25e9 * 1e9 // ns per quantum at 25 Gb/s
+	pause := func(prio any, q uint16) map[string]any {
+		return map[string]any{"priority": prio, "quanta": float64(q), "pause_ns": math.Round(float64(q) * quantum)}
+	}
+	if p.Kind != synth.PausePFC {
+		return []any{pause(nil, p.Quanta[0])}
+	}
+	var want []any
+	for prio := range 8 {
+		if p.ClassEnable&(1<<prio) != 0 {
+			want = append(want, pause(float64(prio), p.Quanta[prio]))
+		}
+	}
+	return want
+}
+
+// checkPauseFramesCSV checks the records of -P -o csv, csvOut: each pause
+// frame the generator wrote (frames, by number) with its sender, kind and
+// quanta, and no opcode; every other record is an RDMA packet.
+func checkPauseFramesCSV(t *testing.T, csvOut string, frames map[int]synth.FrameInfo) {
+	t.Helper()
+	listed := 0
 	for _, r := range csvRecords(t, csvOut) {
 		if r["mac_control"] == "" {
 			assert.NotEmpty(t, r["opcode"], "frame %s: neither RDMA nor a pause frame", r["frame"])
@@ -195,29 +255,27 @@ func TestPauseInEveryOutput(t *testing.T) {
 		require.NoError(t, err)
 		fi, ok := frames[n]
 		require.True(t, ok, "frame %d is no pause frame", n)
-		var kind string
-		var times []string
-		if fi.Pause.Kind == synth.PausePFC {
-			kind = "pfc"
-			for p := range 8 {
-				if fi.Pause.ClassEnable&(1<<p) != 0 {
-					times = append(times, fmt.Sprintf("%d:%d", p, fi.Pause.Quanta[p]))
-				}
-			}
-		} else {
-			kind, times = "802.3x", []string{fmt.Sprintf("all:%d", fi.Pause.Quanta[0])}
-		}
+		kind, times := pauseQuantaCSV(fi.Pause)
 		_, err = net.ParseMAC(r["src"])
 		assert.NoError(t, err, "frame %d: src", n)
-		assert.Equal(t, []string{fi.Src, fi.Dst, kind, strings.Join(times, " "), ""},
+		assert.Equal(t, []string{fi.Src, fi.Dst, kind, times, ""},
 			[]string{r["src"], r["dst"], r["mac_control"], r["pause_quanta"], r["opcode"]}, "frame %d", n)
 	}
 	assert.Equal(t, len(frames), listed, "pause frames listed")
+}
 
-	// --qp selects RDMA packets: no pause frame.
-	for _, format := range []string{"json", "csv"} {
-		code, out, errs := run(t, nil, "-P", "-o", format, "--qp", fmt.Sprint(truth.Flows[0].DestQP), file)
-		require.Equal(t, 0, code, errs)
-		assert.NotContains(t, out, "01:80:c2:00:00:01", format)
+// pauseQuantaCSV is the kind and the quanta of pause frame p as -P -o csv
+// writes them: "pfc" and priority:quanta for each priority it enables, or
+// "802.3x" and all:quanta.
+func pauseQuantaCSV(p *synth.PauseInfo) (kind, quanta string) {
+	if p.Kind != synth.PausePFC {
+		return "802.3x", fmt.Sprintf("all:%d", p.Quanta[0])
 	}
+	var times []string
+	for prio := range 8 {
+		if p.ClassEnable&(1<<prio) != 0 {
+			times = append(times, fmt.Sprintf("%d:%d", prio, p.Quanta[prio]))
+		}
+	}
+	return "pfc", strings.Join(times, " ")
 }
