@@ -178,69 +178,120 @@ func pairFlows(rep *analyze.Report, pts []*merged) []int {
 // ACKs, NAKs, READ responses and CNPs of the other.
 // It draws at most budget points (decimate).
 func buildChart(rep *analyze.Report, i int, peer []int, pts []*merged, kinds map[fileFrame]uint8, t0 int64, budget int) *chartData {
-	data, resp := i, peer[i]
+	data, resp := chartFlows(rep, i, peer)
+	ch := &chartData{DataFlow: data, RespFlow: resp, Stride: 1, Gaps: []chartGap{}}
+	var sel []filePoint
+	sel = ch.take(sel, pts, data, func(k uint8) bool { return k == kindRequest })
+	sel = ch.take(sel, pts, resp, func(k uint8) bool { return k != kindRequest })
+	if sel == nil {
+		return nil
+	}
+	sortByTime(sel)
+	keep, stride, dropped := decimate(sel, budget)
+	ch.Stride *= stride
+	ch.MarkedDropped += dropped
+	multi := severalFiles(sel)
+	frameAt := ch.addPoints(sel, keep, multi, kinds, t0)
+	if data >= 0 {
+		ch.addGaps(rep.Flows[data].Requests.Gaps, frameAt, multi)
+	}
+	return ch
+}
+
+// chartFlows returns the flows of flow i's chart: data, whose requests
+// are drawn (i when it has requests, else its peer; -1 for responses
+// or CNPs alone), and resp, whose responses and CNPs are (-1: none).
+func chartFlows(rep *analyze.Report, i int, peer []int) (data, resp int) {
+	data, resp = i, peer[i]
 	if rep.Flows[i].Requests.Packets == 0 && peer[i] >= 0 {
 		data, resp = peer[i], i
 	}
 	if resp < 0 && rep.Flows[i].Requests.Packets == 0 {
 		data, resp = -1, i // responses (or CNPs) alone
 	}
-	ch := &chartData{DataFlow: data, RespFlow: resp, Stride: 1, Gaps: []chartGap{}}
-	var sel []filePoint
-	take := func(j int, want func(uint8) bool) {
-		if j < 0 || pts[j] == nil {
-			return
-		}
-		m := pts[j]
-		ch.Packets += m.packets
-		ch.Stride = max(ch.Stride, m.stride)
-		ch.MarkedDropped += m.markedDropped
-		for _, p := range m.pts {
-			if want(p.kind) {
-				sel = append(sel, p)
-			}
+	return data, resp
+}
+
+// take appends to sel the points of flow j (none when j < 0 or the flow
+// has none) whose kind want takes, and adds the flow's counts to ch.
+func (ch *chartData) take(sel []filePoint, pts []*merged, j int, want func(uint8) bool) []filePoint {
+	if j < 0 || pts[j] == nil {
+		return sel
+	}
+	m := pts[j]
+	ch.Packets += m.packets
+	ch.Stride = max(ch.Stride, m.stride)
+	ch.MarkedDropped += m.markedDropped
+	for _, p := range m.pts {
+		if want(p.kind) {
+			sel = append(sel, p)
 		}
 	}
-	take(data, func(k uint8) bool { return k == kindRequest })
-	take(resp, func(k uint8) bool { return k != kindRequest })
-	if sel == nil {
-		return nil
-	}
+	return sel
+}
+
+// sortByTime sorts the points by time, then by frame, keeping the order
+// of equal ones.
+func sortByTime(sel []filePoint) {
 	sort.SliceStable(sel, func(a, b int) bool {
 		if sel[a].ns != sel[b].ns {
 			return sel[a].ns < sel[b].ns
 		}
 		return sel[a].frame < sel[b].frame
 	})
-	keep, stride, dropped := decimate(sel, budget)
-	ch.Stride *= stride
-	ch.MarkedDropped += dropped
-	multi := false
+}
+
+// severalFiles reports whether any point is of a file other than the
+// first.
+func severalFiles(sel []filePoint) bool {
 	for _, p := range sel {
 		if p.file != 0 {
-			multi = true
+			return true
 		}
 	}
-	// Unwrap the PSNs in time order; start from the first non-CNP point.
-	var y int64
-	var prev uint32
-	started := false
+	return false
+}
+
+// psnUnwrapper unwraps the PSNs of points in time order across 2^24.
+type psnUnwrapper struct {
+	y       int64
+	prev    uint32
+	started bool
+}
+
+// newPSNUnwrapper starts from the PSN of the first point that is not a
+// CNP (a CNP's PSN means nothing).
+func newPSNUnwrapper(sel []filePoint) psnUnwrapper {
 	for _, p := range sel {
 		if p.kind != kindCNP {
-			prev, y, started = p.psn, int64(p.psn), true
-			break
+			return psnUnwrapper{y: int64(p.psn), prev: p.psn, started: true}
 		}
 	}
+	return psnUnwrapper{}
+}
+
+// next returns the unwrapped PSN of p, the next point in time order: a
+// CNP sits at the PSN before it.
+func (u *psnUnwrapper) next(p filePoint) int64 {
+	if p.kind != kindCNP && u.started {
+		d := int64((p.psn - u.prev) & 0xFFFFFF)
+		if d >= 1<<23 {
+			d -= 1 << 24
+		}
+		u.y += d
+		u.prev = p.psn
+	}
+	return u.y
+}
+
+// addPoints adds the points in sel that keep keeps (all when nil) to the
+// chart's columns, with their unwrapped PSNs, times from t0 and files
+// when multi, and returns the column index of each point added.
+func (ch *chartData) addPoints(sel []filePoint, keep []bool, multi bool, kinds map[fileFrame]uint8, t0 int64) map[fileFrame]int {
+	u := newPSNUnwrapper(sel)
 	frameAt := map[fileFrame]int{}
 	for k, p := range sel {
-		if p.kind != kindCNP && started {
-			d := int64((p.psn - prev) & 0xFFFFFF)
-			if d >= 1<<23 {
-				d -= 1 << 24
-			}
-			y += d
-			prev = p.psn
-		}
+		y := u.next(p)
 		if keep != nil && !keep[k] {
 			continue
 		}
@@ -260,22 +311,26 @@ func buildChart(rep *analyze.Report, i int, peer []int, pts []*merged, kinds map
 		frameAt[fileFrame{p.file, p.frame}] = len(ch.TNs) - 1
 	}
 	ch.Shown = len(ch.TNs)
-	if data >= 0 {
-		for _, g := range rep.Flows[data].Requests.Gaps {
-			cg := chartGap{Count: g.Count, Frame: g.Frame, TNs: -1}
-			// The gap ends just below the PSN of the frame that jumped
-			// over it; place it on that frame's unwrapped PSN.
-			if k, ok := frameAt[fileFrame{0, g.Frame}]; ok && !multi {
-				cg.TNs = ch.TNs[k]
-				top := ch.Y[k] - int64((ch.PSN[k]-g.To)&0xFFFFFF)
-				cg.To, cg.From = top, top-int64(g.Count)+1
-			} else {
-				cg.From, cg.To = int64(g.From), int64(g.To)
-			}
-			ch.Gaps = append(ch.Gaps, cg)
+	return frameAt
+}
+
+// addGaps adds the data flow's PSN gaps to the chart, each placed on
+// the frame that jumped over it when that frame is drawn (frameAt) and
+// the points are of one file.
+func (ch *chartData) addGaps(gaps []analyze.Gap, frameAt map[fileFrame]int, multi bool) {
+	for _, g := range gaps {
+		cg := chartGap{Count: g.Count, Frame: g.Frame, TNs: -1}
+		// The gap ends just below the PSN of the frame that jumped
+		// over it; place it on that frame's unwrapped PSN.
+		if k, ok := frameAt[fileFrame{0, g.Frame}]; ok && !multi {
+			cg.TNs = ch.TNs[k]
+			top := ch.Y[k] - int64((ch.PSN[k]-g.To)&0xFFFFFF)
+			cg.To, cg.From = top, top-int64(g.Count)+1
+		} else {
+			cg.From, cg.To = int64(g.From), int64(g.To)
 		}
+		ch.Gaps = append(ch.Gaps, cg)
 	}
-	return ch
 }
 
 // category is how a point is drawn.
