@@ -181,7 +181,77 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	}
 }
 
+// checkInBrowser opens page in a headless Chromium (chrome) with the
+// profile directory profile and checks it against the analyzer's report
+// rep and the capture's frames as gopacket decodes them (wire): the flow
+// table and picker, the Pause table, the axis labels, that a click on a
+// flow row selects it and one on the finding of kind findingKind (or, for
+// "", the busiest flow's row) charts its flow, the chart's points, no
+// console message or network request; it returns the screenshot of the
+// whole page.
 func checkInBrowser(t *testing.T, chrome, profile, page string, rep *analyze.Report, wire map[uint64]wirePacket, findingKind analyze.Kind) []byte {
+	t.Helper()
+	b, stop := openBrowser(t, chrome, profile)
+	defer stop()
+
+	// The page loads and renders the flows of the analyzer's report.
+	require.NoError(t, chromedp.Do(b.ctx,
+		chromedp.Navigate("file://"+page),
+		chromedp.WaitVisible(chromedp.CSS("#psn-chart .uplot")),
+	))
+	checkFlowTableInBrowser(t, b, rep)
+	checkTickLabels(t, b)
+
+	// The finding to click (or the busiest flow), and another flow.
+	fi, fd, flowIdx := findingToClick(t, rep, findingKind)
+	other := (flowIdx + 1) % len(rep.Flows)
+	var selected int
+	b.click(t, fmt.Sprintf(`#flow-table tbody tr[data-flow="%d"]`, other))
+	b.eval(t, `window.roceReport.state.flow`, &selected)
+	assert.Equal(t, other, selected, "a click on a flow row selects it")
+	assert.Contains(t, b.text(t, "#chart-title"), flowLabel(&rep.Flows[other]))
+
+	// A click on the finding (or flow row) charts its flow, marking the
+	// finding's frame.
+	var pts []chartPoint
+	if fi >= 0 {
+		b.click(t, fmt.Sprintf(`#finding-table tbody tr[data-row="%d"]`, fi))
+		var markFrame uint64
+		b.eval(t, `window.roceReport.state.mark.frame`, &markFrame)
+		assert.Equal(t, fd.Frame, markFrame, "the finding's frame is marked")
+	} else {
+		b.click(t, fmt.Sprintf(`#flow-table tbody tr[data-flow="%d"]`, flowIdx))
+	}
+	b.eval(t, `window.roceReport.state.flow`, &selected)
+	b.eval(t, `window.roceReport.chartPoints()`, &pts)
+	assert.Equal(t, flowIdx, selected, "the flow is charted")
+	assert.Contains(t, b.text(t, "#chart-title"), flowLabel(&rep.Flows[flowIdx]))
+	seen := checkChartPoints(t, pts, wire, &rep.Flows[flowIdx])
+	if fi >= 0 {
+		assert.True(t, seen[fd.Frame], "the finding's frame %d is on the chart", fd.Frame)
+	}
+
+	buf := b.screenshot(t)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	assert.Empty(t, b.problems, "console messages and exceptions")
+	assert.Empty(t, b.requests, "network requests (the page must be self-contained)")
+	return buf
+}
+
+// browser is a headless Chromium tab and what it reported: console
+// messages, exceptions and log errors or warnings (problems), requests
+// other than for files.
+type browser struct {
+	ctx                context.Context
+	mu                 sync.Mutex
+	problems, requests []string
+}
+
+// openBrowser starts a headless Chromium (chrome) with the profile
+// directory profile, a 1400×1500 window and 90 s to live, listening to
+// its console, log and network; stop ends it.
+func openBrowser(t *testing.T, chrome, profile string) (b *browser, stop func()) {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chrome),
@@ -193,67 +263,105 @@ func checkInBrowser(t *testing.T, chrome, profile, page string, rep *analyze.Rep
 		chromedp.WindowSize(1400, 1500),
 	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
 	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
-
-	var mu sync.Mutex
-	var problems, requests []string
-	require.NoError(t, chromedp.Listen(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			var args []string
-			for _, a := range e.Args {
-				args = append(args, string(a.Value)+a.Description)
-			}
-			problems = append(problems, fmt.Sprintf("console.%s: %s", e.Type, strings.Join(args, " ")))
-		case *runtime.EventExceptionThrown:
-			d := e.ExceptionDetails
-			msg := d.Text
-			if d.Exception != nil {
-				msg += " " + d.Exception.Description
-			}
-			problems = append(problems, fmt.Sprintf("exception at %d:%d: %s", d.LineNumber, d.ColumnNumber, msg))
-		case *cdplog.EventEntryAdded:
-			if e.Entry.Level == cdplog.EntryLevelError || e.Entry.Level == cdplog.EntryLevelWarning {
-				problems = append(problems, fmt.Sprintf("log %s: %s %s", e.Entry.Level, e.Entry.Text, e.Entry.URL))
-			}
-		case *network.EventRequestWillBeSent:
-			if !strings.HasPrefix(e.Request.URL, "file://") {
-				requests = append(requests, e.Request.URL)
-			}
-		}
-	}))
+	stop = func() {
+		cancelT()
+		cancel()
+		cancelA()
+	}
+	b = &browser{ctx: ctx}
+	require.NoError(t, chromedp.Listen(ctx, b.record))
 	_, err := chromedp.Call(ctx, network.Enable, network.EnableParams{})
 	require.NoError(t, err)
 	_, err = chromedp.Call(ctx, cdplog.Enable, cdp.Empty{})
 	require.NoError(t, err)
+	return b, stop
+}
+
+// record notes an event of the browser that the page must not cause: a
+// console message, an exception, a log error or warning, a request other
+// than for a file.
+func (b *browser) record(ev any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch e := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		var args []string
+		for _, a := range e.Args {
+			args = append(args, string(a.Value)+a.Description)
+		}
+		b.problems = append(b.problems, fmt.Sprintf("console.%s: %s", e.Type, strings.Join(args, " ")))
+	case *runtime.EventExceptionThrown:
+		d := e.ExceptionDetails
+		msg := d.Text
+		if d.Exception != nil {
+			msg += " " + d.Exception.Description
+		}
+		b.problems = append(b.problems, fmt.Sprintf("exception at %d:%d: %s", d.LineNumber, d.ColumnNumber, msg))
+	case *cdplog.EventEntryAdded:
+		if e.Entry.Level == cdplog.EntryLevelError || e.Entry.Level == cdplog.EntryLevelWarning {
+			b.problems = append(b.problems, fmt.Sprintf("log %s: %s %s", e.Entry.Level, e.Entry.Text, e.Entry.URL))
+		}
+	case *network.EventRequestWillBeSent:
+		if !strings.HasPrefix(e.Request.URL, "file://") {
+			b.requests = append(b.requests, e.Request.URL)
+		}
+	}
+}
+
+// eval evaluates the JavaScript expression expr in the page into v.
+func (b *browser) eval(t *testing.T, expr string, v any) {
+	t.Helper()
+	res, err := chromedp.Run(b.ctx, chromedp.Evaluate[json.RawMessage](expr))
+	require.NoError(t, err, expr)
+	require.NoError(t, json.Unmarshal(res, v), expr)
+}
+
+// text is the text of the element sel selects.
+func (b *browser) text(t *testing.T, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
+	require.NoError(t, err, sel)
+	return s
+}
+
+// click scrolls to the element sel selects and clicks it.
+func (b *browser) click(t *testing.T, sel string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(b.ctx, chromedp.ScrollIntoView(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel))), sel)
+}
+
+// screenshot is the whole page in PNG, once the charts have set their
+// ranges; it checks that it is not blank.
+func (b *browser) screenshot(t *testing.T) []byte {
+	t.Helper()
+	ready := false
+	for range 50 {
+		if b.eval(t, `window.roceReport.state.ready`, &ready); ready {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.True(t, ready, "the charts are ready")
+	require.NoError(t, chromedp.Do(b.ctx, chromedp.ScrollIntoView(chromedp.CSS("#chart"))))
+	buf, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	img, err := png.Decode(bytes.NewReader(buf))
+	require.NoError(t, err)
+	assert.Greater(t, distinctColours(img), 20, "the screenshot is not blank")
+	return buf
+}
+
+// checkFlowTableInBrowser checks that the page's flow table and flow
+// picker hold the report's flows, in order, and what it shows of the
+// pause frames (checkPauseInBrowser).
+func checkFlowTableInBrowser(t *testing.T, b *browser, rep *analyze.Report) {
+	t.Helper()
 	eval := func(expr string, v any) {
 		t.Helper()
-		res, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](expr))
-		require.NoError(t, err, expr)
-		require.NoError(t, json.Unmarshal(res, v), expr)
+		b.eval(t, expr, v)
 	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		require.NoError(t, err, sel)
-		return s
-	}
-	click := func(sel string) {
-		t.Helper()
-		require.NoError(t, chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel))), sel)
-	}
-
-	// The page loads and renders the flows of the analyzer's report.
-	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Navigate("file://"+page),
-		chromedp.WaitVisible(chromedp.CSS("#psn-chart .uplot")),
-	))
 	var names []string
 	eval(`Array.from(document.querySelectorAll('#flow-table tbody tr')).map(tr => tr.dataset.name)`, &names)
 	var want []string
@@ -266,9 +374,12 @@ func checkInBrowser(t *testing.T, chrome, profile, page string, rep *analyze.Rep
 	eval(`document.querySelectorAll('#flow-picker option').length`, &picker)
 	assert.Equal(t, len(rep.Flows), picker, "flow picker entries")
 	checkPauseInBrowser(t, eval, rep)
+}
 
-	// Axis labels have the decimals their step needs (0.25 ms steps were
-	// labelled 0.3, 0.5, 0.8).
+// checkTickLabels checks that the page's axis labels have the decimals
+// their step needs (0.25 ms steps were labelled 0.3, 0.5, 0.8).
+func checkTickLabels(t *testing.T, b *browser) {
+	t.Helper()
 	for _, tc := range []struct{ js, want string }{
 		{`fmtTicks([0, 0.00025, 0.0005, 0.00075, 0.001])`, "0.00 ms,0.25 ms,0.50 ms,0.75 ms,1.00 ms"},
 		{`fmtTicks([0.0005, 0.001, 0.0015])`, "0.5 ms,1.0 ms,1.5 ms"},
@@ -277,66 +388,55 @@ func checkInBrowser(t *testing.T, chrome, profile, page string, rep *analyze.Rep
 		{`fmtRateTicks([0, 0.25e9, 0.5e9, 0.75e9, 1e9, 1.25e9])`, "0.00 Gb/s,0.25 Gb/s,0.50 Gb/s,0.75 Gb/s,1.00 Gb/s,1.25 Gb/s"},
 	} {
 		var got string
-		eval(`window.roceReport.`+tc.js+`.join(',')`, &got)
+		b.eval(t, `window.roceReport.`+tc.js+`.join(',')`, &got)
 		assert.Equal(t, tc.want, got, tc.js)
 	}
+}
 
-	// The finding to click (or the busiest flow), and another flow.
-	fi, flowIdx := -1, -1
-	var fd analyze.Finding
-	if findingKind == "" {
+// findingToClick returns the first finding of kind (its index fi, -1 for
+// kind "", and the finding) and the index of its flow, or for kind "" the
+// flow with the most packets.
+func findingToClick(t *testing.T, rep *analyze.Report, kind analyze.Kind) (fi int, fd analyze.Finding, flowIdx int) {
+	t.Helper()
+	fi, flowIdx = -1, -1
+	if kind == "" {
 		for i := range rep.Flows {
 			if flowIdx < 0 || rep.Flows[i].Packets > rep.Flows[flowIdx].Packets {
 				flowIdx = i
 			}
 		}
-	} else {
-		for i, x := range rep.Findings {
-			if x.Kind == findingKind {
-				fi, fd = i, x
-				break
-			}
+		return fi, fd, flowIdx
+	}
+	for i, x := range rep.Findings {
+		if x.Kind == kind {
+			fi, fd = i, x
+			break
 		}
-		require.GreaterOrEqual(t, fi, 0, "the capture has a %s finding", findingKind)
-		for i := range rep.Flows {
-			if flowLabel(&rep.Flows[i]) == fd.FlowName() {
-				flowIdx = i
-			}
+	}
+	require.GreaterOrEqual(t, fi, 0, "the capture has a %s finding", kind)
+	for i := range rep.Flows {
+		if flowLabel(&rep.Flows[i]) == fd.FlowName() {
+			flowIdx = i
 		}
-		require.GreaterOrEqual(t, flowIdx, 0, "finding's flow %q in the report", fd.Flow)
 	}
-	other := (flowIdx + 1) % len(rep.Flows)
-	var selected int
-	click(fmt.Sprintf(`#flow-table tbody tr[data-flow="%d"]`, other))
-	eval(`window.roceReport.state.flow`, &selected)
-	assert.Equal(t, other, selected, "a click on a flow row selects it")
-	assert.Contains(t, text("#chart-title"), flowLabel(&rep.Flows[other]))
+	require.GreaterOrEqual(t, flowIdx, 0, "finding's flow %q in the report", fd.Flow)
+	return fi, fd, flowIdx
+}
 
-	// A click on the finding (or flow row) charts its flow, marking the
-	// finding's frame.
-	type chartPoint struct {
-		Frame uint64 `json:"frame"`
-		PSN   uint32 `json:"psn"`
-		Cat   string `json:"cat"`
-	}
-	var pts []chartPoint
-	if fi >= 0 {
-		click(fmt.Sprintf(`#finding-table tbody tr[data-row="%d"]`, fi))
-		var markFrame uint64
-		eval(`window.roceReport.state.mark.frame`, &markFrame)
-		assert.Equal(t, fd.Frame, markFrame, "the finding's frame is marked")
-	} else {
-		click(fmt.Sprintf(`#flow-table tbody tr[data-flow="%d"]`, flowIdx))
-	}
-	eval(`window.roceReport.state.flow`, &selected)
-	eval(`window.roceReport.chartPoints()`, &pts)
-	assert.Equal(t, flowIdx, selected, "the flow is charted")
-	assert.Contains(t, text("#chart-title"), flowLabel(&rep.Flows[flowIdx]))
+// chartPoint is a point of the page's chart.
+type chartPoint struct {
+	Frame uint64 `json:"frame"`
+	PSN   uint32 `json:"psn"`
+	Cat   string `json:"cat"`
+}
 
-	// Every point is a frame of this flow or of its reverse direction,
-	// with the PSN its bytes carry; every frame of the flow the chart
-	// draws is there (these captures are below the decimation limits).
-	f := &rep.Flows[flowIdx]
+// checkChartPoints checks the points of flow f's chart against the
+// capture's frames (wire): every point is a frame of f or of its reverse
+// direction, with the PSN its bytes carry; every frame of f the chart
+// draws (a request flow's requests) is there (these captures are below
+// the decimation limits). It returns the frames on the chart.
+func checkChartPoints(t *testing.T, pts []chartPoint, wire map[uint64]wirePacket, f *analyze.Flow) map[uint64]bool {
+	t.Helper()
 	seen := map[uint64]bool{}
 	for _, p := range pts {
 		w, ok := wire[p.Frame]
@@ -359,31 +459,7 @@ func checkInBrowser(t *testing.T, chrome, profile, page string, rep *analyze.Rep
 		drawn++
 	}
 	assert.Positive(t, drawn)
-	if fi >= 0 {
-		assert.True(t, seen[fd.Frame], "the finding's frame %d is on the chart", fd.Frame)
-	}
-
-	// The whole page, in PNG, once the charts have set their ranges.
-	ready := false
-	for range 50 {
-		if eval(`window.roceReport.state.ready`, &ready); ready {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	assert.True(t, ready, "the charts are ready")
-	require.NoError(t, chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS("#chart"))))
-	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	require.NoError(t, err)
-	img, err := png.Decode(bytes.NewReader(buf))
-	require.NoError(t, err)
-	assert.Greater(t, distinctColours(img), 20, "the screenshot is not blank")
-
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Empty(t, problems, "console messages and exceptions")
-	assert.Empty(t, requests, "network requests (the page must be self-contained)")
-	return buf
+	return seen
 }
 
 // checkPauseInBrowser checks what the page shows of the pause frames: a
