@@ -128,6 +128,8 @@ Examples:
 Flags:
 `
 
+// parseArgs parses the command line into the configuration and the
+// capture files, checking the flags' values (a usage error when wrong).
 func parseArgs(args []string) (*config, []string, error) {
 	cfg := &config{qp: -1}
 	fs := flag.NewFlagSet("roce-dissect", flag.ContinueOnError)
@@ -175,91 +177,27 @@ func parseArgs(args []string) (*config, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, nil, err
-			}
-			return nil, nil, fmt.Errorf("%w: %v", errUsage, explainFlagError(err))
-		}
-		if showVersion {
-			return nil, nil, errVersion
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		files = append(files, args[0])
-		args = args[1:]
+	if err := parseFlags(fs, args, &files, &showVersion); err != nil {
+		return nil, nil, err
 	}
-	if len(files) == 0 {
-		return nil, nil, fmt.Errorf("%w: no capture file given", errUsage)
+	if err := checkFileNames(files); err != nil {
+		return nil, nil, err
 	}
-	if stdins := slices.Index(files, "-"); stdins >= 0 && slices.Contains(files[stdins+1:], "-") {
-		return nil, nil, fmt.Errorf("%w: \"-\" (standard input) given more than once", errUsage)
-	}
-	switch cfg.output {
-	case "text", "json", "csv":
-	case "parquet":
-		if cfg.export == "" || cfg.packets || cfg.verbose {
-			return nil, nil, fmt.Errorf("%w: -o parquet wants --export DIR (and no -P/-V)", errUsage)
-		}
-	default:
-		return nil, nil, fmt.Errorf("%w: -o %q: want text, json, csv or parquet", errUsage, cfg.output)
-	}
-	switch cfg.color {
-	case "auto", "always", "never":
-	default:
-		return nil, nil, fmt.Errorf("%w: --color %q: want auto, always or never", errUsage, cfg.color)
-	}
-	switch cfg.progress {
-	case "auto", "never":
-	default:
-		return nil, nil, fmt.Errorf("%w: --progress %q: want auto or never", errUsage, cfg.progress)
+	if err := checkFormats(cfg); err != nil {
+		return nil, nil, err
 	}
 	if err := cfg.setFindingFilters(findings, severity, kinds); err != nil {
 		return nil, nil, err
 	}
 	fs.Visit(func(f *flag.Flag) { cfg.intervalSet = cfg.intervalSet || f.Name == "interval" })
-	if cfg.interval <= 0 {
-		return nil, nil, fmt.Errorf("%w: --interval must be positive", errUsage)
+	if err := checkLimits(cfg); err != nil {
+		return nil, nil, err
 	}
-	if cfg.jobs < 0 {
-		return nil, nil, fmt.Errorf("%w: -j must be 0 (all cores) or more", errUsage)
+	if err := cfg.setSelection(qp, flowSpec); err != nil {
+		return nil, nil, err
 	}
-	if cfg.maxFlows <= 0 {
-		return nil, nil, fmt.Errorf("%w: --max-flows must be positive", errUsage)
-	}
-	if cfg.maxConns <= 0 {
-		return nil, nil, fmt.Errorf("%w: --max-connections must be positive", errUsage)
-	}
-	if !(cfg.linkGbps > 0 && cfg.linkGbps <= 1e6) { // NaN too
-		return nil, nil, fmt.Errorf("%w: --link-speed %v: want Gb/s above 0, at most 1000000", errUsage, cfg.linkGbps)
-	}
-	if cfg.pauseStorm <= 0 {
-		return nil, nil, fmt.Errorf("%w: --pause-storm must be positive", errUsage)
-	}
-	if qp != "" {
-		n, err := parseQP(qp)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: --qp: %v", errUsage, err)
-		}
-		cfg.qp = int64(n)
-	}
-	if flowSpec != "" {
-		f, err := parseFlowSpec(flowSpec)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
-		}
-		cfg.flow = f
-	}
-	if cfg.plot != "" && !strings.HasSuffix(cfg.plot, ".svg") && !strings.HasSuffix(cfg.plot, ".png") {
-		return nil, nil, fmt.Errorf("%w: --plot wants a .svg or .png file", errUsage)
-	}
-	// As --plot's: with its page name forgotten, --html a.pcap b.pcap wrote
-	// the page over the capture a.pcap.
-	if cfg.html != "" && !strings.HasSuffix(cfg.html, ".html") && !strings.HasSuffix(cfg.html, ".htm") {
-		return nil, nil, fmt.Errorf("%w: --html wants a .html or .htm file", errUsage)
+	if err := checkPageNames(cfg); err != nil {
+		return nil, nil, err
 	}
 	if err := checkTrace(cfg); err != nil {
 		return nil, nil, err
@@ -268,6 +206,123 @@ func parseArgs(args []string) (*config, []string, error) {
 		return nil, nil, err
 	}
 	return cfg, files, nil
+}
+
+// parseFlags parses args with fs, taking the words that are not flags
+// as capture files (appended to files, where -r puts its own), flags
+// after them too; errVersion for --version.
+func parseFlags(fs *flag.FlagSet, args []string, files *[]string, showVersion *bool) error {
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return fmt.Errorf("%w: %v", errUsage, explainFlagError(err))
+		}
+		if *showVersion {
+			return errVersion
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return nil
+		}
+		*files = append(*files, args[0])
+		args = args[1:]
+	}
+}
+
+// checkFileNames checks the capture files named: at least one, and
+// standard input ("-") at most once.
+func checkFileNames(files []string) error {
+	if len(files) == 0 {
+		return fmt.Errorf("%w: no capture file given", errUsage)
+	}
+	if stdins := slices.Index(files, "-"); stdins >= 0 && slices.Contains(files[stdins+1:], "-") {
+		return fmt.Errorf("%w: \"-\" (standard input) given more than once", errUsage)
+	}
+	return nil
+}
+
+// checkFormats checks the values of -o (parquet only with --export and
+// without -P/-V), --color and --progress.
+func checkFormats(cfg *config) error {
+	switch cfg.output {
+	case "text", "json", "csv":
+	case "parquet":
+		if cfg.export == "" || cfg.packets || cfg.verbose {
+			return fmt.Errorf("%w: -o parquet wants --export DIR (and no -P/-V)", errUsage)
+		}
+	default:
+		return fmt.Errorf("%w: -o %q: want text, json, csv or parquet", errUsage, cfg.output)
+	}
+	switch cfg.color {
+	case "auto", "always", "never":
+	default:
+		return fmt.Errorf("%w: --color %q: want auto, always or never", errUsage, cfg.color)
+	}
+	switch cfg.progress {
+	case "auto", "never":
+	default:
+		return fmt.Errorf("%w: --progress %q: want auto or never", errUsage, cfg.progress)
+	}
+	return nil
+}
+
+// checkLimits checks the numeric flags' ranges: --interval, -j,
+// --max-flows, --max-connections, --link-speed and --pause-storm.
+func checkLimits(cfg *config) error {
+	if cfg.interval <= 0 {
+		return fmt.Errorf("%w: --interval must be positive", errUsage)
+	}
+	if cfg.jobs < 0 {
+		return fmt.Errorf("%w: -j must be 0 (all cores) or more", errUsage)
+	}
+	if cfg.maxFlows <= 0 {
+		return fmt.Errorf("%w: --max-flows must be positive", errUsage)
+	}
+	if cfg.maxConns <= 0 {
+		return fmt.Errorf("%w: --max-connections must be positive", errUsage)
+	}
+	if !(cfg.linkGbps > 0 && cfg.linkGbps <= 1e6) { // NaN too
+		return fmt.Errorf("%w: --link-speed %v: want Gb/s above 0, at most 1000000", errUsage, cfg.linkGbps)
+	}
+	if cfg.pauseStorm <= 0 {
+		return fmt.Errorf("%w: --pause-storm must be positive", errUsage)
+	}
+	return nil
+}
+
+// setSelection sets the traffic selected from the --qp and --flow
+// values (empty: not given).
+func (cfg *config) setSelection(qp, flowSpec string) error {
+	if qp != "" {
+		n, err := parseQP(qp)
+		if err != nil {
+			return fmt.Errorf("%w: --qp: %v", errUsage, err)
+		}
+		cfg.qp = int64(n)
+	}
+	if flowSpec != "" {
+		f, err := parseFlowSpec(flowSpec)
+		if err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		cfg.flow = f
+	}
+	return nil
+}
+
+// checkPageNames checks the suffixes of the --plot and --html files.
+func checkPageNames(cfg *config) error {
+	if cfg.plot != "" && !strings.HasSuffix(cfg.plot, ".svg") && !strings.HasSuffix(cfg.plot, ".png") {
+		return fmt.Errorf("%w: --plot wants a .svg or .png file", errUsage)
+	}
+	// As --plot's: with its page name forgotten, --html a.pcap b.pcap wrote
+	// the page over the capture a.pcap.
+	if cfg.html != "" && !strings.HasSuffix(cfg.html, ".html") && !strings.HasSuffix(cfg.html, ".htm") {
+		return fmt.Errorf("%w: --html wants a .html or .htm file", errUsage)
+	}
+	return nil
 }
 
 func parseQP(s string) (uint32, error) {
