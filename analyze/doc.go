@@ -41,7 +41,8 @@
 //   - CM: conn.go (pairing CM messages into connections), cmcap.go (the
 //     connection table's bounds and the CM flood).
 //   - Pause frames: pause.go (PFC and 802.3x PAUSE: per sender and
-//     priority, storms, the flows' paused time).
+//     priority, storms), pausetime.go (the flows' priorities and paused
+//     time).
 //   - Loss and the NIC: loss.go (where a missing PSN was lost),
 //     lossclass.go (its classification), nic.go, nicpacket.go and
 //     nicreport.go (how the NICs recovered, and the capture side).
