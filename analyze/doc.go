@@ -21,6 +21,7 @@
 // Where things are, file by file:
 //
 //   - Feeding: analyzer.go (Options, Analyzer, Feed), decode.go (a frame's
+//     link and network headers), decodetransport.go (its BTH and extension
 //     headers), packet.go (the decoded Packet), origlen.go (original
 //     lengths beyond MaxOriginalLength), cut.go (frames shorter than their length
 //     fields: a tool's cut or a lie), madcheck.go (MADs on QP0/QP1),
