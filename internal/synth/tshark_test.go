@@ -56,23 +56,8 @@ func TestTshark(t *testing.T) {
 			cfg, _, _, err := ParseArgs(gf.Args)
 			require.NoError(t, err)
 			capture, tr, infos := generate(t, cfg)
-			path := filepath.Join(dir, gf.Name)
-			require.NoError(t, os.WriteFile(path, capture, 0o644))
-			lines, stderr, err := testenv.TsharkFields(tshark, path, "f", tsharkFields...)
-			if err != nil {
-				for l := range strings.Lines(stderr) {
-					if strings.Contains(l, "unknown or unsupported") {
-						t.Skipf("this tshark cannot read %s captures: %s", cfg.Encap, strings.TrimSpace(l))
-					}
-				}
-				t.Fatalf("tshark: %v: %s", err, stderr)
-			}
+			lines := tsharkGolden(t, tshark, filepath.Join(dir, gf.Name), capture, cfg.Encap)
 			require.Len(t, lines, len(infos))
-			num := func(s string) uint64 {
-				v, err := strconv.ParseUint(s, 0, 64)
-				require.NoError(t, err, "%q", s)
-				return v
-			}
 			perQP := map[uint32]int{}
 			for i, line := range lines {
 				f := strings.Split(line, "|")
@@ -83,54 +68,15 @@ func TestTshark(t *testing.T) {
 					continue // no BTH: TestPauseTshark compares pause frames with tshark
 				}
 				truncated := fi.CaptureLength < fi.Length || fi.ToolCut
-				require.NotEmpty(t, f[1], msg)
-				assert.Equal(t, uint64(fi.Opcode), num(f[1]), msg)
-				assert.Equal(t, uint64(fi.DestQP), num(f[2]), msg)
-				assert.Equal(t, uint64(fi.PSN), num(f[3]), msg)
-				assert.Equal(t, fi.AckReq, f[4] == "1", msg)
+				checkTsharkBTH(t, f, fi, msg)
 				if !fi.Malformed {
-					perQP[uint32(num(f[2]))]++
+					perQP[uint32(tsharkNum(t, f[2]))]++
 				}
-				if hasHeader(fi.Opcode, layers.LayerTypeRETH) && (f[5] != "" || !truncated) {
-					assert.Equal(t, uint64(fi.DMALength), num(f[5]), msg)
-					assert.Equal(t, fi.VA, num(f[16]), msg)
-				}
-				if hasHeader(fi.Opcode, layers.LayerTypeAETH) && (f[6] != "" || !truncated) {
-					assert.Equal(t, uint64(fi.Syndrome), num(f[6]), msg)
-					assert.Equal(t, uint64(fi.MSN), num(f[7]), msg)
-				}
-				if hasHeader(fi.Opcode, layers.LayerTypeDETH) && (f[8] != "" || !truncated) {
-					assert.Equal(t, uint64(fi.QKey), num(f[8]), msg)
-					assert.Equal(t, uint64(fi.SrcQP), num(f[9]), msg)
-				}
-				if hasHeader(fi.Opcode, layers.LayerTypeAtomicETH) && (f[17] != "" || !truncated) {
-					assert.Equal(t, fi.VA, num(f[16]), msg)
-				}
+				checkTsharkExtHeaders(t, f, fi, truncated, msg)
 				if fi.CM == "" || truncated || fi.Malformed || cfg.ShortMAD > 0 {
 					continue // a malformed REQ makes no connection to compare with
 				}
-				attr := map[string]uint64{"REQ": attrREQ, "REP": attrREP, "RTU": attrRTU, "DREQ": attrDREQ, "DREP": attrDREP}[fi.CM]
-				assert.Equal(t, attr, num(f[10]), msg)
-				// CM QPNs, starting PSNs and MTU are the truth's connection.
-				var conn *Connection
-				for j := range tr.Connections {
-					c := &tr.Connections[j]
-					if (fi.CM == "REQ" && uint64(*c.Requester.QPN) == num(f[11])) || (fi.CM == "REP" && uint64(*c.Responder.QPN) == num(f[13])) {
-						conn = c
-					}
-				}
-				switch fi.CM {
-				case "REQ":
-					require.NotNil(t, conn, msg)
-					assert.Equal(t, uint64(*conn.Requester.StartingPSN), num(f[12]), msg)
-					enum, _ := mtuEnum(*conn.PathMTU)
-					assert.Equal(t, uint64(enum), num(f[15]), msg)
-					assert.Equal(t, conn.Requester.IP, fi.Src, msg)
-				case "REP":
-					require.NotNil(t, conn, msg)
-					assert.Equal(t, uint64(*conn.Responder.StartingPSN), num(f[14]), msg)
-					assert.Equal(t, conn.Responder.IP, fi.Src, msg)
-				}
+				checkTsharkCM(t, f, fi, tr, msg)
 			}
 			// Packets per DestQP as tshark counts them = the truth's flows.
 			want := map[uint32]int{}
@@ -139,5 +85,98 @@ func TestTshark(t *testing.T) {
 			}
 			assert.Equal(t, want, perQP)
 		})
+	}
+}
+
+// tsharkGolden writes capture to path and returns tshark's tsharkFields
+// of its frames; it skips the test when this tshark cannot read the
+// encapsulation's captures.
+func tsharkGolden(t *testing.T, tshark, path string, capture []byte, encap Encap) []string {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path, capture, 0o644))
+	lines, stderr, err := testenv.TsharkFields(tshark, path, "f", tsharkFields...)
+	if err != nil {
+		for l := range strings.Lines(stderr) {
+			if strings.Contains(l, "unknown or unsupported") {
+				t.Skipf("this tshark cannot read %s captures: %s", encap, strings.TrimSpace(l))
+			}
+		}
+		t.Fatalf("tshark: %v: %s", err, stderr)
+	}
+	return lines
+}
+
+// tsharkNum parses a number tshark printed (decimal or 0x hex).
+func tsharkNum(t *testing.T, s string) uint64 {
+	t.Helper()
+	v, err := strconv.ParseUint(s, 0, 64)
+	require.NoError(t, err, "%q", s)
+	return v
+}
+
+// checkTsharkBTH compares tshark's BTH fields f of a frame with the
+// opcode, destination QP, PSN and AckReq the generator wrote (fi).
+func checkTsharkBTH(t *testing.T, f []string, fi FrameInfo, msg string) {
+	t.Helper()
+	require.NotEmpty(t, f[1], msg)
+	assert.Equal(t, uint64(fi.Opcode), tsharkNum(t, f[1]), msg)
+	assert.Equal(t, uint64(fi.DestQP), tsharkNum(t, f[2]), msg)
+	assert.Equal(t, uint64(fi.PSN), tsharkNum(t, f[3]), msg)
+	assert.Equal(t, fi.AckReq, f[4] == "1", msg)
+}
+
+// checkTsharkExtHeaders compares tshark's RETH, AETH, DETH and
+// AtomicETH fields f of a frame with what the generator wrote (fi), for
+// each header the opcode has and tshark decoded (of a truncated frame
+// tshark may not reach it).
+func checkTsharkExtHeaders(t *testing.T, f []string, fi FrameInfo, truncated bool, msg string) {
+	t.Helper()
+	decoded := func(h interface{ String() string }, field int) bool {
+		return hasHeader(fi.Opcode, h) && (f[field] != "" || !truncated)
+	}
+	if decoded(layers.LayerTypeRETH, 5) {
+		assert.Equal(t, uint64(fi.DMALength), tsharkNum(t, f[5]), msg)
+		assert.Equal(t, fi.VA, tsharkNum(t, f[16]), msg)
+	}
+	if decoded(layers.LayerTypeAETH, 6) {
+		assert.Equal(t, uint64(fi.Syndrome), tsharkNum(t, f[6]), msg)
+		assert.Equal(t, uint64(fi.MSN), tsharkNum(t, f[7]), msg)
+	}
+	if decoded(layers.LayerTypeDETH, 8) {
+		assert.Equal(t, uint64(fi.QKey), tsharkNum(t, f[8]), msg)
+		assert.Equal(t, uint64(fi.SrcQP), tsharkNum(t, f[9]), msg)
+	}
+	if decoded(layers.LayerTypeAtomicETH, 17) {
+		assert.Equal(t, fi.VA, tsharkNum(t, f[16]), msg)
+	}
+}
+
+// checkTsharkCM compares tshark's CM fields f of a whole, well-formed CM
+// frame with the message the generator wrote (fi) and, for a REQ or a
+// REP, with the truth's connection of its QPN: the starting PSN, the MTU
+// (REQ) and the sender's IP.
+func checkTsharkCM(t *testing.T, f []string, fi FrameInfo, tr *Truth, msg string) {
+	t.Helper()
+	attr := map[string]uint64{"REQ": attrREQ, "REP": attrREP, "RTU": attrRTU, "DREQ": attrDREQ, "DREP": attrDREP}[fi.CM]
+	assert.Equal(t, attr, tsharkNum(t, f[10]), msg)
+	// CM QPNs, starting PSNs and MTU are the truth's connection.
+	var conn *Connection
+	for j := range tr.Connections {
+		c := &tr.Connections[j]
+		if (fi.CM == "REQ" && uint64(*c.Requester.QPN) == tsharkNum(t, f[11])) || (fi.CM == "REP" && uint64(*c.Responder.QPN) == tsharkNum(t, f[13])) {
+			conn = c
+		}
+	}
+	switch fi.CM {
+	case "REQ":
+		require.NotNil(t, conn, msg)
+		assert.Equal(t, uint64(*conn.Requester.StartingPSN), tsharkNum(t, f[12]), msg)
+		enum, _ := mtuEnum(*conn.PathMTU)
+		assert.Equal(t, uint64(enum), tsharkNum(t, f[15]), msg)
+		assert.Equal(t, conn.Requester.IP, fi.Src, msg)
+	case "REP":
+		require.NotNil(t, conn, msg)
+		assert.Equal(t, uint64(*conn.Responder.StartingPSN), tsharkNum(t, f[14]), msg)
+		assert.Equal(t, conn.Responder.IP, fi.Src, msg)
 	}
 }
