@@ -131,7 +131,7 @@ type Analyzer struct {
 	wraps   [maxWraps]Wrap // the Packet's Wraps
 	carried int            // the bytes captured from the start of the carried frame on; -1: none
 	ib      *layers.TransportLayers
-	ext     extTable // ib's extension headers by layer type (decode.go)
+	ext     extTable // ib's extension headers by layer type (decodetransport.go)
 
 	pkt Packet
 

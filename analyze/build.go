@@ -136,7 +136,7 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 			b.nics[i], fs = a.nicReport(f)
 		}
 		if len(fs) > 0 {
-			b.sh.flows[i].more().nic = fs // the combiner lists them, in the capture's order of flows
+			b.sh.more(i).nic = fs // the combiner lists them, in the capture's order of flows
 		}
 	}
 	if stream { // what the combiner needs before the flows
@@ -159,8 +159,7 @@ func (b *reportBuild) flow(i int) Flow {
 	if !f.hasTransport {
 		fr.Transport = b.cnpTransport[f.index]
 	}
-	sf := b.sh.flow(i)
-	cls := a.attribute(b.acc, fl, f, &fr, b.evidence[i], sf)
+	cls := a.attribute(b.acc, fl, f, &fr, b.evidence[i], b.sh, i)
 	if b.lazyNIC {
 		fr.NIC, _ = a.nicReport(f)
 	} else {
@@ -193,7 +192,7 @@ func (b *reportBuild) flow(i int) Flow {
 		if !pm.noStart && cls.onlyNotCaptured(pm.from, pm.to) {
 			sev, note = SeverityInfo, notCapturedNote
 		}
-		x := sf.more() // the combiner lists it, within the capture's cap
+		x := b.sh.more(i) // the combiner lists it, within the capture's cap
 		x.end = append(x.end, Finding{Frame: pm.frame, Time: pm.at, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
 			Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes) + note})
 	}

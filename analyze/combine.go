@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -61,10 +60,46 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 	return c.out, errors.Join(c.errs...)
 }
 
-// flowRef is a shard's flow: its creation frame, shard and index.
-type flowRef struct {
-	created uint64
-	s, i    int32
+// flowRef is a shard's flow: its shard and index.
+type flowRef struct{ s, i int32 }
+
+// flowOrder returns the shards' flows in creation order, and with the
+// shards' records of it (Options.Shard) their creation frames, in that
+// order; the only shard's flows are listed in that order, and it records
+// none.
+func flowOrder(parts []*Report) ([]flowRef, []uint64) {
+	n := 0
+	for _, p := range parts {
+		n += p.shard.flows
+	}
+	refs := make([]flowRef, 0, n)
+	for s, p := range parts {
+		for i := range p.shard.flows {
+			refs = append(refs, flowRef{int32(s), int32(i)})
+		}
+	}
+	if !parts[0].shard.feed.replay {
+		return refs, nil
+	}
+	created := make([]uint64, 0, n)
+	for _, p := range parts {
+		created = append(created, p.shard.feed.created...)
+	}
+	sort.Stable(byCreation{refs, created})
+	return refs, created
+}
+
+// byCreation sorts flows by their creation frames (sort.Interface).
+type byCreation struct {
+	refs    []flowRef
+	created []uint64
+}
+
+func (b byCreation) Len() int           { return len(b.refs) }
+func (b byCreation) Less(i, j int) bool { return b.created[i] < b.created[j] }
+func (b byCreation) Swap(i, j int) {
+	b.refs[i], b.refs[j] = b.refs[j], b.refs[i]
+	b.created[i], b.created[j] = b.created[j], b.created[i]
 }
 
 // combiner combines the reports of shards (CombineShards) in three
@@ -89,8 +124,8 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	opts = opts.withDefaults()
 	var errs []error
 	for s, p := range parts {
-		if p.shard == nil {
-			return nil, fmt.Errorf("analyze: part %d is not a shard's report", s)
+		if p.shard == nil || len(parts) > 1 && !p.shard.feed.replay {
+			return nil, fmt.Errorf("analyze: part %d is not a shard's report (Options.Shard)", s)
 		}
 	}
 	// The decisions a shard takes with its own frames only are replayed
@@ -104,27 +139,16 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	}
 
 	// Flows in creation order; the first MaxFlows are those tracked.
-	n := 0
-	for _, p := range parts {
-		n += len(p.shard.flows)
-	}
-	flows := make([]flowRef, 0, n)
-	for s, p := range parts {
-		for i := range p.shard.flows {
-			flows = append(flows, flowRef{p.shard.feed.createdAt(i), int32(s), int32(i)})
-		}
-	}
-	slices.SortFunc(flows, func(a, b flowRef) int { return cmp.Compare(a.created, b.created) })
-	created := make([]uint64, len(flows))
-	for i, fr := range flows {
-		created[i] = fr.created
-	}
+	flows, created := flowOrder(parts)
 	refused := make([]*capRefusals, len(parts))
 	for s, p := range parts {
 		refused[s] = &p.shard.feed.refusedFlows
 	}
 	var capErr FlowCapError
-	exactFlows, frame, err := capDecision(created, refused, opts.MaxFlows)
+	exactFlows, frame, err := true, uint64(0), error(nil)
+	if created != nil { // the shards' records (the only shard's flows are the capture's)
+		exactFlows, frame, err = capDecision(created, refused, opts.MaxFlows)
+	}
 	undecided := err != nil
 	if err != nil {
 		errs = append(errs, err)
@@ -188,9 +212,7 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	refsFull := false
 	for _, p := range parts {
 		added += uint64(len(p.Findings)) + p.shard.fedDropped
-		for _, f := range p.shard.flows {
-			refsFull = refsFull || f.refsFull
-		}
+		refsFull = refsFull || p.shard.refsFull
 	}
 	if refsFull && added > uint64(opts.MaxFindings) && len(parts) > 1 {
 		errs = append(errs, fmt.Errorf("%w: a flow has more incomplete messages than its loss log keeps, and the findings cap decides which it keeps", ErrNotDisjoint))
@@ -281,12 +303,12 @@ func (cb *combiner) listFindings() {
 		}
 	}
 	for _, fr := range flows {
-		if x := parts[fr.s].shard.flows[fr.i].x; x != nil {
+		if x := parts[fr.s].shard.of(fr.i); x != nil {
 			push(int(fr.s), x.nic)
 		}
 	}
 	for _, fr := range flows {
-		sf := parts[fr.s].shard.flows[fr.i].x
+		sf := parts[fr.s].shard.of(fr.i)
 		if sf == nil {
 			continue
 		}

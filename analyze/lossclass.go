@@ -265,14 +265,14 @@ const notCapturedNote = "; only PSNs the capture missed are missing (the respond
 // capture.not_captured, the findings of its jumps, and the severity of its
 // incomplete messages. It returns the classification.
 //
-// sf receives the loss findings and the incomplete messages to make
-// information, for the combiner to apply.
-func (a *Analyzer) attribute(r *Report, fl *findingList, f *flowState, fr *Flow, ev lossEvidence, sf *shardFlow) *lossClass {
+// sh receives the loss findings of flow i and the incomplete messages to
+// make information, for the combiner to apply.
+func (a *Analyzer) attribute(r *Report, fl *findingList, f *flowState, fr *Flow, ev lossEvidence, sh *shardInfo, i int) *lossClass {
 	fr.Requests.ev = ev
 	cls := classify(&ev, fr.Requests.Gaps, fr.Requests.low)
 	fr.Requests.MissingNotCaptured, fr.Requests.MissingLost = cls.notCaptured, cls.lost
 	r.Capture.NotCaptured += cls.notCaptured
-	sf.noteLoss(&cls, f, a.opts.File, fl)
+	sh.noteLoss(i, &cls, f, a.opts.File, fl)
 	return &cls
 }
 

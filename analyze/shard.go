@@ -37,7 +37,7 @@ type shardFeed struct {
 	// capture's: it records none of it.
 	replay bool
 
-	created   []uint64 // replay: the frame that created each flow, by flow index (createdAt)
+	created   []uint64 // replay: the frame that created each flow, by flow index
 	at        []uint64 // the frame being fed when each finding was listed
 	misplaced uint64   // frames of a host pair other than their key's
 	firstMis  uint64
@@ -118,16 +118,6 @@ func (s *shardFeed) noteRefusedConn(commID uint32, frame uint64, beyond bool) {
 	}
 }
 
-// createdAt orders flow i among the capture's flows: the frame that
-// created it, or for the only shard, whose flows are listed as created,
-// its index.
-func (s *shardFeed) createdAt(i int) uint64 {
-	if !s.replay {
-		return uint64(i)
-	}
-	return s.created[i]
-}
-
 // noteFinding records the frame fed when a finding was listed.
 func (s *shardFeed) noteFinding(frame uint64) {
 	s.at = append(s.at, frame)
@@ -137,28 +127,27 @@ func (s *shardFeed) noteFinding(frame uint64) {
 type shardInfo struct {
 	at         []uint64 // per Report.Findings (listed while fed, in the order listed): the frame fed then
 	fedDropped uint64   // findings found while fed but not listed
-	flows      []shardFlow
-	sketch     []uint64
-	misplaced  uint64
-	firstMis   uint64
-	feed       *shardFeed // its CM, cut and whole-frame events
-	cmStats    cmStats
-	orphaned   uint64
-	cut        cutState // the frames it judged cut: the capture's when it is the only shard
+	flows      int      // how many
+	// findings are the findings of its flows (by index) that the
+	// combiner lists in the capture's order of flows: of the few flows
+	// that have any.
+	findings map[int32]*shardFlowFindings
+	// refsFull says a flow's loss log kept no more incomplete messages:
+	// which the sequential analysis kept depends on the findings it
+	// listed.
+	refsFull  bool
+	sketch    []uint64
+	misplaced uint64
+	firstMis  uint64
+	feed      *shardFeed // its CM, cut and whole-frame events
+	cmStats   cmStats
+	orphaned  uint64
+	cut       cutState // the frames it judged cut: the capture's when it is the only shard
 }
 
-// shardFlow is what a shard keeps of one flow besides its Flow: the
-// findings Analyzer.report lists at the end, for the combiner to list in
-// the same order within the capture's cap.
-type shardFlow struct {
-	// refsFull says its loss log kept no more incomplete messages: which
-	// the sequential analysis kept depends on the findings it listed.
-	refsFull bool
-	x        *shardFlowFindings // nil while it has none (most flows)
-}
-
-// shardFlowFindings are the findings of a shard's flow the combiner
-// lists in the capture's order.
+// shardFlowFindings are the findings of a shard's flow that
+// Analyzer.report lists at the end, for the combiner to list in the
+// capture's order of flows within the capture's cap.
 type shardFlowFindings struct {
 	nic  []Finding // its NIC findings
 	loss []Finding // its loss findings (attribute)
@@ -169,18 +158,26 @@ type shardFlowFindings struct {
 	end   []Finding // its incomplete messages still pending at the end
 }
 
-// more returns the flow's findings, allocating them.
-func (sf *shardFlow) more() *shardFlowFindings {
-	if sf.x == nil {
-		sf.x = &shardFlowFindings{}
+// more returns flow i's findings, allocating them.
+func (sh *shardInfo) more(i int) *shardFlowFindings {
+	x := sh.findings[int32(i)]
+	if x == nil {
+		if sh.findings == nil {
+			sh.findings = make(map[int32]*shardFlowFindings)
+		}
+		x = &shardFlowFindings{}
+		sh.findings[int32(i)] = x
 	}
-	return sf.x
+	return x
 }
+
+// of returns flow i's findings (nil: none).
+func (sh *shardInfo) of(i int32) *shardFlowFindings { return sh.findings[i] }
 
 // shardReport attaches the shard information to r.
 func (a *Analyzer) shardReport(r *Report) *shardInfo {
 	sh := &shardInfo{
-		flows:     make([]shardFlow, len(a.flowList)),
+		flows:     len(a.flowList),
 		sketch:    append([]uint64(nil), a.dropSketch.bits...),
 		misplaced: a.shard.misplaced,
 		firstMis:  a.shard.firstMis,
@@ -193,22 +190,19 @@ func (a *Analyzer) shardReport(r *Report) *shardInfo {
 	return sh
 }
 
-// flow returns where flow i's end findings go.
-func (sh *shardInfo) flow(i int) *shardFlow { return &sh.flows[i] }
-
-// noteLoss keeps what attribute lists for the flow (its loss findings)
+// noteLoss keeps what attribute lists for flow i (its loss findings)
 // and the incomplete messages it makes information.
-func (sf *shardFlow) noteLoss(cls *lossClass, f *flowState, file string, fl *findingList) {
+func (sh *shardInfo) noteLoss(i int, cls *lossClass, f *flowState, file string, fl *findingList) {
 	if l := lossFindings(cls, f.flowID(), file); len(l) > 0 {
-		sf.more().loss = l
+		sh.more(i).loss = l
 	}
 	if f.loss.log == nil {
 		return
 	}
-	sf.refsFull = len(f.loss.log.incomplete) >= maxLossLog
+	sh.refsFull = sh.refsFull || len(f.loss.log.incomplete) >= maxLossLog
 	for _, ref := range f.loss.log.incomplete {
 		if fl.list[ref.idx].Kind == KindIncomplete && cls.onlyNotCaptured(ref.from, ref.to) {
-			x := sf.more()
+			x := sh.more(i)
 			x.marks = append(x.marks, ref.idx)
 		}
 	}
@@ -242,11 +236,9 @@ func (sh *shardInfo) listFed(r *Report, fl *findingList) []int {
 
 // mapMarks turns the flows' marks into indices of the report's findings.
 func (sh *shardInfo) mapMarks(pos []int) {
-	for i := range sh.flows {
-		if x := sh.flows[i].x; x != nil {
-			for k, idx := range x.marks {
-				x.marks[k] = pos[idx]
-			}
+	for _, x := range sh.findings {
+		for k, idx := range x.marks {
+			x.marks[k] = pos[idx]
 		}
 	}
 }

@@ -145,13 +145,11 @@ func (a *Analyzer) notCapturedOf(evidence []lossEvidence) uint64 {
 	return n
 }
 
-// refsFullOf sets the flows' refsFull, which noteLoss sets as it builds
-// them, before: the combiner checks it before the flows.
+// refsFullOf sets sh.refsFull, which noteLoss sets as it builds the
+// flows, before: the combiner checks it before the flows.
 func (a *Analyzer) refsFullOf(sh *shardInfo) {
-	for i, f := range a.flowList {
-		if f.loss.log != nil {
-			sh.flows[i].refsFull = len(f.loss.log.incomplete) >= maxLossLog
-		}
+	for _, f := range a.flowList {
+		sh.refsFull = sh.refsFull || f.loss.log != nil && len(f.loss.log.incomplete) >= maxLossLog
 	}
 }
 
