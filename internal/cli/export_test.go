@@ -124,132 +124,206 @@ func TestExportReadBack(t *testing.T) {
 		}
 		for _, jobs := range []string{"1", "3"} {
 			t.Run(filepath.Base(file)+"/j"+jobs, func(t *testing.T) {
-				dir := t.TempDir()
-				code, _, errs := run(t, nil, "-o", "parquet", "--export", dir, "-j", jobs, file)
-				require.Equal(t, 0, code, errs)
-				code, pk, errs := run(t, nil, "-P", "-o", "json", file)
-				require.Equal(t, 0, code, errs)
-				code, rep, errs := run(t, nil, "-o", "json", "-j", jobs, file)
-				require.Equal(t, 0, code, errs)
-
-				parts, err := filepath.Glob(filepath.Join(dir, "packets-*.parquet"))
-				require.NoError(t, err)
-				sort.Strings(parts)
-				var got []map[string]any
-				for _, p := range parts {
-					got = append(got, readParquet(t, p)...)
-				}
-				var want []map[string]any
-				for _, w := range jsonLines(t, pk) {
-					if w["mac_control"] == nil { // pause frames are no packets rows
-						want = append(want, w)
-					}
-				}
-				require.Equal(t, len(want), len(got), "packets")
-				for i, w := range want {
-					g := got[i]
-					label := fmt.Sprintf("frame %v", w["frame"])
-					assert.Equal(t, file, g["file"], label)
-					for _, k := range []string{"frame", "time", "src", "dst", "encap", "length", "payload_len"} {
-						assert.Equal(t, w[k], g[k], "%s: %s", label, k)
-					}
-					if jobs == "1" {
-						// With -j the findings at a range's seam differ
-						// (docs/parallel.md); -P reads sequentially.
-						assert.Equal(t, w["findings"], g["findings"], label)
-					}
-					assert.Equal(t, w["error"], g["error"], label)
-					for _, k := range []string{"dest_qp", "opcode", "opcode_name", "psn", "ack_req", "se", "fecn", "becn", "pkey"} {
-						assert.Equal(t, get(w, "bth", k), g[k], "%s: %s", label, k)
-					}
-					assert.Equal(t, get(w, "icrc", "status"), g["icrc"], label)
-					assert.Equal(t, get(w, "icrc", "original_src_port") != nil, g["icrc_port_rewritten"], label)
-					assert.Equal(t, get(w, "aeth", "type"), g["aeth_type"], label)
-					assert.Equal(t, get(w, "aeth", "msn"), g["aeth_msn"], label)
-					assert.Equal(t, get(w, "reth", "dma_length"), g["reth_dma_length"], label)
-					assert.Equal(t, w["priority"], g["priority"], label)
-					var chain []string
-					for _, x := range asList(w["wraps"]) {
-						chain = append(chain, x.(map[string]any)["kind"].(string))
-					}
-					if chain == nil {
-						assert.Nil(t, g["encapsulation"], label)
-					} else {
-						assert.Equal(t, strings.Join(chain, "/"), g["encapsulation"], label)
-					}
-				}
-
-				var r map[string]any
-				require.NoError(t, json.Unmarshal([]byte(rep), &r))
-				flows := readParquet(t, filepath.Join(dir, "flows.parquet"))
-				wf := r["flows"].([]any)
-				require.Equal(t, len(wf), len(flows), "flows")
-				for i, x := range wf {
-					w, g := x.(map[string]any), flows[i]
-					assert.Equal(t, file, g["capture"])
-					for _, k := range []string{"src", "dst", "dest_qp", "transport", "connection", "packets", "wire_bytes", "payload_bytes", "first_time", "last_time", "throughput_bps"} {
-						assert.Equal(t, w[k], g[k], "flow %d: %s", i, k)
-					}
-					for _, k := range [][2]string{{"requests", "packets"}, {"requests", "psn_first"}, {"requests", "psn_last"}, {"requests", "missing"}, {"requests", "missing_not_captured"}, {"requests", "missing_lost"}, {"requests", "retransmitted"}, {"requests", "duplicates"}, {"requests", "out_of_order"}, {"responses", "packets"}, {"responses", "acks"}, {"responses", "naks"}, {"responses", "rnr_naks"}, {"congestion", "ecn_ce"}, {"congestion", "cnps"}, {"icrc", "ok"}, {"icrc", "bad"}, {"icrc", "unverifiable"}, {"mtu", "inferred"}, {"mtu", "negotiated"}} {
-						col := k[1]
-						switch k {
-						case [2]string{"requests", "packets"}:
-							col = "request_packets"
-						case [2]string{"responses", "packets"}:
-							col = "response_packets"
-						case [2]string{"icrc", "ok"}, [2]string{"icrc", "bad"}, [2]string{"icrc", "unverifiable"}, [2]string{"mtu", "inferred"}, [2]string{"mtu", "negotiated"}:
-							col = k[0] + "_" + k[1]
-						}
-						assert.Equal(t, get(w, k[0], k[1]), g[col], "flow %d: %s", i, col)
-					}
-					assert.Equal(t, float64(len(get(w, "requests", "gaps").([]any))), g["gaps"], "flow %d: gaps", i)
-					for _, k := range []string{"nak", "rnr", "timeout"} {
-						assert.Equal(t, get(w, "requests", "retransmit_causes", k), g["retransmit_causes_"+k], "flow %d: retransmit_causes_%s", i, k)
-					}
-					assert.Equal(t, get(w, "messages", "count"), g["messages"], "flow %d", i)
-					assert.Equal(t, get(w, "messages", "incomplete"), g["incomplete_messages"], "flow %d", i)
-					assert.Equal(t, get(w, "responses", "rtt", "median_ns"), g["rtt_median_ns"], "flow %d", i)
-					assert.Equal(t, w["priority"], g["priority"], "flow %d", i)
-					if w["priority"] != nil && w["paused_ns"] == nil {
-						assert.Equal(t, 0.0, g["paused_ns"], "flow %d: not paused", i)
-					} else {
-						assert.Equal(t, w["paused_ns"], g["paused_ns"], "flow %d", i)
-					}
-				}
-				pause := readParquet(t, filepath.Join(dir, "pause.parquet"))
-				wp := asList(r["pause"])
-				require.Equal(t, len(wp), len(pause), "pause")
-				for i, x := range wp {
-					w, g := x.(map[string]any), pause[i]
-					for k, v := range w {
-						assert.Equal(t, v, g[k], "pause %d: %s", i, k)
-					}
-					assert.Equal(t, get(r, "capture", "link_speed_bps"), g["link_speed_bps"], "pause %d", i)
-				}
-				conns := readParquet(t, filepath.Join(dir, "connections.parquet"))
-				wc := r["connections"].([]any)
-				require.Equal(t, len(wc), len(conns), "connections")
-				for i, x := range wc {
-					w, g := x.(map[string]any), conns[i]
-					assert.Equal(t, w["id"], g["id"])
-					assert.Equal(t, w["state"], g["state"])
-					assert.Equal(t, w["service_id"], g["service_id"])
-					assert.Equal(t, get(w, "requester", "qpn"), g["requester_qpn"])
-					assert.Equal(t, get(w, "responder", "ip"), g["responder_ip"])
-					assert.Equal(t, get(w, "frames", "req"), g["req_frame"])
-				}
-				finds := readParquet(t, filepath.Join(dir, "findings.parquet"))
-				wd := r["findings"].([]any)
-				require.Equal(t, len(wd), len(finds), "findings")
-				for i, x := range wd {
-					w, g := x.(map[string]any), finds[i]
-					for _, k := range []string{"frame", "kind", "severity", "flow", "detail", "connection"} {
-						assert.Equal(t, w[k], g[k], "finding %d: %s", i, k)
-					}
-					assert.Equal(t, file, g["file"])
-				}
+				checkExportReadBack(t, file, jobs)
 			})
 		}
+	}
+}
+
+// checkExportReadBack exports file's tables with -j jobs and compares
+// them with the per-packet JSON output and the JSON report (-j jobs).
+func checkExportReadBack(t *testing.T, file, jobs string) {
+	t.Helper()
+	dir := t.TempDir()
+	code, _, errs := run(t, nil, "-o", "parquet", "--export", dir, "-j", jobs, file)
+	require.Equal(t, 0, code, errs)
+	code, pk, errs := run(t, nil, "-P", "-o", "json", file)
+	require.Equal(t, 0, code, errs)
+	code, rep, errs := run(t, nil, "-o", "json", "-j", jobs, file)
+	require.Equal(t, 0, code, errs)
+
+	// With -j the findings at a range's seam differ (docs/parallel.md);
+	// -P reads sequentially.
+	checkPacketsReadBack(t, dir, file, pk, jobs == "1")
+	var r map[string]any
+	require.NoError(t, json.Unmarshal([]byte(rep), &r))
+	checkFlowsReadBack(t, dir, file, r)
+	checkPauseReadBack(t, dir, r)
+	checkConnectionsReadBack(t, dir, r)
+	checkFindingsReadBack(t, dir, file, r)
+}
+
+// checkPacketsReadBack compares the packets tables in dir, in order,
+// with the per-packet JSON lines pk of file but its pause frames, the
+// packets' findings only when withFindings.
+func checkPacketsReadBack(t *testing.T, dir, file, pk string, withFindings bool) {
+	t.Helper()
+	parts, err := filepath.Glob(filepath.Join(dir, "packets-*.parquet"))
+	require.NoError(t, err)
+	sort.Strings(parts)
+	var got []map[string]any
+	for _, p := range parts {
+		got = append(got, readParquet(t, p)...)
+	}
+	var want []map[string]any
+	for _, w := range jsonLines(t, pk) {
+		if w["mac_control"] == nil { // pause frames are no packets rows
+			want = append(want, w)
+		}
+	}
+	require.Equal(t, len(want), len(got), "packets")
+	for i, w := range want {
+		checkPacketRow(t, file, w, got[i], withFindings)
+	}
+}
+
+// checkPacketRow compares packets row g with the packet's JSON w: the
+// file, the frame's columns, the BTH, ICRC, AETH and RETH fields, the
+// priority and the encapsulation (the wraps' kinds joined by "/", null
+// without wraps); the findings only when withFindings.
+func checkPacketRow(t *testing.T, file string, w, g map[string]any, withFindings bool) {
+	t.Helper()
+	label := fmt.Sprintf("frame %v", w["frame"])
+	assert.Equal(t, file, g["file"], label)
+	for _, k := range []string{"frame", "time", "src", "dst", "encap", "length", "payload_len"} {
+		assert.Equal(t, w[k], g[k], "%s: %s", label, k)
+	}
+	if withFindings {
+		assert.Equal(t, w["findings"], g["findings"], label)
+	}
+	assert.Equal(t, w["error"], g["error"], label)
+	for _, k := range []string{"dest_qp", "opcode", "opcode_name", "psn", "ack_req", "se", "fecn", "becn", "pkey"} {
+		assert.Equal(t, get(w, "bth", k), g[k], "%s: %s", label, k)
+	}
+	assert.Equal(t, get(w, "icrc", "status"), g["icrc"], label)
+	assert.Equal(t, get(w, "icrc", "original_src_port") != nil, g["icrc_port_rewritten"], label)
+	assert.Equal(t, get(w, "aeth", "type"), g["aeth_type"], label)
+	assert.Equal(t, get(w, "aeth", "msn"), g["aeth_msn"], label)
+	assert.Equal(t, get(w, "reth", "dma_length"), g["reth_dma_length"], label)
+	assert.Equal(t, w["priority"], g["priority"], label)
+	var chain []string
+	for _, x := range asList(w["wraps"]) {
+		chain = append(chain, x.(map[string]any)["kind"].(string))
+	}
+	if chain == nil {
+		assert.Nil(t, g["encapsulation"], label)
+	} else {
+		assert.Equal(t, strings.Join(chain, "/"), g["encapsulation"], label)
+	}
+}
+
+// flowNestedColumns are the flows table's columns of the report's nested
+// flow fields: the object, the field in it and the column.
+var flowNestedColumns = [][3]string{
+	{"requests", "packets", "request_packets"},
+	{"requests", "psn_first", "psn_first"},
+	{"requests", "psn_last", "psn_last"},
+	{"requests", "missing", "missing"},
+	{"requests", "missing_not_captured", "missing_not_captured"},
+	{"requests", "missing_lost", "missing_lost"},
+	{"requests", "retransmitted", "retransmitted"},
+	{"requests", "duplicates", "duplicates"},
+	{"requests", "out_of_order", "out_of_order"},
+	{"responses", "packets", "response_packets"},
+	{"responses", "acks", "acks"},
+	{"responses", "naks", "naks"},
+	{"responses", "rnr_naks", "rnr_naks"},
+	{"congestion", "ecn_ce", "ecn_ce"},
+	{"congestion", "cnps", "cnps"},
+	{"icrc", "ok", "icrc_ok"},
+	{"icrc", "bad", "icrc_bad"},
+	{"icrc", "unverifiable", "icrc_unverifiable"},
+	{"mtu", "inferred", "mtu_inferred"},
+	{"mtu", "negotiated", "mtu_negotiated"},
+}
+
+// checkFlowsReadBack compares the flows table in dir with the report r's
+// flows of file.
+func checkFlowsReadBack(t *testing.T, dir, file string, r map[string]any) {
+	t.Helper()
+	flows := readParquet(t, filepath.Join(dir, "flows.parquet"))
+	wf := r["flows"].([]any)
+	require.Equal(t, len(wf), len(flows), "flows")
+	for i, x := range wf {
+		checkFlowRow(t, file, i, x.(map[string]any), flows[i])
+	}
+}
+
+// checkFlowRow compares flows row g with flow i of the report, w: the
+// capture, the flat and nested fields, the gaps, the retransmit causes,
+// the messages, the RTT, the priority and the time paused (0 for a flow
+// with a priority the report gives no time paused).
+func checkFlowRow(t *testing.T, file string, i int, w, g map[string]any) {
+	t.Helper()
+	assert.Equal(t, file, g["capture"])
+	for _, k := range []string{"src", "dst", "dest_qp", "transport", "connection", "packets", "wire_bytes", "payload_bytes", "first_time", "last_time", "throughput_bps"} {
+		assert.Equal(t, w[k], g[k], "flow %d: %s", i, k)
+	}
+	for _, k := range flowNestedColumns {
+		assert.Equal(t, get(w, k[0], k[1]), g[k[2]], "flow %d: %s", i, k[2])
+	}
+	assert.Equal(t, float64(len(get(w, "requests", "gaps").([]any))), g["gaps"], "flow %d: gaps", i)
+	for _, k := range []string{"nak", "rnr", "timeout"} {
+		assert.Equal(t, get(w, "requests", "retransmit_causes", k), g["retransmit_causes_"+k], "flow %d: retransmit_causes_%s", i, k)
+	}
+	assert.Equal(t, get(w, "messages", "count"), g["messages"], "flow %d", i)
+	assert.Equal(t, get(w, "messages", "incomplete"), g["incomplete_messages"], "flow %d", i)
+	assert.Equal(t, get(w, "responses", "rtt", "median_ns"), g["rtt_median_ns"], "flow %d", i)
+	assert.Equal(t, w["priority"], g["priority"], "flow %d", i)
+	if w["priority"] != nil && w["paused_ns"] == nil {
+		assert.Equal(t, 0.0, g["paused_ns"], "flow %d: not paused", i)
+	} else {
+		assert.Equal(t, w["paused_ns"], g["paused_ns"], "flow %d", i)
+	}
+}
+
+// checkPauseReadBack compares the pause table in dir with the report
+// r's pause rows, each with the capture's link speed.
+func checkPauseReadBack(t *testing.T, dir string, r map[string]any) {
+	t.Helper()
+	pause := readParquet(t, filepath.Join(dir, "pause.parquet"))
+	wp := asList(r["pause"])
+	require.Equal(t, len(wp), len(pause), "pause")
+	for i, x := range wp {
+		w, g := x.(map[string]any), pause[i]
+		for k, v := range w {
+			assert.Equal(t, v, g[k], "pause %d: %s", i, k)
+		}
+		assert.Equal(t, get(r, "capture", "link_speed_bps"), g["link_speed_bps"], "pause %d", i)
+	}
+}
+
+// checkConnectionsReadBack compares the connections table in dir with
+// the report r's connections.
+func checkConnectionsReadBack(t *testing.T, dir string, r map[string]any) {
+	t.Helper()
+	conns := readParquet(t, filepath.Join(dir, "connections.parquet"))
+	wc := r["connections"].([]any)
+	require.Equal(t, len(wc), len(conns), "connections")
+	for i, x := range wc {
+		w, g := x.(map[string]any), conns[i]
+		assert.Equal(t, w["id"], g["id"])
+		assert.Equal(t, w["state"], g["state"])
+		assert.Equal(t, w["service_id"], g["service_id"])
+		assert.Equal(t, get(w, "requester", "qpn"), g["requester_qpn"])
+		assert.Equal(t, get(w, "responder", "ip"), g["responder_ip"])
+		assert.Equal(t, get(w, "frames", "req"), g["req_frame"])
+	}
+}
+
+// checkFindingsReadBack compares the findings table in dir with the
+// report r's findings of file.
+func checkFindingsReadBack(t *testing.T, dir, file string, r map[string]any) {
+	t.Helper()
+	finds := readParquet(t, filepath.Join(dir, "findings.parquet"))
+	wd := r["findings"].([]any)
+	require.Equal(t, len(wd), len(finds), "findings")
+	for i, x := range wd {
+		w, g := x.(map[string]any), finds[i]
+		for _, k := range []string{"frame", "kind", "severity", "flow", "detail", "connection"} {
+			assert.Equal(t, w[k], g[k], "finding %d: %s", i, k)
+		}
+		assert.Equal(t, file, g["file"])
 	}
 }
 
