@@ -92,79 +92,100 @@ func streamed(s *analyze.ReportStream) *analyze.Report {
 
 // TestCombineShardStreams checks that the stream CombineShardStreams
 // gives is the report of CombineShards, on every testdata and real
-// capture and on generated mixes, on 2 and 3 shards, with and without
+// capture and on generated mixes, on 1, 2 and 3 shards, with and without
 // caps; where it returns an error, CombineShards does too (the command
 // then takes the reports).
 func TestCombineShardStreams(t *testing.T) {
-	files, err := filepath.Glob("../testdata/*.pcap")
-	require.NoError(t, err)
-	real, _ := filepath.Glob("../../shared/captures/*/*.pcap*")
-	files = append(files, real...)
-	type input struct {
-		name   string
-		frames [][]byte
-		cis    []gopacket.CaptureInfo
-		lt     gplayers.LinkType
-	}
-	var ins []input
-	for _, file := range files {
-		frames, cis, lt, err := loadFrames(file)
-		if err != nil {
-			continue
-		}
-		ins = append(ins, input{filepath.Base(file), frames, cis, lt})
-	}
-	frames, cis, lt := mixFrames(t, synth.Config{Scenario: synth.ScenarioMix, Packets: 20000, QPs: 300})
-	ins = append(ins, input{"mix300", frames, cis, lt})
+	ins := streamInputs(t)
 	streams := 0
 	for _, in := range ins {
 		for _, opts := range []analyze.Options{{}, {MaxFlows: 3, MaxFindings: 5}, {MaxFindings: 7}} {
-			for _, n := range []int{2, 3} {
+			for _, n := range []int{1, 2, 3} {
 				t.Run(fmt.Sprintf("%s/%d", in.name, n), func(t *testing.T) {
 					opts.Shard = true
-					feed := func() []*analyze.Analyzer {
-						shards := make([]*analyze.Analyzer, n)
-						for i := range shards {
-							shards[i] = analyze.New(opts)
-						}
-						for i, fr := range in.frames {
-							key := analyze.HostPairKey(in.lt, fr)
-							shards[key%uint64(n)].FeedShard(uint64(i+1), key, in.cis[i], in.lt, fr)
-						}
-						return shards
-					}
-					parts := make([]*analyze.Report, n)
-					for i, a := range feed() {
-						parts[i] = a.Finish()
-					}
-					want, wantErr := analyze.CombineShards(parts, opts)
-					ss := make([]*analyze.ReportStream, n)
-					for i, a := range feed() {
-						ss[i] = a.FinishStream()
-					}
-					s, err := analyze.CombineShardStreams(ss, opts)
-					var got *analyze.Report
-					if err != nil {
-						require.Error(t, wantErr, "only CombineShards' errors stop the stream: %v", err)
-						for i := range ss {
-							parts[i] = ss[i].Report()
-						}
-						got, err = analyze.CombineShards(parts, opts)
-						require.Equal(t, wantErr.Error(), err.Error())
-					} else {
-						require.NoError(t, wantErr)
-						require.Equal(t, len(want.Flows), s.Flows())
-						got = streamed(s)
+					if checkStreamCombines(t, in, opts, n) {
 						streams++
 					}
-					wj, err := json.Marshal(want)
-					require.NoError(t, err)
-					gj, err := json.Marshal(got)
-					require.NoError(t, err)
-					require.Equal(t, string(wj), string(gj))
 				})
 			}
 		}
 	}
 	require.Greater(t, streams, len(ins), "most combinations stream")
+}
+
+// streamInput is a capture's frames in memory.
+type streamInput struct {
+	name   string
+	frames [][]byte
+	cis    []gopacket.CaptureInfo
+	lt     gplayers.LinkType
+}
+
+// streamInputs loads every testdata and real capture, and a generated
+// mix of 300 QPs.
+func streamInputs(t *testing.T) []streamInput {
+	t.Helper()
+	files, err := filepath.Glob("../testdata/*.pcap")
+	require.NoError(t, err)
+	real, _ := filepath.Glob("../../shared/captures/*/*.pcap*")
+	files = append(files, real...)
+	var ins []streamInput
+	for _, file := range files {
+		frames, cis, lt, err := loadFrames(file)
+		if err != nil {
+			continue
+		}
+		ins = append(ins, streamInput{filepath.Base(file), frames, cis, lt})
+	}
+	frames, cis, lt := mixFrames(t, synth.Config{Scenario: synth.ScenarioMix, Packets: 20000, QPs: 300})
+	return append(ins, streamInput{"mix300", frames, cis, lt})
+}
+
+// feedShards feeds in's frames to n shards with opts, by host pair.
+func (in streamInput) feedShards(opts analyze.Options, n int) []*analyze.Analyzer {
+	shards := make([]*analyze.Analyzer, n)
+	for i := range shards {
+		shards[i] = analyze.New(opts)
+	}
+	for i, fr := range in.frames {
+		key := analyze.HostPairKey(in.lt, fr)
+		shards[key%uint64(n)].FeedShard(uint64(i+1), key, in.cis[i], in.lt, fr)
+	}
+	return shards
+}
+
+// checkStreamCombines checks, for in on n shards, that the streams
+// CombineShardStreams combines give CombineShards' report, JSON byte for
+// byte, or fail where CombineShards fails; it says whether they streamed.
+func checkStreamCombines(t *testing.T, in streamInput, opts analyze.Options, n int) bool {
+	t.Helper()
+	parts := make([]*analyze.Report, n)
+	for i, a := range in.feedShards(opts, n) {
+		parts[i] = a.Finish()
+	}
+	want, wantErr := analyze.CombineShards(parts, opts)
+	ss := make([]*analyze.ReportStream, n)
+	for i, a := range in.feedShards(opts, n) {
+		ss[i] = a.FinishStream()
+	}
+	s, err := analyze.CombineShardStreams(ss, opts)
+	var got *analyze.Report
+	if err != nil {
+		require.Error(t, wantErr, "only CombineShards' errors stop the stream: %v", err)
+		for i := range ss {
+			parts[i] = ss[i].Report()
+		}
+		got, err = analyze.CombineShards(parts, opts)
+		require.Equal(t, wantErr.Error(), err.Error())
+	} else {
+		require.NoError(t, wantErr)
+		require.Equal(t, len(want.Flows), s.Flows())
+		got = streamed(s)
+	}
+	wj, err := json.Marshal(want)
+	require.NoError(t, err)
+	gj, err := json.Marshal(got)
+	require.NoError(t, err)
+	require.Equal(t, string(wj), string(gj))
+	return s != nil
 }
