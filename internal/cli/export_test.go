@@ -147,10 +147,30 @@ func checkExportReadBack(t *testing.T, file, jobs string) {
 	checkPacketsReadBack(t, dir, file, pk, jobs == "1")
 	var r map[string]any
 	require.NoError(t, json.Unmarshal([]byte(rep), &r))
-	checkFlowsReadBack(t, dir, file, r)
-	checkPauseReadBack(t, dir, r)
-	checkConnectionsReadBack(t, dir, r)
-	checkFindingsReadBack(t, dir, file, r)
+	checkTableReadBack(t, dir, "flows", r["flows"].([]any), func(i int, w, g map[string]any) {
+		checkFlowRow(t, file, i, w, g)
+	})
+	checkTableReadBack(t, dir, "pause", asList(r["pause"]), func(i int, w, g map[string]any) {
+		checkPauseRow(t, r, i, w, g)
+	})
+	checkTableReadBack(t, dir, "connections", r["connections"].([]any), func(_ int, w, g map[string]any) {
+		checkConnectionRow(t, w, g)
+	})
+	checkTableReadBack(t, dir, "findings", r["findings"].([]any), func(i int, w, g map[string]any) {
+		checkFindingRow(t, file, i, w, g)
+	})
+}
+
+// checkTableReadBack reads table (table.parquet) in dir, requires as
+// many rows as the report's, want (a JSON array of objects), and has
+// check compare each report row w with the table's row g, in order.
+func checkTableReadBack(t *testing.T, dir, table string, want []any, check func(i int, w, g map[string]any)) {
+	t.Helper()
+	rows := readParquet(t, filepath.Join(dir, table+".parquet"))
+	require.Equal(t, len(want), len(rows), table)
+	for i, x := range want {
+		check(i, x.(map[string]any), rows[i])
+	}
 }
 
 // checkPacketsReadBack compares the packets tables in dir, in order,
@@ -237,18 +257,6 @@ var flowNestedColumns = [][3]string{
 	{"mtu", "negotiated", "mtu_negotiated"},
 }
 
-// checkFlowsReadBack compares the flows table in dir with the report r's
-// flows of file.
-func checkFlowsReadBack(t *testing.T, dir, file string, r map[string]any) {
-	t.Helper()
-	flows := readParquet(t, filepath.Join(dir, "flows.parquet"))
-	wf := r["flows"].([]any)
-	require.Equal(t, len(wf), len(flows), "flows")
-	for i, x := range wf {
-		checkFlowRow(t, file, i, x.(map[string]any), flows[i])
-	}
-}
-
 // checkFlowRow compares flows row g with flow i of the report, w: the
 // capture, the flat and nested fields, the gaps, the retransmit causes,
 // the messages, the RTT, the priority and the time paused (0 for a flow
@@ -277,54 +285,37 @@ func checkFlowRow(t *testing.T, file string, i int, w, g map[string]any) {
 	}
 }
 
-// checkPauseReadBack compares the pause table in dir with the report
-// r's pause rows, each with the capture's link speed.
-func checkPauseReadBack(t *testing.T, dir string, r map[string]any) {
+// checkPauseRow compares pause row g with pause row i of the report r,
+// w: every field, and the capture's link speed.
+func checkPauseRow(t *testing.T, r map[string]any, i int, w, g map[string]any) {
 	t.Helper()
-	pause := readParquet(t, filepath.Join(dir, "pause.parquet"))
-	wp := asList(r["pause"])
-	require.Equal(t, len(wp), len(pause), "pause")
-	for i, x := range wp {
-		w, g := x.(map[string]any), pause[i]
-		for k, v := range w {
-			assert.Equal(t, v, g[k], "pause %d: %s", i, k)
-		}
-		assert.Equal(t, get(r, "capture", "link_speed_bps"), g["link_speed_bps"], "pause %d", i)
+	for k, v := range w {
+		assert.Equal(t, v, g[k], "pause %d: %s", i, k)
 	}
+	assert.Equal(t, get(r, "capture", "link_speed_bps"), g["link_speed_bps"], "pause %d", i)
 }
 
-// checkConnectionsReadBack compares the connections table in dir with
-// the report r's connections.
-func checkConnectionsReadBack(t *testing.T, dir string, r map[string]any) {
+// checkConnectionRow compares connections row g with the report's
+// connection w: its id, state, service ID, requester QPN, responder IP
+// and REQ frame.
+func checkConnectionRow(t *testing.T, w, g map[string]any) {
 	t.Helper()
-	conns := readParquet(t, filepath.Join(dir, "connections.parquet"))
-	wc := r["connections"].([]any)
-	require.Equal(t, len(wc), len(conns), "connections")
-	for i, x := range wc {
-		w, g := x.(map[string]any), conns[i]
-		assert.Equal(t, w["id"], g["id"])
-		assert.Equal(t, w["state"], g["state"])
-		assert.Equal(t, w["service_id"], g["service_id"])
-		assert.Equal(t, get(w, "requester", "qpn"), g["requester_qpn"])
-		assert.Equal(t, get(w, "responder", "ip"), g["responder_ip"])
-		assert.Equal(t, get(w, "frames", "req"), g["req_frame"])
-	}
+	assert.Equal(t, w["id"], g["id"])
+	assert.Equal(t, w["state"], g["state"])
+	assert.Equal(t, w["service_id"], g["service_id"])
+	assert.Equal(t, get(w, "requester", "qpn"), g["requester_qpn"])
+	assert.Equal(t, get(w, "responder", "ip"), g["responder_ip"])
+	assert.Equal(t, get(w, "frames", "req"), g["req_frame"])
 }
 
-// checkFindingsReadBack compares the findings table in dir with the
-// report r's findings of file.
-func checkFindingsReadBack(t *testing.T, dir, file string, r map[string]any) {
+// checkFindingRow compares findings row g with finding i of the report,
+// w, of file.
+func checkFindingRow(t *testing.T, file string, i int, w, g map[string]any) {
 	t.Helper()
-	finds := readParquet(t, filepath.Join(dir, "findings.parquet"))
-	wd := r["findings"].([]any)
-	require.Equal(t, len(wd), len(finds), "findings")
-	for i, x := range wd {
-		w, g := x.(map[string]any), finds[i]
-		for _, k := range []string{"frame", "kind", "severity", "flow", "detail", "connection"} {
-			assert.Equal(t, w[k], g[k], "finding %d: %s", i, k)
-		}
-		assert.Equal(t, file, g["file"])
+	for _, k := range []string{"frame", "kind", "severity", "flow", "detail", "connection"} {
+		assert.Equal(t, w[k], g[k], "finding %d: %s", i, k)
 	}
+	assert.Equal(t, file, g["file"])
 }
 
 // TestExportStreamedTables: -o parquet writes the flows, connections and
