@@ -132,248 +132,368 @@ func FuzzCapturePoints(f *testing.F) {
 	f.Add(uint8(2), uint64(0), append(slices.Clone(seq), tail...))
 	f.Fuzz(func(t *testing.T, nPoints uint8, lossMask uint64, in []byte) {
 		defer watchdog(in)()
-		frames := cutSequence(in)
-		frames = frames[:min(len(frames), maxPointFrames)]
-		n := 2 + int(nPoints%3)
-		last := n - 1
-		ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		monotonic := true
-		pts := make([][]pointFrame, n)
-		removed := make([]bool, len(frames))
-		for i, fr := range frames {
-			if fr.back && len(fr.data) > 0 {
-				ts = ts.Add(-time.Duration(len(fr.data)) * time.Microsecond)
-				monotonic = false
-			} else {
-				ts = ts.Add(time.Duration(len(fr.data)) * time.Nanosecond)
-			}
-			pf := pointFrame{gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(fr.data), Length: len(fr.data) + fr.extra},
-				linkTypes[int(fr.linkType)%len(linkTypes)], fr.data, i}
-			removed[i] = i < 64 && lossMask>>i&1 != 0
-			for k := range pts {
-				if k != last || !removed[i] {
-					pts[k] = append(pts[k], pf)
-				}
-			}
-		}
-		copies := !slices.Contains(removed, true)
-		opts := analyze.Options{MaxFindings: 32}
-
+		r := newPointsRun(nPoints, lossMask, in)
 		// First reading: each point alone, as the command's first pass.
-		names := make([]string, n)
-		samplers := make([]*points.Sampler, n)
-		keys := make([][]sightKey, n) // by frame of the point
-		for k, fs := range pts {
-			names[k] = fmt.Sprintf("point%d.pcap", k)
-			samplers[k] = points.NewSampler(0)
-			a := analyze.New(opts)
-			for _, pf := range fs {
-				p := a.Feed(pf.ci, pf.lt, pf.data)
-				samplers[k].Add(p)
-				keys[k] = append(keys[k], sightOf(p))
-			}
-		}
-		// The last point decodes what it has as the first does (analyze
-		// judges some frames against those before them: a removal may
-		// change that, and then the points disagree for a reason).
-		var kept []sightKey
-		for i, k := range keys[0] {
-			if !removed[i] {
-				kept = append(kept, k)
-			}
-		}
-		alike := slices.Equal(kept, keys[last])
-		for k := 1; k < last; k++ {
-			require.Equal(t, keys[0], keys[k], "point %d decodes a copy otherwise", k)
-		}
-		if copies {
-			require.True(t, alike, "the last point decodes a copy otherwise")
-		}
-		est := points.EstimateClocks(samplers, nil)
-		for k, o := range est.Offsets {
-			require.Zero(t, o.Offset, "point %d: offset (%s)", k, o.Method)
-		}
-		if copies && len(est.Groups) > 0 {
-			all := make([]int, n)
-			for k := range all {
-				all[k] = k
-			}
-			require.Equal(t, [][]int{all}, est.Groups, "copies are one group")
-		}
-
+		r.readAlone()
+		alike := r.checkDecodeAlike(t)
+		r.checkClocks(t)
 		// Second reading: merged in time order into the Matcher.
-		spans := make([][2]time.Time, n)
-		for k, s := range samplers {
-			if first, lastT, ok := s.Span(); ok {
-				spans[k] = [2]time.Time{first, lastT}
-			}
-		}
-		m := points.New(points.Options{Files: names, Spans: spans})
-		ans := make([]*analyze.Analyzer, n)
-		for k := range ans {
-			ans[k] = analyze.New(opts)
-		}
-		checkFirst := alike && (copies || monotonic)
-		next := make([]int, n)
-		var sightings uint64
-		for {
-			k := earliestPoint(pts, next)
-			if k < 0 {
-				break
-			}
-			pf := pts[k][next[k]]
-			p := ans[k].Feed(pf.ci, pf.lt, pf.data)
-			sg := sightOf(p)
-			require.Equal(t, keys[k][next[k]], sg, "point %d frame %d decodes otherwise the second time", k, next[k]+1)
-			next[k]++
-			first := m.Add(k, p)
-			if sg.ok {
-				sightings++
-			}
-			if checkFirst {
-				require.Equal(t, k == 0 || !sg.ok, first, "Add's first sighting: point %d, frame %d", k, pf.idx+1)
-			}
-		}
-		st := m.Stats()
-		require.Equal(t, sightings, st.Sightings)
-		rep := m.Finish()
-		require.Len(t, rep.Files, n)
-		for k, fl := range rep.Files {
-			require.Equal(t, names[k], fl.File)
-		}
+		r.setSpans()
+		checkFirst := alike && (r.copies || r.monotonic)
+		rep := r.readMerged(t, checkFirst)
 		if !checkFirst {
 			return
 		}
-
-		// What the first point implies, per flow (perFlow): its
-		// transmissions, those the last point lacks and those of them
-		// within its span, its frames that came after a later one; and
-		// what the links of the flows one name (source, destination and
-		// QP as text: want) add up to.
-		type want struct {
-			flows                                       int
-			links, matched, matchedLast, counted, order uint64
-			lostPSNs                                    []uint32
-		}
-		type strFlow struct {
-			src, dst string
-			qp       uint32
-		}
-		type perFlow struct {
-			tx, lacked, counted, reordered uint64
-			latest                         time.Time
-			seen                           bool
-		}
-		byFlow := map[pointFlow]*perFlow{}
-		var order []pointFlow
-		var lo, hi time.Time
-		if len(pts[last]) > 0 {
-			lo, hi = spans[last][0], spans[last][1]
-		}
-		for i, k := range keys[0] {
-			if !k.ok {
-				continue
-			}
-			pf := byFlow[k.flow]
-			if pf == nil {
-				pf = &perFlow{}
-				byFlow[k.flow] = pf
-				order = append(order, k.flow)
-			}
-			tm := pts[0][i].ci.Timestamp
-			pf.tx++
-			if pf.seen && tm.Before(pf.latest) {
-				pf.reordered++
-			} else {
-				pf.latest, pf.seen = tm, true
-			}
-			if removed[i] {
-				pf.lacked++
-				if len(pts[last]) > 0 && !tm.Before(lo) && !tm.After(hi) {
-					pf.counted++
-				}
-			}
-		}
-		wants := map[strFlow]*want{}
-		for _, fk := range order {
-			pf := byFlow[fk]
-			sk := strFlow{fk.src.String(), fk.dst.String(), fk.qp}
-			w := wants[sk]
-			if w == nil {
-				w = &want{}
-				wants[sk] = w
-			}
-			links := uint64(n - 1)
-			if pf.lacked == pf.tx {
-				links-- // the last point shares none of its transmissions
-			} else {
-				w.matchedLast += pf.tx - pf.lacked
-				w.counted += pf.counted
-			}
-			w.flows++
-			w.links += links
-			w.matched += uint64(n-2) * pf.tx
-			w.order += links * pf.reordered
-		}
-		for i, k := range keys[0] {
-			if k.ok && removed[i] {
-				w := wants[strFlow{k.flow.src.String(), k.flow.dst.String(), k.flow.qp}]
-				w.lostPSNs = append(w.lostPSNs, k.psn)
-			}
-		}
-		got := map[strFlow]*want{}
-		for _, l := range rep.Links {
-			sk := strFlow{l.Src, l.Dst, l.DestQP}
-			require.Contains(t, wants, sk, "a link of a flow the points do not have: %+v", l)
-			g := got[sk]
-			if g == nil {
-				g = &want{}
-				got[sk] = g
-			}
-			from, to := slices.Index(names, l.From), slices.Index(names, l.To)
-			require.True(t, from >= 0 && from < to, "upstream is the point given first (delay 0): %+v", l)
-			g.links++
-			g.order += l.Reordered
-			require.Zero(t, l.Corrupted, "%+v", l)
-			require.Equal(t, points.Delay{Samples: int(min(l.Matched, 16384))}, l.OneWayDelayNs, "every delay 0: %+v", l)
-			if to != last {
-				require.Zero(t, l.Lost+l.NotCaptured, "nothing missing between copies: %+v", l)
-				g.matched += l.Matched
-				continue
-			}
-			g.matchedLast += l.Matched
-			g.counted += l.Lost + l.NotCaptured
-			require.Len(t, l.LostPSNs, int(l.Lost), "%+v", l)
-			require.Len(t, l.LostFrames, int(l.Lost), "%+v", l)
-			g.lostPSNs = append(g.lostPSNs, l.LostPSNs...)
-			for _, fr := range l.LostFrames {
-				// A lost frame of the point before the last: a removed
-				// frame's number (or that of a frame identical to one, at
-				// the same time: the two are one to the Matcher).
-				i := int(fr) - 1
-				require.True(t, i >= 0 && i < len(keys[0]) && keys[0][i].ok, "lost frame %d is no sighting: %+v", fr, l)
-				same := false
-				for j, k := range keys[0] {
-					same = same || (removed[j] && k == keys[0][i] && pts[0][j].ci.Timestamp.Equal(pts[0][i].ci.Timestamp))
-				}
-				require.True(t, same, "lost frame %d was not removed: %+v", fr, l)
-			}
-		}
-		for sk, w := range wants {
-			g := got[sk]
-			if g == nil {
-				g = &want{}
-			}
-			require.Equal(t, w.links, g.links, "%v: links (%d flows)", sk, w.flows)
-			require.Equal(t, w.matched, g.matched, "%v: matched on the links between full copies", sk)
-			require.Equal(t, w.matchedLast, g.matchedLast, "%v: matched on the links into the last point", sk)
-			require.Equal(t, w.counted, g.counted, "%v: lost + not captured into the last point", sk)
-			require.Equal(t, w.order, g.order, "%v: reordered", sk)
-			for _, psn := range g.lostPSNs {
-				i := slices.Index(w.lostPSNs, psn)
-				require.GreaterOrEqual(t, i, 0, "%v: lost PSN %d was not removed (or more times than removed)", sk, psn)
-				w.lostPSNs = slices.Delete(w.lostPSNs, i, i+1)
-			}
-		}
+		wants := r.wantLinks()
+		checkLinkSums(t, wants, r.checkLinks(t, rep, wants))
 	})
+}
+
+// pointsRun is one FuzzCapturePoints input read as capture points: the
+// points' frames, which of the sequence's frames the last point lacks,
+// and what the first reading found.
+type pointsRun struct {
+	n, last   int
+	opts      analyze.Options
+	pts       [][]pointFrame // by point
+	removed   []bool         // by frame of the sequence (and of the first point)
+	copies    bool           // no frame removed: the points are copies
+	monotonic bool           // the clock never goes back
+
+	// The first reading, by point.
+	names    []string
+	samplers []*points.Sampler
+	keys     [][]sightKey // by frame of the point
+	spans    [][2]time.Time
+}
+
+// newPointsRun cuts in into at most maxPointFrames frames, on a clock
+// that moves forward 1 ns a byte (back 1 µs a byte on a frame that says
+// so), and lays them out as 2 + nPoints%3 points, the last lacking the
+// frames lossMask names (bit i: frame i, of the first 64).
+func newPointsRun(nPoints uint8, lossMask uint64, in []byte) *pointsRun {
+	frames := cutSequence(in)
+	frames = frames[:min(len(frames), maxPointFrames)]
+	n := 2 + int(nPoints%3)
+	r := &pointsRun{n: n, last: n - 1, opts: analyze.Options{MaxFindings: 32}, pts: make([][]pointFrame, n),
+		removed: make([]bool, len(frames)), monotonic: true}
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, fr := range frames {
+		if fr.back && len(fr.data) > 0 {
+			ts = ts.Add(-time.Duration(len(fr.data)) * time.Microsecond)
+			r.monotonic = false
+		} else {
+			ts = ts.Add(time.Duration(len(fr.data)) * time.Nanosecond)
+		}
+		pf := pointFrame{gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(fr.data), Length: len(fr.data) + fr.extra},
+			linkTypes[int(fr.linkType)%len(linkTypes)], fr.data, i}
+		r.removed[i] = i < 64 && lossMask>>i&1 != 0
+		for k := range r.pts {
+			if k != r.last || !r.removed[i] {
+				r.pts[k] = append(r.pts[k], pf)
+			}
+		}
+	}
+	r.copies = !slices.Contains(r.removed, true)
+	return r
+}
+
+// readAlone is the first reading: each point alone into an analyzer and
+// a Sampler, the sightings of its frames in keys.
+func (r *pointsRun) readAlone() {
+	r.names = make([]string, r.n)
+	r.samplers = make([]*points.Sampler, r.n)
+	r.keys = make([][]sightKey, r.n)
+	for k, fs := range r.pts {
+		r.names[k] = fmt.Sprintf("point%d.pcap", k)
+		r.samplers[k] = points.NewSampler(0)
+		a := analyze.New(r.opts)
+		for _, pf := range fs {
+			p := a.Feed(pf.ci, pf.lt, pf.data)
+			r.samplers[k].Add(p)
+			r.keys[k] = append(r.keys[k], sightOf(p))
+		}
+	}
+}
+
+// checkDecodeAlike checks that every point but the last decodes its
+// frames as the first does, and the last too when it lacks nothing; it
+// reports whether the last point decodes what it has as the first does
+// (analyze judges some frames against those before them: a removal may
+// change that, and then the points disagree for a reason).
+func (r *pointsRun) checkDecodeAlike(t *testing.T) bool {
+	t.Helper()
+	var kept []sightKey
+	for i, k := range r.keys[0] {
+		if !r.removed[i] {
+			kept = append(kept, k)
+		}
+	}
+	alike := slices.Equal(kept, r.keys[r.last])
+	for k := 1; k < r.last; k++ {
+		require.Equal(t, r.keys[0], r.keys[k], "point %d decodes a copy otherwise", k)
+	}
+	if r.copies {
+		require.True(t, alike, "the last point decodes a copy otherwise")
+	}
+	return alike
+}
+
+// checkClocks checks that EstimateClocks finds every offset 0 and, when
+// the points are copies, one group of them all or none.
+func (r *pointsRun) checkClocks(t *testing.T) {
+	t.Helper()
+	est := points.EstimateClocks(r.samplers, nil)
+	for k, o := range est.Offsets {
+		require.Zero(t, o.Offset, "point %d: offset (%s)", k, o.Method)
+	}
+	if r.copies && len(est.Groups) > 0 {
+		all := make([]int, r.n)
+		for k := range all {
+			all[k] = k
+		}
+		require.Equal(t, [][]int{all}, est.Groups, "copies are one group")
+	}
+}
+
+// setSpans sets the points' spans, as their Samplers saw them (zero for
+// a point without a frame).
+func (r *pointsRun) setSpans() {
+	r.spans = make([][2]time.Time, r.n)
+	for k, s := range r.samplers {
+		if first, lastT, ok := s.Span(); ok {
+			r.spans[k] = [2]time.Time{first, lastT}
+		}
+	}
+}
+
+// readMerged is the second reading: the points merged in time order
+// (earliestPoint) into new analyzers and a Matcher. Every frame must
+// decode as in the first reading; with checkFirst, Add must say first
+// sighting exactly for the first point's sightings and every packet
+// that is none. Stats must count the sightings, and Finish's report
+// name the points' files; it returns that report.
+func (r *pointsRun) readMerged(t *testing.T, checkFirst bool) *points.Report {
+	t.Helper()
+	m := points.New(points.Options{Files: r.names, Spans: r.spans})
+	ans := make([]*analyze.Analyzer, r.n)
+	for k := range ans {
+		ans[k] = analyze.New(r.opts)
+	}
+	next := make([]int, r.n)
+	var sightings uint64
+	for {
+		k := earliestPoint(r.pts, next)
+		if k < 0 {
+			break
+		}
+		pf := r.pts[k][next[k]]
+		p := ans[k].Feed(pf.ci, pf.lt, pf.data)
+		sg := sightOf(p)
+		require.Equal(t, r.keys[k][next[k]], sg, "point %d frame %d decodes otherwise the second time", k, next[k]+1)
+		next[k]++
+		first := m.Add(k, p)
+		if sg.ok {
+			sightings++
+		}
+		if checkFirst {
+			require.Equal(t, k == 0 || !sg.ok, first, "Add's first sighting: point %d, frame %d", k, pf.idx+1)
+		}
+	}
+	st := m.Stats()
+	require.Equal(t, sightings, st.Sightings)
+	rep := m.Finish()
+	require.Len(t, rep.Files, r.n)
+	for k, fl := range rep.Files {
+		require.Equal(t, r.names[k], fl.File)
+	}
+	return rep
+}
+
+// flowFacts is what the first point implies of one flow: its
+// transmissions, those the last point lacks and those of them within
+// its span, its frames that came after a later one.
+type flowFacts struct {
+	tx, lacked, counted, reordered uint64
+	latest                         time.Time
+	seen                           bool
+}
+
+// strFlow is a flow as the report names it: source, destination and QP
+// as text (flows of one name add up).
+type strFlow struct {
+	src, dst string
+	qp       uint32
+}
+
+// strFlowOf is f as the report names it.
+func strFlowOf(f pointFlow) strFlow {
+	return strFlow{f.src.String(), f.dst.String(), f.qp}
+}
+
+// linkSums is what the links of the flows of one name add up to (got)
+// or are to (want).
+type linkSums struct {
+	flows                                       int
+	links, matched, matchedLast, counted, order uint64
+	lostPSNs                                    []uint32
+}
+
+// sumsOf returns the sums of sk in m, new zero ones the first time.
+func sumsOf(m map[strFlow]*linkSums, sk strFlow) *linkSums {
+	s := m[sk]
+	if s == nil {
+		s = &linkSums{}
+		m[sk] = s
+	}
+	return s
+}
+
+// factsPerFlow returns what the first point implies per flow, and the
+// flows in the order of their first sighting.
+func (r *pointsRun) factsPerFlow() (map[pointFlow]*flowFacts, []pointFlow) {
+	byFlow := map[pointFlow]*flowFacts{}
+	var order []pointFlow
+	var lo, hi time.Time
+	if len(r.pts[r.last]) > 0 {
+		lo, hi = r.spans[r.last][0], r.spans[r.last][1]
+	}
+	for i, k := range r.keys[0] {
+		if !k.ok {
+			continue
+		}
+		pf := byFlow[k.flow]
+		if pf == nil {
+			pf = &flowFacts{}
+			byFlow[k.flow] = pf
+			order = append(order, k.flow)
+		}
+		tm := r.pts[0][i].ci.Timestamp
+		pf.tx++
+		if pf.seen && tm.Before(pf.latest) {
+			pf.reordered++
+		} else {
+			pf.latest, pf.seen = tm, true
+		}
+		if r.removed[i] {
+			pf.lacked++
+			if len(r.pts[r.last]) > 0 && !tm.Before(lo) && !tm.After(hi) {
+				pf.counted++
+			}
+		}
+	}
+	return byFlow, order
+}
+
+// wantLinks returns what the links of each flow name are to add up to:
+// per flow a link per two consecutive points (one fewer when the last
+// point lacks all the flow's frames), each matching every transmission
+// of the flow, the link into the last point those it has, whose lost +
+// not captured are the removed frames within its span and whose lost
+// PSNs are those of removed frames; reordered the flow's frames that
+// came after a later one, on every link.
+func (r *pointsRun) wantLinks() map[strFlow]*linkSums {
+	byFlow, order := r.factsPerFlow()
+	wants := map[strFlow]*linkSums{}
+	for _, fk := range order {
+		pf := byFlow[fk]
+		w := sumsOf(wants, strFlowOf(fk))
+		links := uint64(r.n - 1)
+		if pf.lacked == pf.tx {
+			links-- // the last point shares none of its transmissions
+		} else {
+			w.matchedLast += pf.tx - pf.lacked
+			w.counted += pf.counted
+		}
+		w.flows++
+		w.links += links
+		w.matched += uint64(r.n-2) * pf.tx
+		w.order += links * pf.reordered
+	}
+	for i, k := range r.keys[0] {
+		if k.ok && r.removed[i] {
+			w := wants[strFlowOf(k.flow)]
+			w.lostPSNs = append(w.lostPSNs, k.psn)
+		}
+	}
+	return wants
+}
+
+// checkLinks checks that every link of rep is one of a flow in wants
+// (checkLink) and returns what the links of each flow name add up to.
+func (r *pointsRun) checkLinks(t *testing.T, rep *points.Report, wants map[strFlow]*linkSums) map[strFlow]*linkSums {
+	t.Helper()
+	got := map[strFlow]*linkSums{}
+	for _, l := range rep.Links {
+		sk := strFlow{l.Src, l.Dst, l.DestQP}
+		require.Contains(t, wants, sk, "a link of a flow the points do not have: %+v", l)
+		r.checkLink(t, l, sumsOf(got, sk))
+	}
+	return got
+}
+
+// checkLink checks link l and adds it to g: upstream the point given
+// first, nothing corrupted, every delay 0; between full copies nothing
+// lost or not captured; into the last point as many lost PSNs and
+// frames as lost, each frame a removed one (checkLostFrame).
+func (r *pointsRun) checkLink(t *testing.T, l points.Link, g *linkSums) {
+	t.Helper()
+	from, to := slices.Index(r.names, l.From), slices.Index(r.names, l.To)
+	require.True(t, from >= 0 && from < to, "upstream is the point given first (delay 0): %+v", l)
+	g.links++
+	g.order += l.Reordered
+	require.Zero(t, l.Corrupted, "%+v", l)
+	require.Equal(t, points.Delay{Samples: int(min(l.Matched, 16384))}, l.OneWayDelayNs, "every delay 0: %+v", l)
+	if to != r.last {
+		require.Zero(t, l.Lost+l.NotCaptured, "nothing missing between copies: %+v", l)
+		g.matched += l.Matched
+		return
+	}
+	g.matchedLast += l.Matched
+	g.counted += l.Lost + l.NotCaptured
+	require.Len(t, l.LostPSNs, int(l.Lost), "%+v", l)
+	require.Len(t, l.LostFrames, int(l.Lost), "%+v", l)
+	g.lostPSNs = append(g.lostPSNs, l.LostPSNs...)
+	for _, fr := range l.LostFrames {
+		r.checkLostFrame(t, fr, l)
+	}
+}
+
+// checkLostFrame checks that lost frame fr of link l, a frame of the
+// point before the last, is a removed frame's number (or that of a
+// frame identical to one, at the same time: the two are one to the
+// Matcher).
+func (r *pointsRun) checkLostFrame(t *testing.T, fr uint64, l points.Link) {
+	t.Helper()
+	i := int(fr) - 1
+	require.True(t, i >= 0 && i < len(r.keys[0]) && r.keys[0][i].ok, "lost frame %d is no sighting: %+v", fr, l)
+	same := false
+	for j, k := range r.keys[0] {
+		same = same || (r.removed[j] && k == r.keys[0][i] && r.pts[0][j].ci.Timestamp.Equal(r.pts[0][i].ci.Timestamp))
+	}
+	require.True(t, same, "lost frame %d was not removed: %+v", fr, l)
+}
+
+// checkLinkSums checks that the links of each flow name add up (got) to
+// what the first point implies (wants): links, matched, lost + not
+// captured and reordered, and every lost PSN one removed (as many times
+// at most as removed).
+func checkLinkSums(t *testing.T, wants, got map[strFlow]*linkSums) {
+	t.Helper()
+	for sk, w := range wants {
+		g := got[sk]
+		if g == nil {
+			g = &linkSums{}
+		}
+		require.Equal(t, w.links, g.links, "%v: links (%d flows)", sk, w.flows)
+		require.Equal(t, w.matched, g.matched, "%v: matched on the links between full copies", sk)
+		require.Equal(t, w.matchedLast, g.matchedLast, "%v: matched on the links into the last point", sk)
+		require.Equal(t, w.counted, g.counted, "%v: lost + not captured into the last point", sk)
+		require.Equal(t, w.order, g.order, "%v: reordered", sk)
+		for _, psn := range g.lostPSNs {
+			i := slices.Index(w.lostPSNs, psn)
+			require.GreaterOrEqual(t, i, 0, "%v: lost PSN %d was not removed (or more times than removed)", sk, psn)
+			w.lostPSNs = slices.Delete(w.lostPSNs, i, i+1)
+		}
+	}
 }
