@@ -64,17 +64,11 @@ type Options struct {
 	// Shard says the Analyzer sees one shard of a capture among others
 	// (the frames of some host pairs, fed with FeedShard): it also records
 	// what CombineShards replays across the shards (CM messages, cut
-	// frames, what the caps refused), and Finish returns its part of the
+	// frames, the first flow the cap refused), and Finish returns its part of the
 	// report, which CombineShards combines with the others'. Without
 	// Shard the Analyzer is the capture's only shard, and Finish combines
 	// its part alone: every report is the combiner's.
 	Shard bool
-	// FlowFrameLimit, when not 0, tracks only flows whose first packet
-	// is at a frame up to it (CombineShards' FlowCapError says which).
-	FlowFrameLimit uint64
-	// ConnFrameLimit, when not 0, tracks only connections whose REQ is
-	// at a frame up to it (CombineShards' FlowCapError says which).
-	ConnFrameLimit uint64
 	// LinkSpeed is the link speed in bits per second at which pause
 	// quanta (512 bit times) are timed (default 100 Gb/s).
 	LinkSpeed float64

@@ -34,6 +34,15 @@ func (b *FlowBudget) take() bool {
 	return true
 }
 
+// remaining returns the flows left to take (max int64: a nil budget has
+// no limit).
+func (b *FlowBudget) remaining() int64 {
+	if b == nil {
+		return 1<<63 - 1
+	}
+	return b.left.Load()
+}
+
 // Refused reports whether the budget refused a flow. Which Analyzer it
 // refused depends on their speed when they run at once: a run that needs
 // the same flows tracked every time analyzes its files again one after

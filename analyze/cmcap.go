@@ -47,16 +47,14 @@ type cmStats struct {
 
 // admitConnection reports whether a REQ with a new CommID may become a
 // connection, and counts it when it may not.
-func (a *Analyzer) admitConnection(p *Packet, commID uint32) bool {
+func (a *Analyzer) admitConnection(p *Packet) bool {
 	t := &a.conns
 	a.shard.noteConnGrew()
-	beyond := a.opts.ConnFrameLimit != 0 && p.Frame > a.opts.ConnFrameLimit // the frame the caller knows the cap stops at
-	if !beyond && len(t.list) < a.opts.MaxConnections && a.opts.ConnectionBudget.take() {
+	if len(t.list) < a.opts.MaxConnections && a.opts.ConnectionBudget.take() {
 		return true
 	}
 	a.capture.ConnectionsDropped++
-	a.shard.noteRefusedConn(commID, p.Frame, beyond)
-	if t.stats.first == 0 {
+	if t.stats.first == 0 { // capsExact's too
 		t.stats.first, t.stats.firstAt = p.Frame, p.Time
 	}
 	return false

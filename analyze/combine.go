@@ -11,30 +11,16 @@ import (
 // analysis would have joined: only the sequential analysis is exact.
 var ErrNotDisjoint = errors.New("shards not disjoint")
 
-// FlowCapError says the shards did not track the flows (connections) the
-// sequential analysis tracks under Options.MaxFlows (MaxConnections):
-// more than the cap, or others than the first by creation, when shards
-// sharing the run's budget raced for its last flows (shardcap.go). The
-// sequential analysis tracks the flows created up to Frame (0: every
-// flow) and the connections whose REQ is up to ConnFrame (0: every one),
-// which a second run with Options.FlowFrameLimit = Frame and
-// ConnFrameLimit = ConnFrame reproduces.
-type FlowCapError struct {
-	Frame, ConnFrame uint64
-}
-
-func (e *FlowCapError) Error() string {
-	return fmt.Sprintf("more flows or connections than the caps: only flows created up to frame %d and connections requested up to frame %d (0: all) are tracked", e.Frame, e.ConnFrame)
-}
-
 // CombineShards builds the report of a capture from the reports of its
 // shards (Analyzers with Options.Shard, fed disjoint sets of host pairs
 // with FeedShard, their reports from Finish), given the Options the
 // shards had. The result is the report one Analyzer fed every frame
-// would have made, byte for byte, unless an error says otherwise: a
-// FlowCapError (run the shards again with Options.FlowFrameLimit), or
-// ErrNotDisjoint (analyze the capture sequentially). With an error the
-// report returned is the best the shards give (flows beyond the cap
+// would have made, byte for byte, unless an error says otherwise:
+// ErrNotDisjoint (analyze the capture with one Analyzer), which also
+// says when the shards tracked other flows or connections than it under
+// the caps (capsExact: shards not sharing the budgets, or racing for
+// their last flows, which Sharded's lockstep prevents). With an error
+// the report returned is the best the shards give (flows beyond the cap
 // counted as dropped).
 func CombineShards(parts []*Report, opts Options) (*Report, error) {
 	c, err := newCombiner(parts, opts)
@@ -140,22 +126,17 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 
 	// Flows in creation order; the first MaxFlows are those tracked.
 	flows, created := flowOrder(parts)
-	refused := make([]*capRefusals, len(parts))
-	for s, p := range parts {
-		refused[s] = &p.shard.feed.refusedFlows
-	}
-	var capErr FlowCapError
-	exactFlows, frame, err := true, uint64(0), error(nil)
 	if created != nil { // the shards' records (the only shard's flows are the capture's)
-		exactFlows, frame, err = capDecision(created, refused, opts.MaxFlows)
+		refused := make([]uint64, len(parts))
+		for s, p := range parts {
+			refused[s] = p.shard.feed.firstRefused
+		}
+		if err := capsExact("flows", created, refused, opts.MaxFlows); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	undecided := err != nil
-	if err != nil {
-		errs = append(errs, err)
-	}
-	capErr.Frame = frame
 	var capDropped []flowRef
-	if len(flows) > opts.MaxFlows { // the best without a second pass
+	if len(flows) > opts.MaxFlows { // the best the shards give
 		flows, capDropped = flows[:opts.MaxFlows], flows[opts.MaxFlows:]
 	}
 
@@ -175,24 +156,21 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 		}
 	}
 	sort.SliceStable(conns, func(i, j int) bool { return conns[i].req < conns[j].req })
-	reqs := make([]uint64, len(conns))
-	for i, c := range conns {
-		reqs[i] = c.req
+	if len(parts) > 1 {
+		reqs := make([]uint64, len(conns))
+		for i, c := range conns {
+			reqs[i] = c.req
+		}
+		refused := make([]uint64, len(parts))
+		for s, p := range parts {
+			refused[s] = p.shard.cmStats.first
+		}
+		if err := capsExact("connections", reqs, refused, opts.MaxConnections); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	for s, p := range parts {
-		refused[s] = &p.shard.feed.refusedConns
-	}
-	exactConns, connFrame, err := capDecision(reqs, refused, opts.MaxConnections)
-	if err != nil {
-		undecided = true
-		errs = append(errs, err)
-	}
-	capErr.ConnFrame = connFrame
 	if len(conns) > opts.MaxConnections {
-		conns = conns[:opts.MaxConnections] // the best without a second pass
-	}
-	if (!exactFlows || !exactConns) && !undecided { // undecided: no second pass can tell
-		errs = append(errs, &capErr)
+		conns = conns[:opts.MaxConnections] // the best the shards give
 	}
 	remap := make([]connRemap, len(parts))
 	for s, p := range parts {

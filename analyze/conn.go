@@ -278,7 +278,7 @@ func (a *Analyzer) handleMAD(p *Packet) {
 	switch m := msg.(type) {
 	case *cm.ConnectRequest:
 		idx, ok := t.byComm[m.LocalCommID]
-		if !ok && !a.admitConnection(p, m.LocalCommID) {
+		if !ok && !a.admitConnection(p) {
 			return
 		}
 		if !ok {

@@ -270,11 +270,9 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 		*slot = cachedFlow{key: mk, idx: i, ok: true}
 		return a.flowList[i]
 	}
-	beyond := a.opts.FlowFrameLimit > 0 && p.Frame > a.opts.FlowFrameLimit // the frame the caller knows the cap stops at
-	if beyond || len(a.flowList) >= a.opts.MaxFlows || !a.opts.FlowBudget.take() {
-		h := k.hash()
-		a.dropSketch.addHash(h)
-		a.shard.noteRefusedFlow(h, p.Frame, beyond)
+	if len(a.flowList) >= a.opts.MaxFlows || !a.opts.FlowBudget.take() {
+		a.dropSketch.addHash(k.hash())
+		a.shard.noteRefusedFlow(p.Frame)
 		return nil
 	}
 	if d == nil {

@@ -8,8 +8,7 @@ package analyze
 // costs against analyzing it), so that it takes fewer host pairs. Any
 // assignment of whole host pairs gives the same report; this one
 // balances the shards better than a hash modulo N when there are few
-// host pairs. It depends only on the frames, so a second pass assigns
-// them alike.
+// host pairs. It depends only on the frames.
 type placer struct {
 	of     map[uint64]int32
 	cache  [256]placed

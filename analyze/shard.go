@@ -54,10 +54,10 @@ type shardFeed struct {
 	whole    []wholeRec // each RDMA frame captured whole longer than all before it
 	overflow bool       // more events than maxShardEvents: not replayable
 
-	// The flows and connections the caps refused (capRefusals), for
-	// CombineShards to find which the sequential analysis tracks.
-	refusedFlows capRefusals
-	refusedConns capRefusals
+	// firstRefused is the frame of the first flow a cap refused (0:
+	// none), for CombineShards to check that the shards tracked the
+	// flows one Analyzer tracks (capsExact).
+	firstRefused uint64
 }
 
 // maxShardEvents bounds each list of events a shard keeps for the replay;
@@ -101,20 +101,11 @@ func (s *shardFeed) noteWhole(frame uint64, capLen int) {
 	}
 }
 
-// noteRefusedFlow records a flow (by its key's hash) a cap refused at
-// frame, beyond Options.FlowFrameLimit or not.
-func (s *shardFeed) noteRefusedFlow(h, frame uint64, beyond bool) {
-	if s.replay {
-		s.refusedFlows.note(h, frame, beyond)
-	}
-}
-
-// noteRefusedConn records a REQ with a new CommID a cap refused at frame,
-// beyond Options.ConnFrameLimit or not: a CommID once, as a refused
-// REQ's retransmissions are refused with it.
-func (s *shardFeed) noteRefusedConn(commID uint32, frame uint64, beyond bool) {
-	if s.replay {
-		s.refusedConns.note(uint64(commID), frame, beyond)
+// noteRefusedFlow records the frame of a flow a cap refused: the first
+// one (capsExact).
+func (s *shardFeed) noteRefusedFlow(frame uint64) {
+	if s.firstRefused == 0 {
+		s.firstRefused = frame
 	}
 }
 

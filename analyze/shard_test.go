@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -25,32 +24,30 @@ import (
 )
 
 // sharded analyzes frames on n shards by HostPairKey, as the command
-// does, and combines them (a second pass when the flow cap is hit).
+// does, fed in frame order from one goroutine and sharing the caps'
+// budgets, and combines them.
 func sharded(t *testing.T, frames [][]byte, cis []gopacket.CaptureInfo, lt gplayers.LinkType, opts analyze.Options, n int) (*analyze.Report, error) {
 	t.Helper()
 	opts.Shard = true
-	pass := func(opts analyze.Options) (*analyze.Report, error) {
-		shards := make([]*analyze.Analyzer, n)
-		for i := range shards {
-			shards[i] = analyze.New(opts)
-		}
-		for i, fr := range frames {
-			key := analyze.HostPairKey(lt, fr)
-			shards[key%uint64(n)].FeedShard(uint64(i+1), key, cis[i], lt, fr)
-		}
-		parts := make([]*analyze.Report, n)
-		for i, a := range shards {
-			parts[i] = a.Finish()
-		}
-		return analyze.CombineShards(parts, opts)
+	if opts.MaxFlows > 0 { // the defaults are never reached here
+		opts.FlowBudget = analyze.NewFlowBudget(opts.MaxFlows)
 	}
-	rep, err := pass(opts)
-	var capErr *analyze.FlowCapError
-	if errors.As(err, &capErr) {
-		opts.FlowFrameLimit, opts.ConnFrameLimit = capErr.Frame, capErr.ConnFrame
-		return pass(opts)
+	if opts.MaxConnections > 0 {
+		opts.ConnectionBudget = analyze.NewFlowBudget(opts.MaxConnections)
 	}
-	return rep, err
+	shards := make([]*analyze.Analyzer, n)
+	for i := range shards {
+		shards[i] = analyze.New(opts)
+	}
+	for i, fr := range frames {
+		key := analyze.HostPairKey(lt, fr)
+		shards[key%uint64(n)].FeedShard(uint64(i+1), key, cis[i], lt, fr)
+	}
+	parts := make([]*analyze.Report, n)
+	for i, a := range shards {
+		parts[i] = a.Finish()
+	}
+	return analyze.CombineShards(parts, opts)
 }
 
 func sequential(frames [][]byte, cis []gopacket.CaptureInfo, lt gplayers.LinkType, opts analyze.Options) *analyze.Report {

@@ -20,7 +20,12 @@ import (
 // between; the others each run on a goroutine fed batches of frames.
 // The shards share the caps of one Analyzer (Options.FlowBudget and
 // ConnectionBudget, made when not given), so that they hold no more flows
-// and connections than it would. A Sharded is fed from one goroutine.
+// and connections than it would; and which flows they hold are its: once
+// a budget has no more left than the frames that may be in flight, the
+// shards are let run dry and the feeder analyzes every frame itself, in
+// capture order, until the budget is spent (lockstep), so that the
+// flows and connections are taken in the order one Analyzer takes them.
+// A Sharded is fed from one goroutine.
 //
 // A pcap file can be read in chunks that the shards read the frames from
 // (ReadChunks): a frame is then not copied, and a chunk is reused once
@@ -39,6 +44,10 @@ type Sharded struct {
 	cr         *capture.Reader
 	chunks     bool // cr is read in chunks
 	closed     bool
+	batches    int   // per shard
+	window     int64 // the frames that may be in flight, each taking at most one flow and one connection
+	lockstep   bool  // every frame analyzed by the feeder, in capture order
+	spent      bool  // both budgets spent: the shards run again
 }
 
 // NewSharded starts the n shards (n ≥ 1) of a capture's analysis with
@@ -56,7 +65,8 @@ func NewSharded(opts Options, n int) *Sharded {
 	}
 	batches := batchesPerShard(n)
 	s := &Sharded{n: n, opts: opts, pool: newChunkPool(n*batches + 2), work: make([]chan *batch, n), free: make([]chan *batch, n),
-		cur: make([]*batch, n), a: make([]*Analyzer, n), place: newPlacer(n)}
+		cur: make([]*batch, n), a: make([]*Analyzer, n), place: newPlacer(n), batches: batches,
+		window: int64((n-1)*(batches+1)*batchFrames + 1)}
 	s.a[0] = New(opts)
 	for i := 1; i < n; i++ {
 		s.work[i] = make(chan *batch, batches)
@@ -156,8 +166,11 @@ func (s *Sharded) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data
 	key := keyReader{roce: s.opts.RoCEPorts}.key(linkType, data)
 	i := s.place.shard(key)
 	num := s.place.total // the frame's number
-	if i == 0 {
-		s.a[0].FeedShard(num, key, ci, linkType, data)
+	if !s.spent && s.n > 1 {
+		s.checkBudgets()
+	}
+	if i == 0 || s.lockstep {
+		s.a[i].FeedShard(num, key, ci, linkType, data)
 		return
 	}
 	b := s.cur[i]
@@ -178,6 +191,40 @@ func (s *Sharded) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data
 	}
 	b.frames = append(b.frames, batchFrame{n: num, key: key, off: int64(off), length: ci.Length, caplen: int32(len(data)), lt: linkType})
 	b.putTime(&b.frames[len(b.frames)-1], ci.Timestamp)
+}
+
+// checkBudgets starts the lockstep when a budget has no more left than
+// the frames in flight could take, and ends it once no budget is so
+// (each is spent, or far from it): a spent budget only refuses, whatever
+// the order of the frames. Between two checks the shards take at most
+// window flows (connections), so none is refused before the lockstep.
+func (s *Sharded) checkBudgets() {
+	flows, conns := s.opts.FlowBudget.remaining(), s.opts.ConnectionBudget.remaining()
+	race := func(left int64) bool { return left > 0 && left <= s.window }
+	switch want := race(flows) || race(conns); {
+	case want && !s.lockstep:
+		s.drain()
+		s.lockstep = true
+	case !want:
+		s.lockstep = false
+		s.spent = flows <= 0 && conns <= 0 // no more to check
+	}
+}
+
+// drain sends the batches that hold frames and waits until every shard
+// has analyzed them: the feeder may then feed the shards' Analyzers
+// itself (their goroutines wait for the next batch).
+func (s *Sharded) drain() {
+	s.sendAll()
+	for i := 1; i < s.n; i++ {
+		idle := make([]*batch, 0, s.batches-1) // cur is the other
+		for range s.batches - 1 {
+			idle = append(idle, <-s.free[i])
+		}
+		for _, b := range idle {
+			s.free[i] <- b
+		}
+	}
 }
 
 // Frames returns how many frames each shard was given.
@@ -209,11 +256,9 @@ func (s *Sharded) close() {
 }
 
 // Finish waits for the shards and combines their reports (CombineShards):
-// the report one Analyzer fed every frame would have made, unless err
-// says otherwise: a *FlowCapError (feed the capture again to a Sharded
-// whose Options have its FlowFrameLimit and ConnFrameLimit), or
-// ErrNotDisjoint (analyze it with one Analyzer); the report is then the
-// shards' best. A second Finish (or FinishStream) returns ErrFinished.
+// the report one Analyzer fed every frame would have made, in one pass
+// whatever the caps, unless err says otherwise: ErrNotDisjoint (analyze
+// it with one Analyzer); the report is then the shards' best. A second Finish (or FinishStream) returns ErrFinished.
 func (s *Sharded) Finish() (*Report, error) {
 	if s.closed {
 		return nil, ErrFinished

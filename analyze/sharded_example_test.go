@@ -31,7 +31,7 @@ func ExampleSharded() {
 		}
 		s.Feed(ci, linkType, data)
 	}
-	rep, err := s.Finish() // a *FlowCapError: feed it again with its limits
+	rep, err := s.Finish() // ErrNotDisjoint: analyze it with one Analyzer
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,14 +1,19 @@
 package analyze_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
 
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/layers"
 )
 
 // TestShardedMisuse: a Sharded finished twice says so (ErrFinished)
@@ -48,3 +53,49 @@ func TestShardedMisuse(t *testing.T) {
 	}
 	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "abandoned shards' goroutines end")
 }
+
+// TestShardedCapsOnePass: with the flow cap hit by flows spread over
+// every shard, a Sharded tracks the flows one Analyzer tracks in one
+// pass (no FlowCapError to run again for), and its report is one
+// Analyzer's byte for byte: the shards race for the budget until it is
+// within the frames in flight, then the feeder analyzes every frame in
+// capture order until it is spent. Caps below and above that window,
+// on 2 to 4 shards.
+func TestShardedCapsOnePass(t *testing.T) {
+	const pairs = 30_000
+	template := roceFrame(t, hostA, hostB, &layers.BTH{Opcode: layers.OpcodeRCSendOnly, PKey: 0xFFFF, DestQP: 17})
+	frames := make([][]byte, pairs)
+	cis := make([]gopacket.CaptureInfo, pairs)
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range frames {
+		f := append([]byte(nil), template...)
+		f[ipSrcOffset+1], f[ipSrcOffset+2], f[ipSrcOffset+3] = byte(i>>16), byte(i>>8), byte(i) // 10.a.b.c → 10.0.0.2: a host pair each
+		frames[i] = f
+		cis[i] = gopacket.CaptureInfo{Timestamp: start.Add(time.Duration(i) * time.Microsecond), CaptureLength: len(f), Length: len(f)}
+	}
+	for _, maxFlows := range []int{500, 20_000} {
+		opts := analyze.Options{NoICRC: true, MaxFlows: maxFlows, MaxFindings: 100}
+		a := analyze.New(opts)
+		for i, f := range frames {
+			a.Feed(cis[i], gplayers.LinkTypeEthernet, f)
+		}
+		want, err := json.Marshal(a.Finish())
+		require.NoError(t, err)
+		require.Contains(t, string(want), fmt.Sprintf(`"packets_of_dropped_flows":%d`, pairs-maxFlows))
+		for _, n := range []int{2, 3, 4} {
+			s := analyze.NewSharded(opts, n)
+			for i, f := range frames {
+				s.Feed(cis[i], gplayers.LinkTypeEthernet, f)
+			}
+			rep, err := s.Finish()
+			require.NoError(t, err, "--max-flows %d, %d shards: one pass", maxFlows, n)
+			got, err := json.Marshal(rep)
+			require.NoError(t, err)
+			require.True(t, string(want) == string(got), "--max-flows %d, %d shards: the report of one Analyzer", maxFlows, n)
+		}
+	}
+}
+
+// ipSrcOffset is where the IPv4 source address starts in roceFrame's
+// frames: Ethernet 14 + 12 bytes into the IPv4 header.
+const ipSrcOffset = 14 + 12

@@ -15,8 +15,8 @@ import (
 // FuzzShardSequence feeds the frames of a FuzzAnalyzerSequence input to
 // one Analyzer and, split by analyze.HostPairKey over 1 to 4 shards (as
 // the command's --shards does), to Analyzers with Options.Shard whose
-// reports analyze.CombineShards joins, a second pass with the frame limits
-// of a FlowCapError as its doc says. CombineShards promises the report of
+// reports analyze.CombineShards joins, the shards sharing the flow cap's
+// budget as Sharded's do. CombineShards promises the report of
 // the one Analyzer byte for byte unless it returns ErrNotDisjoint: the two
 // must encode to the same JSON. The other targets merge halves with
 // Report.Merge, which judges nothing again; this is the only target that
@@ -54,30 +54,23 @@ func FuzzShardSequence(f *testing.F) {
 		}
 		want, err := json.Marshal(whole.Finish())
 		require.NoError(t, err)
-		pass := func(o analyze.Options) (*analyze.Report, error) {
-			o.Shard = true
-			shards := make([]*analyze.Analyzer, n)
-			for i := range shards {
-				shards[i] = analyze.New(o)
-			}
-			for i, fr := range frames {
-				lt := linkTypes[int(fr.linkType)%len(linkTypes)]
-				key := analyze.HostPairKey(lt, fr.data)
-				shards[key%uint64(n)].FeedShard(uint64(i+1), key, cis[i], lt, fr.data)
-			}
-			parts := make([]*analyze.Report, n)
-			for i, a := range shards {
-				parts[i] = a.Finish()
-			}
-			return analyze.CombineShards(parts, o)
+		o := opts
+		o.Shard = true
+		o.FlowBudget = analyze.NewFlowBudget(o.MaxFlows) // shared by the shards, fed in frame order: one Analyzer's flows
+		shards := make([]*analyze.Analyzer, n)
+		for i := range shards {
+			shards[i] = analyze.New(o)
 		}
-		rep, err := pass(opts)
-		var capErr *analyze.FlowCapError
-		if errors.As(err, &capErr) {
-			o := opts
-			o.FlowFrameLimit, o.ConnFrameLimit = capErr.Frame, capErr.ConnFrame
-			rep, err = pass(o)
+		for i, fr := range frames {
+			lt := linkTypes[int(fr.linkType)%len(linkTypes)]
+			key := analyze.HostPairKey(lt, fr.data)
+			shards[key%uint64(n)].FeedShard(uint64(i+1), key, cis[i], lt, fr.data)
 		}
+		parts := make([]*analyze.Report, n)
+		for i, a := range shards {
+			parts[i] = a.Finish()
+		}
+		rep, err := analyze.CombineShards(parts, o)
 		if errors.Is(err, analyze.ErrNotDisjoint) {
 			return
 		}

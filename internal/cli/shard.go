@@ -72,32 +72,21 @@ func (r *runner) analyzeSequential(ctx context.Context, index int, src *source, 
 	return res
 }
 
-// analyzeSharded analyzes a source on n shards and combines them. When
-// the shards created more flows than --max-flows, it runs them again
-// tracking only the flows the sequential analysis tracks; when they are
-// not disjoint (docs/parallel.md), the source is analyzed sequentially.
+// analyzeSharded analyzes a source on n shards and combines them, in
+// one pass whatever the caps (analyze.Sharded). When they are not
+// disjoint (docs/parallel.md), the source is analyzed sequentially.
 // Standard input cannot be read again: its combined report is then the
 // shards' best, with a note on stderr.
 func (r *runner) analyzeSharded(ctx context.Context, src *source, n int) fileResult {
-	opts := r.options(src, false)
-	res := r.shardPass(ctx, src, n, opts)
+	res := r.shardPass(ctx, src, n, r.options(src, false))
 	var notPieces *notPiecesError
 	if res.err != nil && ctx.Err() != nil || errors.As(res.err, &notPieces) {
 		return res.fileResult // notPieces: the files are analyzed each on its own
 	}
-	var capErr *analyze.FlowCapError
 	switch {
 	case res.combineErr == nil:
 	case src.files[0] == "-":
 		fmt.Fprintf(r.stderr, "roce-dissect: %s: note: -j %d: the report may differ from -j 1's (%v)\n", src.name(), n, res.combineErr)
-	case errors.As(res.combineErr, &capErr) && !errors.Is(res.combineErr, analyze.ErrNotDisjoint):
-		opts.FlowFrameLimit, opts.ConnFrameLimit = capErr.Frame, capErr.ConnFrame
-		res = shardResult{}
-		runtime.GC() // the first pass's flows, before the second makes its own
-		res = r.shardPass(ctx, src, n, opts)
-		if res.combineErr != nil {
-			return r.analyzeSequential(ctx, 0, src, false, nil)
-		}
 	default:
 		return r.analyzeSequential(ctx, 0, src, false, nil)
 	}
@@ -128,9 +117,9 @@ func (r *runner) shardPass(ctx context.Context, src *source, n int, opts analyze
 	})
 	res := shardResult{fileResult: fileResult{name: src.files[0], src: src, err: err}}
 	if r.streams() && ctx.Err() == nil {
-		// When the shards' streams do not combine, the source is read
-		// again or analyzed sequentially (analyzeSharded): no report is
-		// built only to be dropped.
+		// When the shards' streams do not combine, the source is
+		// analyzed sequentially (analyzeSharded): no report is built only
+		// to be dropped.
 		res.stream, res.combineErr = sh.FinishStream()
 	} else {
 		res.report, res.combineErr = sh.Finish()

@@ -216,7 +216,7 @@ func (r *runner) readSource(ctx context.Context, src *source, start func(i int, 
 	}
 	var num uint64 // the frames of the stream so far
 	var errs []error
-	clear(src.read) // a second reading (a cap's second pass) counts afresh
+	clear(src.read) // a second reading (one Analyzer, after shards that do not combine) counts afresh
 	prev := -1      // the last file read that had frames
 	for i, name := range src.files {
 		if r.cfg.count > 0 && num >= r.cfg.count { // -c counts the frames of the stream
