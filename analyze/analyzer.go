@@ -89,6 +89,10 @@ type Options struct {
 	// flow's Messages.Count, during the Feed of the packet that completes
 	// it (see Message). Left nil, it costs the analysis nothing.
 	OnMessage func(Message)
+
+	// shared is what the shards of one Sharded share besides the budgets
+	// (nil: shards fed otherwise).
+	shared *shardShared
 }
 
 const (
@@ -192,7 +196,7 @@ func New(opts Options) *Analyzer {
 	a.pause = newPauseTrack(opts)
 	a.conns.maxOrphans = a.maxOrphans()
 	a.findings.max = opts.MaxFindings
-	a.shard = &shardFeed{replay: opts.Shard}
+	a.shard = &shardFeed{replay: opts.Shard, shared: opts.shared}
 	return a
 }
 

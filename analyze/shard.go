@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"sync/atomic"
+
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
 )
@@ -49,7 +51,11 @@ type shardFeed struct {
 
 	// Capture-wide decisions a shard makes with only its own frames,
 	// replayed by CombineShards in frame order over all shards.
-	cm       cmLog      // every CM message (shardcmlog.go)
+	cm       cmLog      // every CM message from shared.logFrom on (shardcmlog.go)
+	pre      cmCounts   // the CM messages before it: one shard's
+	preLast  bool       // the last CM message noted was counted in pre
+	logging  bool       // the CM messages are logged
+	shared   *shardShared
 	short    []shortRun // the RDMA frames shorter than their length fields (shardcut.go)
 	whole    []wholeRec // each RDMA frame captured whole longer than all before it
 	overflow bool       // more events than maxShardEvents: not replayable
@@ -79,9 +85,42 @@ func (s *shardFeed) room(n int) bool {
 	return true
 }
 
-// noteCM records a CM message.
+// shardShared is what the shards of one Sharded share besides the
+// budgets.
+type shardShared struct {
+	// logFrom is the first frame the feeder gave another shard than the
+	// capture's first frame's (0: none yet). The shards log their CM
+	// messages for the flood replay from it on: before it one shard had
+	// every frame, and its own counts are the capture's (a flood of a
+	// million REQs in one host pair is then logged in no byte).
+	logFrom atomic.Uint64
+}
+
+// from is the first frame whose CM messages are logged: logFrom, or 1
+// for shards fed otherwise than by a Sharded.
+func (sh *shardShared) from() uint64 {
+	if sh == nil {
+		return 1
+	}
+	return sh.logFrom.Load()
+}
+
+// noteCM records a CM message: logs it (cmLog), or counts it while one
+// shard has had every frame (shardShared.logFrom).
 func (s *shardFeed) noteCM(p *Packet) {
-	if s.replay && s.room(s.cm.n) {
+	if !s.replay {
+		return
+	}
+	if !s.logging {
+		if from := s.shared.from(); from == 0 || p.Frame < from {
+			s.pre.msgs++
+			s.preLast = true
+			return
+		}
+		s.logging = true
+	}
+	s.preLast = false
+	if s.room(s.cm.n) {
 		s.cm.add(p.Frame, p.Time)
 	}
 }
@@ -89,7 +128,11 @@ func (s *shardFeed) noteCM(p *Packet) {
 // noteConnGrew records that the CM message just noted was a REQ with a
 // new CommID.
 func (s *shardFeed) noteConnGrew() {
-	if s.replay {
+	switch {
+	case !s.replay:
+	case s.preLast:
+		s.pre.grew++
+	default:
 		s.cm.markGrew()
 	}
 }

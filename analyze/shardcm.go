@@ -114,6 +114,18 @@ func renumberFinding(fd Finding, remap connRemap) Finding {
 // returns the frame (and time) at which they first outnumber what the
 // connections explain, as cmFlood decides (0: never).
 func replayFlood(parts []*Report) (uint64, time.Time) {
+	// Before the logs begin (shardShared.logFrom) one shard had every
+	// frame: its flood then is the capture's, and its counts are where
+	// the replay starts.
+	var messages, conns uint64
+	for _, p := range parts {
+		f := p.shard.feed
+		from := f.shared.from()
+		if st := p.shard.cmStats; st.floodAt != 0 && (from == 0 || st.floodAt < from) {
+			return st.floodAt, st.floodT
+		}
+		messages, conns = messages+f.pre.msgs, conns+f.pre.grew
+	}
 	// Each shard's messages are in frame order: merged as they come
 	// through a heap of the shards' next messages, with no list of them
 	// all.
@@ -125,7 +137,6 @@ func replayFlood(parts []*Report) (uint64, time.Time) {
 		}
 	}
 	heap.Init(&next)
-	var messages, conns uint64
 	for len(next) > 0 {
 		h := &next[0]
 		e := h.e

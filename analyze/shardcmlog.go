@@ -22,6 +22,9 @@ type cmLog struct {
 	ns    int64
 }
 
+// cmCounts counts CM messages and the REQs with a new CommID among them.
+type cmCounts struct{ msgs, grew uint64 }
+
 // cmEvent is a CM message: the flood check counts them against the
 // connections (grew: a REQ with a new CommID, tracked or refused).
 type cmEvent struct {

@@ -48,6 +48,7 @@ type Sharded struct {
 	window     int64 // the frames that may be in flight, each taking at most one flow and one connection
 	lockstep   bool  // every frame analyzed by the feeder, in capture order
 	spent      bool  // both budgets spent: the shards run again
+	first      int   // the shard of the capture's first frame (-1: none yet)
 }
 
 // NewSharded starts the n shards (n ≥ 1) of a capture's analysis with
@@ -63,16 +64,17 @@ func NewSharded(opts Options, n int) *Sharded {
 	if opts.ConnectionBudget == nil {
 		opts.ConnectionBudget = NewFlowBudget(opts.MaxConnections)
 	}
+	opts.shared = &shardShared{}
 	batches := batchesPerShard(n)
 	s := &Sharded{n: n, opts: opts, pool: newChunkPool(n*batches + 2), work: make([]chan *batch, n), free: make([]chan *batch, n),
 		cur: make([]*batch, n), a: make([]*Analyzer, n), place: newPlacer(n), batches: batches,
-		window: int64((n-1)*(batches+1)*batchFrames + 1)}
+		window: int64((n-1)*(batches+1)*batchFrames + 1), first: -1}
 	s.a[0] = New(opts)
 	for i := 1; i < n; i++ {
 		s.work[i] = make(chan *batch, batches)
 		s.free[i] = make(chan *batch, batches)
 		for range batches {
-			s.free[i] <- &batch{frames: make([]batchFrame, 0, batchFrames)}
+			s.free[i] <- &batch{} // its frames made when first filled: a shard may get none
 		}
 		s.a[i] = New(opts)
 		s.wg.Add(1)
@@ -166,6 +168,13 @@ func (s *Sharded) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data
 	key := keyReader{roce: s.opts.RoCEPorts}.key(linkType, data)
 	i := s.place.shard(key)
 	num := s.place.total // the frame's number
+	if s.first != i && s.opts.shared.logFrom.Load() == 0 {
+		if s.first < 0 {
+			s.first = i
+		} else {
+			s.opts.shared.logFrom.Store(num) // before any shard analyzes the frame
+		}
+	}
 	if !s.spent && s.n > 1 {
 		s.checkBudgets()
 	}
@@ -188,6 +197,9 @@ func (s *Sharded) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data
 	} else {
 		off = len(b.buf)
 		b.buf = append(b.buf, data...)
+	}
+	if b.frames == nil {
+		b.frames = make([]batchFrame, 0, batchFrames)
 	}
 	b.frames = append(b.frames, batchFrame{n: num, key: key, off: int64(off), length: ci.Length, caplen: int32(len(data)), lt: linkType})
 	b.putTime(&b.frames[len(b.frames)-1], ci.Timestamp)

@@ -55,18 +55,22 @@ func TestShardCapsSameReport(t *testing.T) {
 // BenchmarkShardCaps: the peak heap (peak-heap-B/op) and CPU time of a
 // run whose caps are hit by flows or connections spread over every
 // shard, at -j 1, 2, 8 and the default: 200,000 one-frame host pairs
-// with --max-flows 20000, and 100,000 CM REQs of as many host pairs with
-// --max-connections 10000 (docs/robustness.md, "The caps at every -j").
+// with --max-flows 20000, 100,000 CM REQs of as many host pairs with
+// --max-connections 10000, and a flood of 200,000 REQs of new CommIDs in
+// one host pair with --max-connections 1000 (docs/robustness.md, "The
+// caps at every -j").
 func BenchmarkShardCaps(b *testing.B) {
 	dir := b.TempDir()
 	pairs := writeCapture(b, filepath.Join(dir, "pairs.pcap"), func(w io.Writer) error { return writeHostPairs(w, 200_000) })
 	reqs := writeCapture(b, filepath.Join(dir, "reqs.pcap"), func(w io.Writer) error { return writeHostPairREQs(w, 100_000) })
+	flood := writeCapture(b, filepath.Join(dir, "flood.pcap"), func(w io.Writer) error { return writeREQs(w, 1, 200_000) })
 	for _, in := range []struct {
 		name string
 		args []string
 	}{
 		{"flows", []string{"--max-flows", "20000", pairs}},
 		{"connections", []string{"--max-connections", "10000", reqs}},
+		{"flood", []string{"--max-connections", "1000", flood}},
 	} {
 		for _, j := range []string{"1", "2", "8", "default"} {
 			b.Run(in.name+"/j"+j, func(b *testing.B) {
