@@ -51,10 +51,10 @@ type shardFeed struct {
 
 	// Capture-wide decisions a shard makes with only its own frames,
 	// replayed by CombineShards in frame order over all shards.
-	cm       cmLog      // every CM message from shared.logFrom on (shardcmlog.go)
-	pre      cmCounts   // the CM messages before it: one shard's
-	preLast  bool       // the last CM message noted was counted in pre
-	logging  bool       // the CM messages are logged
+	cm       cmLog    // every CM message from shared.logFrom on (shardcmlog.go)
+	pre      cmCounts // the CM messages before it: one shard's
+	preLast  bool     // the last CM message noted was counted in pre
+	logging  bool     // the CM messages are logged
 	shared   *shardShared
 	short    []shortRun // the RDMA frames shorter than their length fields (shardcut.go)
 	whole    []wholeRec // each RDMA frame captured whole longer than all before it
