@@ -33,6 +33,15 @@ const (
 // meets) are at most 1/MinSharedRatio of the shared ones.
 const MinSharedRatio = 5
 
+// MaxMissRatio: two files are capture points of the same traffic only
+// when neither misses more than 1/MaxMissRatio of the other's sampled
+// data transmissions within the PSNs both saw of each flow (from the
+// lowest to the highest PSN of it they share): points of one traffic see
+// the same packets while both capture, but for the few lost between them
+// or dropped by a capture, whereas a file that holds every other packet
+// of another is not a point of its traffic.
+const MaxMissRatio = 4
+
 // MinShared is the fewest sampled data transmissions (management
 // datagrams aside) two files must share to be capture points of the same
 // traffic.
@@ -148,7 +157,21 @@ type Estimate struct {
 	// (linked by pairs of files that meet), each in file order, ordered by
 	// their first file. A file that meets no other is in no group.
 	Groups [][]int
+	// Apart are the pairs of files that share transmissions (MinShared or
+	// more) but do not meet, and why: the evidence against their being
+	// points of one traffic.
+	Apart []Apart
 }
+
+// Apart is a pair of files (indices A < B) that share transmissions but
+// are not capture points of one traffic, and why.
+type Apart struct {
+	A, B   int
+	counts pairCounts
+}
+
+// Why says why the pair is apart, the files named a and b.
+func (p Apart) Why(a, b string) string { return p.counts.why(a, b) }
 
 // EstimateClocks estimates each file's clock offset from the first's and
 // groups the files that are capture points of the same traffic.
@@ -168,6 +191,7 @@ func EstimateClocks(samplers []*Sampler, overrides []*time.Duration) Estimate {
 	for i := range est {
 		est[i] = make([]*pairEstimate, n)
 	}
+	var apart []Apart
 	group := make([]int, n) // union-find parent
 	for i := range group {
 		group[i] = i
@@ -181,7 +205,11 @@ func EstimateClocks(samplers []*Sampler, overrides []*time.Duration) Estimate {
 	}
 	for i := range n {
 		for j := i + 1; j < n; j++ {
-			if e := estimatePair(lists[i], lists[j], sc); e != nil {
+			e, c := estimatePair(lists[i], lists[j], sc)
+			if e == nil && c.shared >= MinShared {
+				apart = append(apart, Apart{A: i, B: j, counts: c})
+			}
+			if e != nil {
 				est[i][j] = e
 				est[j][i] = &pairEstimate{off: -e.off, err: e.err, method: e.method, shared: e.shared}
 				ri, rj := root(i), root(j)
@@ -236,7 +264,7 @@ func EstimateClocks(samplers []*Sampler, overrides []*time.Duration) Estimate {
 			break
 		}
 	}
-	return Estimate{Offsets: out, Groups: groups}
+	return Estimate{Offsets: out, Groups: groups, Apart: apart}
 }
 
 // grow extends the known offsets along the pair estimates, each time

@@ -1,5 +1,7 @@
 package points
 
+import "fmt"
+
 // pairCounts are what two files' samples say of each other, management
 // datagrams (QP0, QP1) aside.
 type pairCounts struct {
@@ -13,6 +15,11 @@ type pairCounts struct {
 	// opcode, length, IPv4 identification or ICRC): the two files
 	// disagree on what that PSN of that flow was.
 	conflicts int
+	// inA, inB count each file's sampled data transmissions within the
+	// PSNs both saw of their flow (from the lowest to the highest PSN of
+	// the flow whose key both have); missA, missB those of them the
+	// other file does not have.
+	inA, inB, missA, missB int
 }
 
 // meets says whether the two files are capture points of the same
@@ -25,9 +32,25 @@ type pairCounts struct {
 // the same flow and PSN, other bytes. They do not meet when the shared
 // transmissions are fewer than MinShared, fewer than 1/MinSharedRatio of
 // the smaller file's, or when the conflicts are more than
-// 1/MinSharedRatio of the shared ones.
-func (c pairCounts) meets() bool {
-	return c.shared >= MinShared &&
-		c.shared*MinSharedRatio >= min(c.na, c.nb) &&
-		c.conflicts*MinSharedRatio <= c.shared
+// 1/MinSharedRatio of the shared ones, or when either misses more than
+// 1/MaxMissRatio of the other's transmissions within the PSNs both saw
+// of each flow (a file of every other packet of another).
+// why says which rule of meets two files named a and b break (""
+// when none).
+func (c pairCounts) why(a, b string) string {
+	switch {
+	case c.shared < MinShared:
+		return fmt.Sprintf("%s and %s share %d sampled transmissions, fewer than %d", a, b, c.shared, MinShared)
+	case c.shared*MinSharedRatio < min(c.na, c.nb):
+		return fmt.Sprintf("%s and %s share %d of the %d sampled transmissions of the smaller, fewer than 1 in %d", a, b, c.shared, min(c.na, c.nb), MinSharedRatio)
+	case c.conflicts*MinSharedRatio > c.shared:
+		return fmt.Sprintf("%s and %s disagree on %d sampled transmissions for %d they share, more than 1 in %d", a, b, c.conflicts, c.shared, MinSharedRatio)
+	case c.missA*MaxMissRatio > c.inA:
+		return fmt.Sprintf("%s lacks %d of the %d sampled transmissions of %s within the PSNs both saw of their flows, more than 1 in %d", b, c.missA, c.inA, a, MaxMissRatio)
+	case c.missB*MaxMissRatio > c.inB:
+		return fmt.Sprintf("%s lacks %d of the %d sampled transmissions of %s within the PSNs both saw of their flows, more than 1 in %d", a, c.missB, c.inB, b, MaxMissRatio)
+	}
+	return ""
 }
+
+func (c pairCounts) meets() bool { return c.why("", "") == "" }

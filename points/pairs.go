@@ -79,10 +79,48 @@ type pairScratch struct {
 	deltas  []flowDelta
 	seen    []bool
 	touched []uint32
+	both    []psnRange // by flow: the PSNs whose key both files have
 }
 
+// psnRange is the lowest and highest PSN of a flow whose key two files
+// both have (ok: some).
+type psnRange struct {
+	lo, hi uint32
+	ok     bool
+}
+
+// add widens r by psn.
+func (r *psnRange) add(psn uint32) {
+	if !r.ok {
+		*r = psnRange{psn, psn, true}
+		return
+	}
+	r.lo, r.hi = min(r.lo, psn), max(r.hi, psn)
+}
+
+// has says whether psn is within r.
+func (r psnRange) has(psn uint32) bool { return r.ok && r.lo <= psn && psn <= r.hi }
+
 func newPairScratch(flows int) *pairScratch {
-	return &pairScratch{deltas: make([]flowDelta, flows), seen: make([]bool, flows)}
+	return &pairScratch{deltas: make([]flowDelta, flows), seen: make([]bool, flows), both: make([]psnRange, flows)}
+}
+
+// countMisses counts, in c, each list's transmissions within the PSNs
+// both files saw of their flow, given how many of them the other file
+// has (matchedA, matchedB), and clears the ranges.
+func (sc *pairScratch) countMisses(c *pairCounts, a, b []sampledTx, matchedA, matchedB int) {
+	for k := range a {
+		if sc.both[a[k].flow].has(a[k].psn) {
+			c.inA++
+		}
+	}
+	for k := range b {
+		if sc.both[b[k].flow].has(b[k].psn) {
+			c.inB++
+		}
+	}
+	c.missA, c.missB = c.inA-matchedA, c.inB-matchedB
+	clear(sc.both)
 }
 
 // add widens flow f's delta range by d.
@@ -122,13 +160,14 @@ func find(g []sampledTx, tx *sampledTx) int {
 // transmission of one file conflicts when the other has its flow and PSN
 // but not its key, or has its key with another ICRC; it is shared when
 // the other has its key, each file once.
-func estimatePair(a, b []sampledTx, sc *pairScratch) *pairEstimate {
+func estimatePair(a, b []sampledTx, sc *pairScratch) (*pairEstimate, pairCounts) {
 	c := pairCounts{na: len(a), nb: len(b)}
 	for _, f := range sc.touched {
 		sc.seen[f] = false
 	}
 	sc.touched = sc.touched[:0]
 	i, j := 0, 0
+	matchedA, matchedB := 0, 0 // transmissions whose key the other file has
 	for i < len(a) && j < len(b) {
 		switch o := samePSN(&a[i], &b[j]); {
 		case o < 0:
@@ -148,6 +187,8 @@ func estimatePair(a, b []sampledTx, sc *pairScratch) *pairEstimate {
 		for y := j; y < j2; y++ {
 			if find(a[i:i2], &b[y]) < 0 {
 				c.conflicts++
+			} else {
+				matchedB++
 			}
 		}
 		for x := i; x < i2; x++ {
@@ -157,6 +198,8 @@ func estimatePair(a, b []sampledTx, sc *pairScratch) *pairEstimate {
 				c.conflicts++
 				continue
 			}
+			matchedA++
+			sc.both[sa.flow].add(sa.psn)
 			sb := &b[j+k]
 			if sa.hasICRC && sb.hasICRC && sa.icrc != sb.icrc {
 				c.conflicts++
@@ -170,12 +213,13 @@ func estimatePair(a, b []sampledTx, sc *pairScratch) *pairEstimate {
 		}
 		i, j = i2, j2
 	}
+	sc.countMisses(&c, a, b, matchedA, matchedB)
 	if !c.meets() {
-		return nil
+		return nil, c
 	}
 	fs := make([]flowDelta, len(sc.touched))
 	for k, f := range sc.touched {
 		fs[k] = sc.deltas[f]
 	}
-	return splitOffset(fs, c.shared)
+	return splitOffset(fs, c.shared), c
 }

@@ -102,7 +102,10 @@ type runner struct {
 	// notPieces says why several files are not read as the pieces of one
 	// capture (piecesOf, readSource), for the report of them all.
 	notPieces string
-	pal       report.Palette
+	// apart says, of the files that share transmissions but are not
+	// capture points of one traffic (points.Estimate.Apart), why not.
+	apart []string
+	pal   report.Palette
 
 	progress *progress
 	// flowBudget caps the flows of all the files of the run together

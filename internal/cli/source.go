@@ -110,8 +110,12 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 		ps = append(ps, piece{name, start})
 		samplers = append(samplers, smp)
 	}
-	if est := points.EstimateClocks(samplers, make([]*time.Duration, len(files))); len(est.Groups) > 0 {
+	est := points.EstimateClocks(samplers, make([]*time.Duration, len(files)))
+	if len(est.Groups) > 0 {
 		return nil, whyPoints
+	}
+	for _, p := range est.Apart {
+		r.apart = append(r.apart, p.Why(displayName(files[p.A]), displayName(files[p.B])))
 	}
 	// The samples are garbage now, a few megabytes that would otherwise
 	// set the heap's size for the run (GOGC doubles the live heap).
