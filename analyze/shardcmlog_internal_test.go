@@ -1,0 +1,89 @@
+package analyze
+
+import (
+	"encoding/json"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/cm"
+)
+
+// TestShardedFloodLog: a Sharded's shards log their CM messages for the
+// flood replay only from the first frame another shard than the first
+// one gets (shardShared.logFrom); before it one shard had every frame,
+// and its counts (and its flood) are the capture's. Each capture's
+// report is one Analyzer's byte for byte, its flood findings are the
+// truth's (the rule computed over the whole capture: 100 messages a
+// connection and 1,024 besides), and a flood in one host pair is logged
+// in no byte.
+func TestShardedFloodLog(t *testing.T) {
+	hostC, hostD := net.IPv4(10, 0, 0, 3).To4(), net.IPv4(10, 0, 0, 4).To4()
+	reqA := madFrame(t, hostA, hostB, &cm.ConnectRequest{LocalCommID: 1, LocalQPN: 0x100, TransportServiceType: cm.TransportRC})
+	reqC := madFrame(t, hostC, hostD, &cm.ConnectRequest{LocalCommID: 2, LocalQPN: 0x200, TransportServiceType: cm.TransportRC})
+	repeat := func(f []byte, n int) [][]byte {
+		out := make([][]byte, n)
+		for i := range out {
+			out[i] = f
+		}
+		return out
+	}
+	alternate := func(n int) [][]byte {
+		var out [][]byte
+		for range n {
+			out = append(out, reqA, reqC)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		frames [][]byte
+		flood  uint64 // its frame (0: none)
+		logged bool   // some shard logged CM messages
+	}{
+		{"one host pair", repeat(reqA, 3000), 1125, false},
+		{"a second host pair after the flood", append(repeat(reqA, 2000), repeat(reqC, 10)...), 1125, true},
+		{"a second host pair first", append([][]byte{reqC}, repeat(reqA, 2000)...), 1225, true},
+		{"a flood only the two show", append(repeat(reqA, 700), repeat(reqC, 700)...), 1225, true},
+		{"a flood only the two show, interleaved", alternate(700), 1225, true},
+		{"no flood", append(repeat(reqA, 600), repeat(reqC, 600)...), 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			ci := func(i int, f []byte) gopacket.CaptureInfo {
+				return gopacket.CaptureInfo{Timestamp: ts.Add(time.Duration(i) * time.Microsecond), CaptureLength: len(f), Length: len(f)}
+			}
+			one := New(Options{})
+			s := NewSharded(Options{}, 4)
+			for i, f := range tc.frames {
+				one.Feed(ci(i, f), gplayers.LinkTypeEthernet, f)
+				s.Feed(ci(i, f), gplayers.LinkTypeEthernet, f)
+			}
+			want := one.Finish()
+			got, err := s.Finish()
+			require.NoError(t, err)
+			logged := 0
+			for _, a := range s.a { // the shards are done
+				logged += a.shard.cm.n
+			}
+			var flood uint64
+			for _, fd := range want.Findings {
+				if fd.Kind == KindCMFlood {
+					flood = fd.Frame
+				}
+			}
+			assert.Equal(t, tc.flood, flood, "the flood's frame")
+			assert.Equal(t, tc.logged, logged > 0, "%d CM messages logged", logged)
+			wj, err := json.Marshal(want)
+			require.NoError(t, err)
+			gj, err := json.Marshal(got)
+			require.NoError(t, err)
+			require.True(t, string(wj) == string(gj), "4 shards give one Analyzer's report")
+		})
+	}
+}
