@@ -157,4 +157,25 @@ func TestConnectionBudgetShared(t *testing.T) {
 	assert.Equal(t, uint64(600), dropped)
 }
 
-var hostA, hostB = net.IPv4(10, 0, 0, 1).To4(), net.IPv4(10, 0, 0, 2).To4()
+var (
+	hostA, hostB = net.IPv4(10, 0, 0, 1).To4(), net.IPv4(10, 0, 0, 2).To4()
+	hostC, hostD = net.IPv4(10, 0, 0, 3).To4(), net.IPv4(10, 0, 0, 4).To4()
+)
+
+// feedOneAndSharded feeds frames (Ethernet, 1 µs apart) to one Analyzer
+// and to a Sharded of n shards, and returns their reports and the
+// Sharded (finished).
+func feedOneAndSharded(t *testing.T, frames [][]byte, n int) (one, sharded *Report, s *Sharded) {
+	t.Helper()
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a := New(Options{})
+	s = NewSharded(Options{}, n)
+	for i, f := range frames {
+		ci := gopacket.CaptureInfo{Timestamp: ts.Add(time.Duration(i) * time.Microsecond), CaptureLength: len(f), Length: len(f)}
+		a.Feed(ci, gplayers.LinkTypeEthernet, f)
+		s.Feed(ci, gplayers.LinkTypeEthernet, f)
+	}
+	sharded, err := s.Finish()
+	require.NoError(t, err)
+	return a.Finish(), sharded, s
+}

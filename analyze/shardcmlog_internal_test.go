@@ -2,12 +2,8 @@ package analyze
 
 import (
 	"encoding/json"
-	"net"
 	"testing"
-	"time"
 
-	"github.com/gopacket/gopacket"
-	gplayers "github.com/gopacket/gopacket/layers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -23,7 +19,6 @@ import (
 // connection and 1,024 besides), and a flood in one host pair is logged
 // in no byte.
 func TestShardedFloodLog(t *testing.T) {
-	hostC, hostD := net.IPv4(10, 0, 0, 3).To4(), net.IPv4(10, 0, 0, 4).To4()
 	reqA := madFrame(t, hostA, hostB, &cm.ConnectRequest{LocalCommID: 1, LocalQPN: 0x100, TransportServiceType: cm.TransportRC})
 	reqC := madFrame(t, hostC, hostD, &cm.ConnectRequest{LocalCommID: 2, LocalQPN: 0x200, TransportServiceType: cm.TransportRC})
 	repeat := func(f []byte, n int) [][]byte {
@@ -54,19 +49,7 @@ func TestShardedFloodLog(t *testing.T) {
 		{"no flood", append(repeat(reqA, 600), repeat(reqC, 600)...), 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-			ci := func(i int, f []byte) gopacket.CaptureInfo {
-				return gopacket.CaptureInfo{Timestamp: ts.Add(time.Duration(i) * time.Microsecond), CaptureLength: len(f), Length: len(f)}
-			}
-			one := New(Options{})
-			s := NewSharded(Options{}, 4)
-			for i, f := range tc.frames {
-				one.Feed(ci(i, f), gplayers.LinkTypeEthernet, f)
-				s.Feed(ci(i, f), gplayers.LinkTypeEthernet, f)
-			}
-			want := one.Finish()
-			got, err := s.Finish()
-			require.NoError(t, err)
+			want, got, s := feedOneAndSharded(t, tc.frames, 4)
 			logged := 0
 			for _, a := range s.a { // the shards are done
 				logged += a.shard.cm.n
