@@ -163,13 +163,13 @@ var (
 )
 
 // feedOneAndSharded feeds frames (Ethernet, 1 µs apart) to one Analyzer
-// and to a Sharded of n shards, and returns their reports and the
-// Sharded (finished).
-func feedOneAndSharded(t *testing.T, frames [][]byte, n int) (one, sharded *Report, s *Sharded) {
+// and to a Sharded of n shards, both with opts, and returns their
+// reports and the Sharded (finished).
+func feedOneAndSharded(t *testing.T, frames [][]byte, opts Options, n int) (one, sharded *Report, s *Sharded) {
 	t.Helper()
 	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	a := New(Options{})
-	s = NewSharded(Options{}, n)
+	a := New(opts)
+	s = NewSharded(opts, n)
 	for i, f := range frames {
 		ci := gopacket.CaptureInfo{Timestamp: ts.Add(time.Duration(i) * time.Microsecond), CaptureLength: len(f), Length: len(f)}
 		a.Feed(ci, gplayers.LinkTypeEthernet, f)

@@ -19,7 +19,7 @@ var ErrNotDisjoint = errors.New("shards not disjoint")
 // ErrNotDisjoint (analyze the capture with one Analyzer), which also
 // says when the shards tracked other flows or connections than it under
 // the caps (capsExact: shards not sharing the budgets, or racing for
-// their last flows, which Sharded's lockstep prevents). With an error
+// their last flows, which Sharded prevents: checkBudgets). With an error
 // the report returned is the best the shards give (flows beyond the cap
 // counted as dropped).
 func CombineShards(parts []*Report, opts Options) (*Report, error) {

@@ -31,7 +31,7 @@ func TestCommIDsPerHostPair(t *testing.T) {
 		madFrame(t, hostC, hostD, &cm.ReadyToUse{LocalCommID: 7, RemoteCommID: 9}),
 		madFrame(t, hostD, hostC, &cm.DisconnectRequest{LocalCommID: 9, RemoteCommID: 7}),
 	}
-	want, sharded, s := feedOneAndSharded(t, frames, 2)
+	want, sharded, s := feedOneAndSharded(t, frames, Options{}, 2)
 	require.Len(t, want.Connections, 2)
 	for i, c := range []struct {
 		requester, responder string

@@ -8,9 +8,9 @@ import "fmt"
 // first MaxConnections REQs with a new CommID. Shards that share the
 // run's budgets (Options.FlowBudget, ConnectionBudget) track at most that
 // many together, so that memory is one Analyzer's whatever the number of
-// shards; and Sharded feeds them in capture order while a budget is
-// within the frames in flight (its lockstep), so that they take the
-// budget's last flows in the order one Analyzer does. CombineShards
+// shards; and Sharded keeps the frames in flight no more than a budget
+// has left (checkBudgets), so that they take the budget's last flows in
+// the order one Analyzer does. CombineShards
 // checks that they did (capsExact): shards fed otherwise may have raced
 // for the last flows, or held a cap each.
 

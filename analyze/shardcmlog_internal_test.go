@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"encoding/json"
+	"net"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,7 +50,7 @@ func TestShardedFloodLog(t *testing.T) {
 		{"no flood", append(repeat(reqA, 600), repeat(reqC, 600)...), 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			want, got, s := feedOneAndSharded(t, tc.frames, 4)
+			want, got, s := feedOneAndSharded(t, tc.frames, Options{}, 4)
 			logged := 0
 			for _, a := range s.a { // the shards are done
 				logged += a.shard.cm.n
@@ -68,5 +69,39 @@ func TestShardedFloodLog(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, string(wj) == string(gj), "4 shards give one Analyzer's report")
 		})
+	}
+}
+
+// TestShardedFarFromCap: caps below the frames the shards may hold in
+// flight but never reached (40 host pairs, --max-flows 1000 on 4
+// shards: 13,000 frames may be in flight) keep the shards running: the
+// feeder lets them run dry when the frames in flight would outnumber the
+// flows left, and analyzes none of their frames itself (found by review:
+// the first lockstep ran every frame on the feeder once a budget had
+// fewer flows left than could be in flight, to the end of the capture).
+// With one flow left (--max-flows 41 of 40 flows) any frame may take it,
+// and the feeder analyzes every frame in order; a budget spent (40, 20)
+// only refuses, and the shards run again. The report is one Analyzer's.
+func TestShardedFarFromCap(t *testing.T) {
+	var hosts [][]byte
+	for h := range 40 {
+		hosts = append(hosts, madFrame(t, net.IPv4(10, 0, byte(h), 1).To4(), net.IPv4(10, 0, byte(h), 2).To4(),
+			&cm.ConnectRequest{LocalCommID: uint32(h + 1), LocalQPN: 0x100, TransportServiceType: cm.TransportRC}))
+	}
+	frames := make([][]byte, 20_000)
+	for i := range frames {
+		frames[i] = hosts[i%len(hosts)]
+	}
+	for _, tc := range []struct {
+		maxFlows int
+		stepped  bool
+	}{{1000, false}, {41, true}, {40, false}, {20, false}} {
+		want, got, s := feedOneAndSharded(t, frames, Options{MaxFlows: tc.maxFlows}, 4)
+		assert.Equal(t, tc.stepped, s.stepped > 0, "--max-flows %d: %d frames of other shards analyzed by the feeder", tc.maxFlows, s.stepped)
+		wj, err := json.Marshal(want)
+		require.NoError(t, err)
+		gj, err := json.Marshal(got)
+		require.NoError(t, err)
+		require.True(t, string(wj) == string(gj), "--max-flows %d: one Analyzer's report", tc.maxFlows)
 	}
 }

@@ -2,8 +2,10 @@ package analyze
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
@@ -20,12 +22,14 @@ import (
 // between; the others each run on a goroutine fed batches of frames.
 // The shards share the caps of one Analyzer (Options.FlowBudget and
 // ConnectionBudget, made when not given), so that they hold no more flows
-// and connections than it would; and which flows they hold are its: once
-// a budget has no more left than the frames that may be in flight, the
-// shards are let run dry and the feeder analyzes every frame itself, in
-// capture order, until the budget is spent (lockstep), so that the
-// flows and connections are taken in the order one Analyzer takes them.
-// A Sharded is fed from one goroutine.
+// and connections than it would; and which flows they hold are its: the
+// frames in flight (handed to the other shards, not yet analyzed) are
+// always fewer than a budget has left, each taking at most one flow and
+// one connection, so that none is refused while an earlier frame could
+// still take it (checkBudgets). When a frame would break that, the shards
+// are let run dry first; with one flow left, the feeder analyzes every
+// frame itself, in capture order (its lockstep), until the budget is
+// spent. A Sharded is fed from one goroutine.
 //
 // A pcap file can be read in chunks that the shards read the frames from
 // (ReadChunks): a frame is then not copied, and a chunk is reused once
@@ -44,11 +48,11 @@ type Sharded struct {
 	cr         *capture.Reader
 	chunks     bool // cr is read in chunks
 	closed     bool
-	batches    int   // per shard
-	window     int64 // the frames that may be in flight, each taking at most one flow and one connection
-	lockstep   bool  // every frame analyzed by the feeder, in capture order
-	spent      bool  // both budgets spent: the shards run again
-	first      int   // the shard of the capture's first frame (-1: none yet)
+	batches    int          // per shard
+	inflight   atomic.Int64 // frames handed to shards 1… and not yet analyzed
+	spent      bool         // both budgets spent: no more to check
+	stepped    uint64       // frames of shards 1… the feeder analyzed itself (checkBudgets)
+	first      int          // the shard of the capture's first frame (-1: none yet)
 }
 
 // NewSharded starts the n shards (n ≥ 1) of a capture's analysis with
@@ -68,7 +72,7 @@ func NewSharded(opts Options, n int) *Sharded {
 	batches := batchesPerShard(n)
 	s := &Sharded{n: n, opts: opts, pool: newChunkPool(n*batches + 2), work: make([]chan *batch, n), free: make([]chan *batch, n),
 		cur: make([]*batch, n), a: make([]*Analyzer, n), place: newPlacer(n), batches: batches,
-		window: int64((n-1)*(batches+1)*batchFrames + 1), first: -1}
+		first: -1}
 	s.a[0] = New(opts)
 	for i := 1; i < n; i++ {
 		s.work[i] = make(chan *batch, batches)
@@ -80,7 +84,7 @@ func NewSharded(opts Options, n int) *Sharded {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			runShard(s.a[i], s.work[i], s.free[i], s.pool)
+			runShard(s.a[i], s.work[i], s.free[i], s.pool, &s.inflight)
 		}()
 		s.cur[i] = <-s.free[i]
 	}
@@ -88,8 +92,8 @@ func NewSharded(opts Options, n int) *Sharded {
 }
 
 // runShard feeds a the frames of the batches of work, and gives each
-// batch back (free) once analyzed.
-func runShard(a *Analyzer, work <-chan *batch, free chan<- *batch, pool *chunkPool) {
+// batch back (free) once analyzed, its frames no longer in flight.
+func runShard(a *Analyzer, work <-chan *batch, free chan<- *batch, pool *chunkPool, inflight *atomic.Int64) {
 	for b := range work {
 		src := b.src
 		if src == nil {
@@ -104,6 +108,7 @@ func runShard(a *Analyzer, work <-chan *batch, free chan<- *batch, pool *chunkPo
 		if b.ch != nil {
 			pool.release(b.ch)
 		}
+		inflight.Add(-int64(len(b.frames)))
 		b.frames, b.buf, b.src, b.times, b.ch = b.frames[:0], b.buf[:0], nil, b.times[:0], nil
 		free <- b
 	}
@@ -175,10 +180,13 @@ func (s *Sharded) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data
 			s.opts.shared.logFrom.Store(num) // before any shard analyzes the frame
 		}
 	}
-	if !s.spent && s.n > 1 {
-		s.checkBudgets()
-	}
-	if i == 0 || s.lockstep {
+	// Every frame is checked, shard 0's too: it may take a flow an
+	// earlier frame in flight would have taken.
+	stepped := !s.spent && s.n > 1 && s.checkBudgets()
+	if i == 0 || stepped {
+		if i != 0 {
+			s.stepped++
+		}
 		s.a[i].FeedShard(num, key, ci, linkType, data)
 		return
 	}
@@ -201,26 +209,33 @@ func (s *Sharded) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data
 	if b.frames == nil {
 		b.frames = make([]batchFrame, 0, batchFrames)
 	}
+	s.inflight.Add(1)
 	b.frames = append(b.frames, batchFrame{n: num, key: key, off: int64(off), length: ci.Length, caplen: int32(len(data)), lt: linkType})
 	b.putTime(&b.frames[len(b.frames)-1], ci.Timestamp)
 }
 
-// checkBudgets starts the lockstep when a budget has no more left than
-// the frames in flight could take, and ends it once no budget is so
-// (each is spent, or far from it): a spent budget only refuses, whatever
-// the order of the frames. Between two checks the shards take at most
-// window flows (connections), so none is refused before the lockstep.
-func (s *Sharded) checkBudgets() {
-	flows, conns := s.opts.FlowBudget.remaining(), s.opts.ConnectionBudget.remaining()
-	race := func(left int64) bool { return left > 0 && left <= s.window }
-	switch want := race(flows) || race(conns); {
-	case want && !s.lockstep:
-		s.drain()
-		s.lockstep = true
-	case !want:
-		s.lockstep = false
-		s.spent = flows <= 0 && conns <= 0 // no more to check
+// checkBudgets keeps the frames in flight, with the one being fed, no
+// more than the flows (connections) left in the budgets not yet spent:
+// it lets the shards run dry when the frame would make them more. It reports
+// whether the feeder must analyze the frame itself, in capture order
+// (one flow left: its lockstep). A spent budget only refuses, whatever
+// the order of the frames: once both are, there is no more to check.
+func (s *Sharded) checkBudgets() bool {
+	left := int64(math.MaxInt64)
+	for _, b := range [2]*FlowBudget{s.opts.FlowBudget, s.opts.ConnectionBudget} {
+		if r := b.remaining(); r > 0 {
+			left = min(left, r)
+		}
 	}
+	switch {
+	case left == math.MaxInt64:
+		s.spent = true
+		return false
+	case s.inflight.Load() < left: // with this frame, no more than left
+		return false
+	}
+	s.drain()
+	return left == 1
 }
 
 // drain sends the batches that hold frames and waits until every shard
@@ -228,6 +243,9 @@ func (s *Sharded) checkBudgets() {
 // itself (their goroutines wait for the next batch).
 func (s *Sharded) drain() {
 	s.sendAll()
+	if s.inflight.Load() == 0 { // analyzed already (the atomic orders their analysis before)
+		return
+	}
 	for i := 1; i < s.n; i++ {
 		idle := make([]*batch, 0, s.batches-1) // cur is the other
 		for range s.batches - 1 {

@@ -83,23 +83,30 @@ type pairScratch struct {
 }
 
 // psnRange is the lowest and highest PSN of a flow whose key two files
-// both have (ok: some).
+// both have (ok: some), as distances (psnDiff) from the first such PSN
+// found (base) in the 24-bit PSN space, which wraps: a flow's PSNs past
+// 0xFFFFFF go on from 0.
 type psnRange struct {
-	lo, hi uint32
+	base   uint32
+	lo, hi int32
 	ok     bool
 }
 
 // add widens r by psn.
 func (r *psnRange) add(psn uint32) {
 	if !r.ok {
-		*r = psnRange{psn, psn, true}
+		*r = psnRange{base: psn, ok: true}
 		return
 	}
-	r.lo, r.hi = min(r.lo, psn), max(r.hi, psn)
+	d := psnDiff(psn, r.base)
+	r.lo, r.hi = min(r.lo, d), max(r.hi, d)
 }
 
 // has says whether psn is within r.
-func (r psnRange) has(psn uint32) bool { return r.ok && r.lo <= psn && psn <= r.hi }
+func (r psnRange) has(psn uint32) bool {
+	d := psnDiff(psn, r.base)
+	return r.ok && r.lo <= d && d <= r.hi
+}
 
 func newPairScratch(flows int) *pairScratch {
 	return &pairScratch{deltas: make([]flowDelta, flows), seen: make([]bool, flows), both: make([]psnRange, flows)}

@@ -90,22 +90,30 @@ func estimatePairMaps(a, b *Sampler, level uint) *pairEstimate {
 // file's sampled data transmissions within the PSNs both files have keys
 // of in their flow, and those of them the other file lacks.
 func countMissesMaps(c *pairCounts, a, b *Sampler, mask uint64) {
-	type span struct{ lo, hi uint32 }
-	both := map[flowKey]span{}
+	// Each flow's PSNs whose key both have, as 24-bit serial distances
+	// from one of them: their lowest and highest.
+	type span struct {
+		base   uint32
+		lo, hi int32
+	}
+	shared := map[flowKey][]uint32{}
 	for k, sa := range a.keys {
-		if _, ok := b.keys[k]; !ok || sa.hash&mask != 0 || k.flow.management() {
-			continue
+		if _, ok := b.keys[k]; ok && sa.hash&mask == 0 && !k.flow.management() {
+			shared[k.flow] = append(shared[k.flow], k.psn)
 		}
-		r, ok := both[k.flow]
-		if !ok {
-			r = span{k.psn, k.psn}
+	}
+	both := map[flowKey]span{}
+	for f, psns := range shared {
+		r := span{base: psns[0]}
+		for _, p := range psns {
+			r.lo, r.hi = min(r.lo, psnDiff(p, r.base)), max(r.hi, psnDiff(p, r.base))
 		}
-		both[k.flow] = span{min(r.lo, k.psn), max(r.hi, k.psn)}
+		both[f] = r
 	}
 	count := func(s, other *Sampler) (in, miss int) {
 		for k, v := range s.keys {
 			r, ok := both[k.flow]
-			if v.hash&mask != 0 || k.flow.management() || !ok || k.psn < r.lo || k.psn > r.hi {
+			if d := psnDiff(k.psn, r.base); v.hash&mask != 0 || k.flow.management() || !ok || d < r.lo || d > r.hi {
 				continue
 			}
 			in++

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/stretchr/testify/assert"
@@ -47,4 +48,25 @@ func TestCapturePointsHalfCopy(t *testing.T) {
 			assert.Regexp(t, `not capture points of one traffic: `+regexp.QuoteMeta(part)+` lacks \d+ of the \d+ sampled transmissions of `+regexp.QuoteMeta(whole)+` within the PSNs both saw of their flows, more than 1 in 4`, text)
 		})
 	}
+}
+
+// TestApartNotPieces: a file of every other packet of another, its clock
+// an hour ahead, follows it in time, but the two share transmissions:
+// they are not the pieces of one capture (read as one, every packet of
+// the second counted as a resend), nor capture points; each is analyzed
+// on its own (found by review).
+func TestApartNotPieces(t *testing.T) {
+	dir := t.TempDir()
+	whole := generate(t, dir, "whole.pcap", synth.Config{Scenario: synth.ScenarioMix, Packets: 6000, QPs: 8, Seed: 5})
+	later := filepath.Join(dir, "half_later_clock.pcap")
+	rewriteCapture(t, whole, later, func(n int, ci *gopacket.CaptureInfo) bool {
+		ci.Timestamp = ci.Timestamp.Add(time.Hour)
+		return n%2 == 1
+	})
+	code, text, errs := runCLI("--color", "never", whole, later)
+	require.Equal(t, ExitOK, code, errs)
+	assert.NotContains(t, text, "read as one")
+	assert.NotContains(t, text, "Capture points")
+	assert.Contains(t, text, "analyzed each on its own, not as the pieces of one capture: "+whyApart)
+	assert.Contains(t, text, "not capture points of one traffic: "+later+" lacks ")
 }

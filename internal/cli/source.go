@@ -117,6 +117,11 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 	for _, p := range est.Apart {
 		r.apart = append(r.apart, p.Why(displayName(files[p.A]), displayName(files[p.B])))
 	}
+	if len(est.Apart) > 0 {
+		// The pieces of one capture never share a transmission, whatever
+		// their clocks say.
+		return nil, whyApart
+	}
 	// The samples are garbage now, a few megabytes that would otherwise
 	// set the heap's size for the run (GOGC doubles the live heap).
 	a, samplers = nil, nil
@@ -148,6 +153,10 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 // whyPoints is piecesOf's reason when files are capture points of one
 // traffic.
 const whyPoints = "their first packets share transmissions"
+
+// whyApart is piecesOf's reason when files share transmissions but are
+// not capture points of one traffic (the notes say why, r.apart).
+const whyApart = "their first packets share transmissions, but they are not capture points of one traffic"
 
 // headFrames is how many frames of each file headSample samples.
 const headFrames = 1024
