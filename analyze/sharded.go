@@ -23,10 +23,10 @@ import (
 // The shards share the caps of one Analyzer (Options.FlowBudget and
 // ConnectionBudget, made when not given), so that they hold no more flows
 // and connections than it would; and which flows they hold are its: the
-// frames in flight (handed to the other shards, not yet analyzed) are
-// always fewer than a budget has left, each taking at most one flow and
-// one connection, so that none is refused while an earlier frame could
-// still take it (checkBudgets). When a frame would break that, the shards
+// frames in flight (handed to the other shards, not yet analyzed), with
+// the one being fed, are never more than a budget has left, each taking
+// at most one flow and one connection, so that none is refused while an
+// earlier frame could still take it (checkBudgets). When a frame would break that, the shards
 // are let run dry first; with one flow left, the feeder analyzes every
 // frame itself, in capture order (its lockstep), until the budget is
 // spent. A Sharded is fed from one goroutine.
@@ -288,7 +288,8 @@ func (s *Sharded) close() {
 // Finish waits for the shards and combines their reports (CombineShards):
 // the report one Analyzer fed every frame would have made, in one pass
 // whatever the caps, unless err says otherwise: ErrNotDisjoint (analyze
-// it with one Analyzer); the report is then the shards' best. A second Finish (or FinishStream) returns ErrFinished.
+// it with one Analyzer); the report is then the shards' best. A second
+// Finish (or FinishStream) returns ErrFinished.
 func (s *Sharded) Finish() (*Report, error) {
 	if s.closed {
 		return nil, ErrFinished
