@@ -109,6 +109,9 @@ type combiner struct {
 func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	opts = opts.withDefaults()
 	var errs []error
+	if len(parts) == 0 {
+		return nil, errors.New("analyze: no shard's report to combine")
+	}
 	for s, p := range parts {
 		if p.shard == nil || len(parts) > 1 && !p.shard.feed.replay {
 			return nil, fmt.Errorf("analyze: part %d is not a shard's report (Options.Shard)", s)

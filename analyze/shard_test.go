@@ -433,3 +433,29 @@ func TestCombineShardsSeverityCapTestdata(t *testing.T) {
 		}
 	}
 }
+
+// TestCombineShardsMisuse: no part, or a report that is not a shard's
+// part (an Analyzer's without Options.Shard: combined already, or two
+// such), is an error, not a panic.
+func TestCombineShardsMisuse(t *testing.T) {
+	frames, cis, lt := mixFrames(t, synth.Config{Scenario: synth.ScenarioWriteBW, Messages: 4})
+	whole := sequential(frames, cis, lt, analyze.Options{})
+	for _, tc := range []struct {
+		name  string
+		parts []*analyze.Report
+		err   string
+	}{
+		{"no part", nil, "analyze: no shard's report to combine"},
+		{"a combined report", []*analyze.Report{whole}, "analyze: part 0 is not a shard's report (Options.Shard)"},
+		{"two combined reports", []*analyze.Report{whole, whole}, "analyze: part 0 is not a shard's report (Options.Shard)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := analyze.CombineShards(tc.parts, analyze.Options{})
+			require.EqualError(t, err, tc.err)
+			assert.Nil(t, rep)
+		})
+	}
+	s, err := analyze.CombineShardStreams(nil, analyze.Options{})
+	require.EqualError(t, err, "analyze: no shard's report to combine")
+	assert.Nil(t, s)
+}
