@@ -32,11 +32,7 @@ func TestPauseTshark(t *testing.T) {
 	lines, stderr, err := testenv.TsharkFields(tshark, path, "f", fields...)
 	require.NoError(t, err, stderr)
 	require.Len(t, lines, len(infos))
-	num := func(s string) uint64 {
-		v, err := strconv.ParseUint(s, 0, 64)
-		require.NoError(t, err, "%q", s)
-		return v
-	}
+	num := func(s string) uint64 { return tsharkNum(t, s) }
 	type key struct {
 		mac  string
 		prio int
