@@ -222,6 +222,9 @@ func replayAcross(parts []*Report) (cutState, error) {
 			errs = append(errs, fmt.Errorf("%w: more than %d CM messages, cut or whole frames in one shard to replay", ErrNotDisjoint, maxShardEvents))
 		}
 	}
+	if err := commIDsDisjoint(parts); err != nil {
+		errs = append(errs, err)
+	}
 	cut, err := replayCut(parts)
 	if err != nil {
 		errs = append(errs, err)

@@ -7,7 +7,7 @@ import (
 // connTable pairs CM messages into connections.
 type connTable struct {
 	list    []Connection
-	byComm  map[commKey]int  // either side's CommID, in its host pair → connection
+	byComm  map[uint32]int   // either side's CommID → connection
 	byFlow  map[mapKey]int32 // data flow (packed key: 48 bytes a slot, not 80) → connection
 	reqAt   []flowKey        // requester → responder flow key without QP, per connection
 	mad     cm.MAD
@@ -17,18 +17,8 @@ type connTable struct {
 	stats   cmStats // bounds of the table (cmcap.go)
 	// maxOrphans bounds orphans: min(maxCMOrphans, Options.MaxConnections).
 	maxOrphans int
+	orphaned   uint64 // messages that became orphans, kept or not (for CombineShards)
 	names      connNames
-}
-
-// commKey is a CommID in the host pair (pairHash) of the CM messages
-// that name it. A CM agent chooses its CommIDs for itself, so two
-// connections of other hosts may have the same ones (random 32-bit
-// numbers, or a crafted capture); a connection's messages all go between
-// its two hosts, which keeps the CM state of each host pair its own, as
-// the shards of a capture (by host pair) need.
-type commKey struct {
-	id   uint32
-	pair uint64
 }
 
 // connNames interns the strings connections repeat: the few hosts and
@@ -83,7 +73,7 @@ func (n *connNames) transport(t cm.TransportServiceType) *string {
 }
 
 func newConnTable() connTable {
-	return connTable{byComm: make(map[commKey]int), byFlow: make(map[mapKey]int32)}
+	return connTable{byComm: make(map[uint32]int), byFlow: make(map[mapKey]int32)}
 }
 
 // cmKind names the CM messages that can arrive without their REQ.
@@ -171,6 +161,7 @@ func (c *Connection) setSendPSNs() {
 const maxCMOrphans = 1024
 
 func (t *connTable) orphan(o cmOrphan) {
+	t.orphaned++
 	if len(t.orphans) < t.maxOrphans {
 		t.orphans = append(t.orphans, o)
 		return
@@ -284,10 +275,9 @@ func (a *Analyzer) handleMAD(p *Packet) {
 	if msg != nil {
 		a.countCM(p)
 	}
-	pair := pairHash(addrHash(p.Src), addrHash(p.Dst))
 	switch m := msg.(type) {
 	case *cm.ConnectRequest:
-		idx, ok := t.byComm[commKey{m.LocalCommID, pair}]
+		idx, ok := t.byComm[m.LocalCommID]
 		if !ok && !a.admitConnection(p) {
 			return
 		}
@@ -295,7 +285,7 @@ func (a *Analyzer) handleMAD(p *Packet) {
 			idx = len(t.list)
 			t.list = append(t.list, t.requested(idx+1, p, m, got))
 			t.reqAt = append(t.reqAt, flowKey{src: p.Src, dst: p.Dst})
-			t.byComm[commKey{m.LocalCommID, pair}] = idx
+			t.byComm[m.LocalCommID] = idx
 		}
 		if t.list[idx].Frames.REQ == 0 {
 			t.list[idx].Frames.REQ = p.Frame
@@ -304,7 +294,7 @@ func (a *Analyzer) handleMAD(p *Packet) {
 	case *cm.ConnectReply:
 		ev := cmOrphan{kind: cmREP, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, qpn: m.LocalQPN, psn: m.StartingPSN,
 			hasQPN: got.Has(cm.RepLocalQPN), hasPSN: got.Has(cm.RepStartingPSN), frame: p.Frame}
-		idx, ok := t.byComm[commKey{m.RemoteCommID, pair}]
+		idx, ok := t.byComm[m.RemoteCommID]
 		if !ok {
 			t.orphan(ev)
 			return
@@ -321,14 +311,14 @@ func (a *Analyzer) handleMAD(p *Packet) {
 			c.Truncated, c.CutMessages = true, append(c.CutMessages, "REP")
 		}
 		if got.Has(cm.RepLocalCommID) {
-			t.byComm[commKey{m.LocalCommID, pair}] = idx
+			t.byComm[m.LocalCommID] = idx
 		}
 		a.bindConnection(idx)
 	case *cm.ConnectReject:
 		ev := cmOrphan{kind: cmREJ, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, reason: m.Reason.String(), frame: p.Frame}
-		idx, ok := t.byComm[commKey{m.RemoteCommID, pair}]
+		idx, ok := t.byComm[m.RemoteCommID]
 		if !ok {
-			idx, ok = t.byComm[commKey{m.LocalCommID, pair}]
+			idx, ok = t.byComm[m.LocalCommID]
 		}
 		if !ok {
 			t.orphan(ev)
@@ -340,11 +330,11 @@ func (a *Analyzer) handleMAD(p *Packet) {
 			fd.Connection, fd.Detail = c.ID, "CM REJ: "+m.Reason.String()
 		}
 	case *cm.ReadyToUse:
-		t.follow(cmOrphan{kind: cmRTU, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame}, pair)
+		t.follow(cmOrphan{kind: cmRTU, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame})
 	case *cm.DisconnectRequest:
-		t.follow(cmOrphan{kind: cmDREQ, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame}, pair)
+		t.follow(cmOrphan{kind: cmDREQ, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame})
 	case *cm.DisconnectReply:
-		t.follow(cmOrphan{kind: cmDREP, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame}, pair)
+		t.follow(cmOrphan{kind: cmDREP, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame})
 	}
 }
 
@@ -382,10 +372,9 @@ func (a *Analyzer) bindFlow(idx int, k flowKey) {
 }
 
 // follow applies a message sent by either side of a known connection
-// (its sender's CommID in host pair pair is known), or keeps it as an
-// orphan for Merge.
-func (t *connTable) follow(ev cmOrphan, pair uint64) {
-	if idx, ok := t.byComm[commKey{ev.localComm, pair}]; ok {
+// (its sender's CommID is known), or keeps it as an orphan for Merge.
+func (t *connTable) follow(ev cmOrphan) {
+	if idx, ok := t.byComm[ev.localComm]; ok {
 		t.list[idx].apply(ev)
 		return
 	}

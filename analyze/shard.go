@@ -12,8 +12,7 @@ import (
 // Every piece of Analyzer state that links two frames is keyed by the
 // hosts at both ends of them: a flow and its reverse flow (ACKs, RTT,
 // loss evidence, NIC timing), a CM connection and its data flows (the
-// MADs go to QP1 between the same two hosts, and a CommID is its host
-// pair's: commKey), the path MTU inferred per
+// MADs go to QP1 between the same two hosts), the path MTU inferred per
 // host pair, the flows of a direction searched for an ACK's requests or a
 // CNP's sender, the datagram sources of a CNP flow. Frames of different
 // (unordered) host pairs never meet, so an Analyzer fed only the frames of
@@ -23,8 +22,10 @@ import (
 // (creation order), the findings list and its cap, the totals, the cut
 // finding, the dropped-flow estimate.
 //
-// Two things can still tie host pairs together, and CombineShards
-// checks each: a frame the shard's own decoding puts in another host
+// Three things can still tie host pairs together, and CombineShards
+// checks each: a CM message whose CommID matches a connection of another
+// host pair (CommIDs are random 32-bit numbers; a crafted capture can
+// reuse them), a frame the shard's own decoding puts in another host
 // pair than HostPairKey did, and the caps (the flows tracked are the
 // first MaxFlows by creation frame, capture-wide: capsExact).
 
@@ -174,6 +175,7 @@ type shardInfo struct {
 	firstMis  uint64
 	feed      *shardFeed // its CM, cut and whole-frame events
 	cmStats   cmStats
+	orphaned  uint64
 	cut       cutState // the frames it judged cut: the capture's when it is the only shard
 }
 
@@ -215,6 +217,7 @@ func (a *Analyzer) shardReport(r *Report) *shardInfo {
 		firstMis:  a.shard.firstMis,
 		feed:      a.shard,
 		cmStats:   a.conns.stats,
+		orphaned:  a.conns.orphaned,
 		cut:       a.cut,
 	}
 	r.shard = sh
