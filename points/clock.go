@@ -173,6 +173,12 @@ type Apart struct {
 // Why says why the pair is apart, the files named a and b.
 func (p Apart) Why(a, b string) string { return p.counts.why(a, b) }
 
+// Mostly says whether the two share at least 1/MinSharedRatio of the
+// smaller one's sampled transmissions, as points of one traffic would:
+// more than the few a rotation's next piece may share with the piece
+// before it (a resend of its last packets).
+func (p Apart) Mostly() bool { return p.counts.shared*MinSharedRatio >= min(p.counts.na, p.counts.nb) }
+
 // EstimateClocks estimates each file's clock offset from the first's and
 // groups the files that are capture points of the same traffic.
 // overrides (may be nil; index by file) replace estimates. A file linked

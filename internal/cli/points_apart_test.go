@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -8,9 +10,11 @@ import (
 	"time"
 
 	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/roce-dissect/roce-dissect/capture"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
 )
 
@@ -69,4 +73,61 @@ func TestApartNotPieces(t *testing.T) {
 	assert.NotContains(t, text, "Capture points")
 	assert.Contains(t, text, "analyzed each on its own, not as the pieces of one capture: "+whyApart)
 	assert.Contains(t, text, "not capture points of one traffic: "+later+" lacks ")
+}
+
+// TestRotationResendAcrossSeam: a capture rotated after its 600th frame
+// whose next piece begins with a resend of the last 20 frames of the
+// first (a timeout's go-back-N, byte for byte) is still read as one: the
+// two heads share 20 transmissions, a few, not the most of the smaller
+// that keeps files apart as neither points nor pieces (found by review:
+// any shared transmissions kept them apart, with a bogus "message never
+// completed").
+func TestRotationResendAcrossSeam(t *testing.T) {
+	dir := t.TempDir()
+	whole := generate(t, dir, "whole.pcap", synth.Config{Scenario: synth.ScenarioWriteBW, Messages: 200, Seed: 5})
+	const cut, resend = 600, 20
+	first := filepath.Join(dir, "rot_0.pcap")
+	rewriteCapture(t, whole, first, func(n int, _ *gopacket.CaptureInfo) bool { return n < cut })
+	resent := filepath.Join(dir, "resent.pcap")
+	rewriteCapture(t, whole, resent, func(n int, ci *gopacket.CaptureInfo) bool {
+		ci.Timestamp = ci.Timestamp.Add(2 * time.Second)
+		return n >= cut-resend && n < cut
+	})
+	rest := filepath.Join(dir, "rest.pcap")
+	rewriteCapture(t, whole, rest, func(n int, ci *gopacket.CaptureInfo) bool {
+		ci.Timestamp = ci.Timestamp.Add(3 * time.Second)
+		return n >= cut
+	})
+	second := filepath.Join(dir, "rot_1.pcap")
+	concatCaptures(t, second, resent, rest)
+	code, text, errs := runCLI("--color", "never", first, second)
+	require.Equal(t, ExitOK, code, errs)
+	assert.Contains(t, text, "2 files read as one")
+	assert.NotContains(t, text, "not capture points")
+}
+
+// concatCaptures writes the frames of the captures ins, one after
+// another, to out (pcap, ns).
+func concatCaptures(t *testing.T, out string, ins ...string) {
+	t.Helper()
+	f, err := os.Create(out)
+	require.NoError(t, err)
+	w := pcapgo.NewWriterNanos(f)
+	for k, in := range ins {
+		cr, err := capture.Open(in)
+		require.NoError(t, err)
+		for n := 0; ; n++ {
+			ci, data, lt, err := cr.Next()
+			if err == io.EOF {
+				break
+			}
+			require.NoError(t, err)
+			if k == 0 && n == 0 {
+				require.NoError(t, w.WriteFileHeader(262144, lt))
+			}
+			require.NoError(t, w.WritePacket(ci, data))
+		}
+		require.NoError(t, cr.Close())
+	}
+	require.NoError(t, f.Close())
 }

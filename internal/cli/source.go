@@ -117,10 +117,12 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 	for _, p := range est.Apart {
 		r.apart = append(r.apart, p.Why(displayName(files[p.A]), displayName(files[p.B])))
 	}
-	if len(est.Apart) > 0 {
-		// The pieces of one capture never share a transmission, whatever
-		// their clocks say.
-		return nil, whyApart
+	for _, p := range est.Apart {
+		if p.Mostly() {
+			// The pieces of one capture share no more than a resend
+			// across their seam, whatever their clocks say.
+			return nil, whyApart
+		}
 	}
 	// The samples are garbage now, a few megabytes that would otherwise
 	// set the heap's size for the run (GOGC doubles the live heap).
