@@ -35,8 +35,9 @@ const MinSharedRatio = 5
 
 // MaxMissRatio: two files are capture points of the same traffic only
 // when neither misses more than 1/MaxMissRatio of the other's sampled
-// data transmissions within the PSNs both saw of each flow (from the
-// lowest to the highest PSN of it they share): points of one traffic see
+// data transmissions within the PSNs both saw of each flow (the shortest
+// arc of the 24-bit PSN circle that holds the PSNs of it they share):
+// points of one traffic see
 // the same packets while both capture, but for the few lost between them
 // or dropped by a capture, whereas a file that holds every other packet
 // of another is not a point of its traffic.

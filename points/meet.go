@@ -16,8 +16,9 @@ type pairCounts struct {
 	// disagree on what that PSN of that flow was.
 	conflicts int
 	// inA, inB count each file's sampled data transmissions within the
-	// PSNs both saw of their flow (from the lowest to the highest PSN of
-	// the flow whose key both have); missA, missB those of them the
+	// PSNs both saw of their flow (the shortest arc of the 24-bit PSN
+	// circle that holds the flow's PSNs whose key both have: arcOf);
+	// missA, missB those of them the
 	// other file does not have.
 	inA, inB, missA, missB int
 }

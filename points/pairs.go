@@ -79,43 +79,56 @@ type pairScratch struct {
 	deltas  []flowDelta
 	seen    []bool
 	touched []uint32
-	both    []psnRange // by flow: the PSNs whose key both files have
+	shared  [][]uint32 // by flow: the PSNs whose key both files have
+	withPSN []uint32   // the flows with some
+	both    []psnArc   // by flow: the arc of PSNs both files saw (countMisses)
 }
 
-// psnRange is the lowest and highest PSN of a flow whose key two files
-// both have (ok: some), as distances (psnDiff) from the first such PSN
-// found (base) in the 24-bit PSN space, which wraps: a flow's PSNs past
-// 0xFFFFFF go on from 0.
-type psnRange struct {
-	base   uint32
-	lo, hi int32
-	ok     bool
+// psnArc is the PSNs from start to start+span, in the 24-bit PSN space,
+// which wraps (a flow's PSNs past 0xFFFFFF go on from 0); ok: some.
+type psnArc struct {
+	start, span uint32
+	ok          bool
 }
 
-// add widens r by psn.
-func (r *psnRange) add(psn uint32) {
-	if !r.ok {
-		*r = psnRange{base: psn, ok: true}
-		return
+// has says whether psn is on a.
+func (a psnArc) has(psn uint32) bool { return a.ok && (psn-a.start)&0xFFFFFF <= a.span }
+
+// arcOf returns the shortest arc that holds every PSN of psns (sorted
+// in place): the circle without its largest gap between two of them.
+func arcOf(psns []uint32) psnArc {
+	slices.Sort(psns)
+	n := len(psns)
+	gap, at := uint32(0), n-1 // the largest gap is after psns[at]
+	for i := range n {
+		if g := (psns[(i+1)%n] - psns[i]) & 0xFFFFFF; g > gap || n == 1 {
+			gap, at = g, i
+		}
 	}
-	d := psnDiff(psn, r.base)
-	r.lo, r.hi = min(r.lo, d), max(r.hi, d)
-}
-
-// has says whether psn is within r.
-func (r psnRange) has(psn uint32) bool {
-	d := psnDiff(psn, r.base)
-	return r.ok && r.lo <= d && d <= r.hi
+	start := psns[(at+1)%n]
+	return psnArc{start: start, span: (psns[at] - start) & 0xFFFFFF, ok: true}
 }
 
 func newPairScratch(flows int) *pairScratch {
-	return &pairScratch{deltas: make([]flowDelta, flows), seen: make([]bool, flows), both: make([]psnRange, flows)}
+	return &pairScratch{deltas: make([]flowDelta, flows), seen: make([]bool, flows), shared: make([][]uint32, flows), both: make([]psnArc, flows)}
+}
+
+// share notes that both files have a key of flow f at psn.
+func (sc *pairScratch) share(f, psn uint32) {
+	if len(sc.shared[f]) == 0 {
+		sc.withPSN = append(sc.withPSN, f)
+	}
+	sc.shared[f] = append(sc.shared[f], psn)
 }
 
 // countMisses counts, in c, each list's transmissions within the PSNs
-// both files saw of their flow, given how many of them the other file
-// has (matchedA, matchedB), and clears the ranges.
+// both files saw of their flow (the arc of the PSNs whose key both
+// have), given how many of them the other file has (matchedA,
+// matchedB), and clears what it noted.
 func (sc *pairScratch) countMisses(c *pairCounts, a, b []sampledTx, matchedA, matchedB int) {
+	for _, f := range sc.withPSN {
+		sc.both[f] = arcOf(sc.shared[f])
+	}
 	for k := range a {
 		if sc.both[a[k].flow].has(a[k].psn) {
 			c.inA++
@@ -127,7 +140,10 @@ func (sc *pairScratch) countMisses(c *pairCounts, a, b []sampledTx, matchedA, ma
 		}
 	}
 	c.missA, c.missB = c.inA-matchedA, c.inB-matchedB
-	clear(sc.both)
+	for _, f := range sc.withPSN {
+		sc.shared[f], sc.both[f] = sc.shared[f][:0], psnArc{}
+	}
+	sc.withPSN = sc.withPSN[:0]
 }
 
 // add widens flow f's delta range by d.
@@ -206,7 +222,7 @@ func estimatePair(a, b []sampledTx, sc *pairScratch) (*pairEstimate, pairCounts)
 				continue
 			}
 			matchedA++
-			sc.both[sa.flow].add(sa.psn)
+			sc.share(sa.flow, sa.psn)
 			sb := &b[j+k]
 			if sa.hasICRC && sb.hasICRC && sa.icrc != sb.icrc {
 				c.conflicts++

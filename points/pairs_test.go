@@ -90,30 +90,34 @@ func estimatePairMaps(a, b *Sampler, level uint) *pairEstimate {
 // file's sampled data transmissions within the PSNs both files have keys
 // of in their flow, and those of them the other file lacks.
 func countMissesMaps(c *pairCounts, a, b *Sampler, mask uint64) {
-	// Each flow's PSNs whose key both have, as 24-bit serial distances
-	// from one of them: their lowest and highest.
-	type span struct {
-		base   uint32
-		lo, hi int32
-	}
+	// Each flow's PSNs whose key both have, and the shortest arc of the
+	// 24-bit circle that holds them all, found by trying each as its
+	// start.
+	type arc struct{ start, span uint32 }
 	shared := map[flowKey][]uint32{}
 	for k, sa := range a.keys {
 		if _, ok := b.keys[k]; ok && sa.hash&mask == 0 && !k.flow.management() {
 			shared[k.flow] = append(shared[k.flow], k.psn)
 		}
 	}
-	both := map[flowKey]span{}
+	both := map[flowKey]arc{}
 	for f, psns := range shared {
-		r := span{base: psns[0]}
-		for _, p := range psns {
-			r.lo, r.hi = min(r.lo, psnDiff(p, r.base)), max(r.hi, psnDiff(p, r.base))
+		best := arc{span: 1 << 24}
+		for _, s := range psns {
+			var span uint32
+			for _, p := range psns {
+				span = max(span, (p-s)&0xFFFFFF)
+			}
+			if span < best.span {
+				best = arc{s, span}
+			}
 		}
-		both[f] = r
+		both[f] = best
 	}
 	count := func(s, other *Sampler) (in, miss int) {
 		for k, v := range s.keys {
 			r, ok := both[k.flow]
-			if d := psnDiff(k.psn, r.base); v.hash&mask != 0 || k.flow.management() || !ok || d < r.lo || d > r.hi {
+			if v.hash&mask != 0 || k.flow.management() || !ok || (k.psn-r.start)&0xFFFFFF > r.span {
 				continue
 			}
 			in++

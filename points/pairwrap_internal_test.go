@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -25,6 +26,49 @@ func TestPairMissesAcrossPSNWrap(t *testing.T) {
 			require.Equal(t, 312, c.inA, "a's transmissions within the PSNs both saw")
 			require.Zero(t, c.missA+c.missB)
 		})
+	}
+}
+
+// TestPairMissesOverHalfTheCircle: the PSNs both points saw of a flow
+// may span more than half the 24-bit circle (8.4 M packets of one QP):
+// a point that stopped earlier still meets (found by the second review:
+// distances from one PSN of them took the other half of the circle, and
+// b "lacked 50 of the 150"). arcOf is the shortest arc that holds them.
+func TestPairMissesOverHalfTheCircle(t *testing.T) {
+	var a, b []sampledTx
+	for k := range 150 {
+		psn := uint32(k) * 100_000
+		tx := sampledTx{hash: uint64(psn) * 0x9E3779B97F4A7C15, t: int64(k) * 1000, psn: psn, payloadLen: 1024, count: 1, ipID: uint16(k), opcode: 10}
+		a = append(a, tx)
+		if k < 100 {
+			tx.t += 500
+			b = append(b, tx)
+		}
+	}
+	order := func(x, y sampledTx) int { return cmp.Or(samePSN(&x, &y), cmp.Compare(x.ipID, y.ipID)) }
+	slices.SortFunc(a, order)
+	slices.SortFunc(b, order)
+	e, c := estimatePair(a, b, newPairScratch(1))
+	require.NotNil(t, e, c.why("a", "b"))
+	require.Equal(t, 100, c.inA)
+	require.Zero(t, c.missA+c.missB)
+
+	for _, tc := range []struct {
+		psns []uint32
+		in   []uint32
+		out  []uint32
+	}{
+		{[]uint32{0, 9_900_000, 5_000_000}, []uint32{0, 4_000_000, 9_900_000}, []uint32{12_000_000, 0xFFFFFF}},
+		{[]uint32{0xFFFF00, 0x100}, []uint32{0xFFFFFF, 0, 0x100}, []uint32{0x101, 0x800000}},
+		{[]uint32{7}, []uint32{7}, []uint32{6, 8}},
+	} {
+		arc := arcOf(slices.Clone(tc.psns))
+		for _, p := range tc.in {
+			assert.True(t, arc.has(p), "%v holds %#x", tc.psns, p)
+		}
+		for _, p := range tc.out {
+			assert.False(t, arc.has(p), "%v does not hold %#x", tc.psns, p)
+		}
 	}
 }
 
