@@ -26,10 +26,11 @@ import (
 // frames in flight (handed to the other shards, not yet analyzed), with
 // the one being fed, are never more than a budget has left, each taking
 // at most one flow and one connection, so that none is refused while an
-// earlier frame could still take it (checkBudgets). When a frame would break that, the shards
-// are let run dry first; with one flow left, the feeder analyzes every
-// frame itself, in capture order (its lockstep), until the budget is
-// spent. A Sharded is fed from one goroutine.
+// earlier frame could still take it (checkBudgets). When a frame would
+// break that, the shards are let run dry first; with few flows left
+// (lockstepBelow), the feeder analyzes every frame
+// itself, in capture order (its lockstep), until the budget is spent.
+// A Sharded is fed from one goroutine.
 //
 // A pcap file can be read in chunks that the shards read the frames from
 // (ReadChunks): a frame is then not copied, and a chunk is reused once
@@ -218,7 +219,7 @@ func (s *Sharded) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data
 // more than the flows (connections) left in the budgets not yet spent:
 // it lets the shards run dry when the frame would make them more. It reports
 // whether the feeder must analyze the frame itself, in capture order
-// (one flow left: its lockstep). A spent budget only refuses, whatever
+// (no more left than lockstepBelow: its lockstep). A spent budget only refuses, whatever
 // the order of the frames: once both are, there is no more to check.
 func (s *Sharded) checkBudgets() bool {
 	left := int64(math.MaxInt64)
@@ -231,12 +232,19 @@ func (s *Sharded) checkBudgets() bool {
 	case left == math.MaxInt64:
 		s.spent = true
 		return false
-	case s.inflight.Load() < left: // with this frame, no more than left
+	case left > lockstepBelow && s.inflight.Load() < left: // with this frame, no more than left
 		return false
 	}
-	s.drain()
-	return left == 1
+	s.drain() // nothing to wait for once in lockstep
+	return left <= lockstepBelow
 }
+
+// lockstepBelow: with no more flows (connections) left than four
+// batches' frames, the feeder analyzes every frame itself, in capture
+// order, rather than let the shards run dry every few frames (near a cap
+// that a capture never reaches, 2 shards took 3.2× the time of one
+// Analyzer with a drain every other frame: BenchmarkShardedNearCap).
+const lockstepBelow = 4 * batchFrames
 
 // drain sends the batches that hold frames and waits until every shard
 // has analyzed them: the feeder may then feed the shards' Analyzers
