@@ -94,6 +94,14 @@ func (r *runner) capturePoints(ctx context.Context, files []string, samplers []*
 			groupOf[i] = g
 		}
 	}
+	// Why files that share transmissions are not points of one traffic,
+	// for the text report: those that are in no group together.
+	r.apart = nil
+	for _, p := range est.Apart {
+		if groupOf[p.A] < 0 || groupOf[p.A] != groupOf[p.B] {
+			r.apart = append(r.apart, p.Why(names[p.A], names[p.B]))
+		}
+	}
 	for i := range files {
 		g := groupOf[i]
 		if g < 0 {

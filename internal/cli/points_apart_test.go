@@ -131,3 +131,24 @@ func concatCaptures(t *testing.T, out string, ins ...string) {
 	}
 	require.NoError(t, f.Close())
 }
+
+// TestApartFromAGroup: beside two capture points of one traffic (one of
+// them dropping a frame in ten), a file of every other frame is in no
+// group, and the text report says why, of each point (found by the
+// second review: a file apart from a group got no note).
+func TestApartFromAGroup(t *testing.T) {
+	dir := t.TempDir()
+	whole := generate(t, dir, "whole.pcap", synth.Config{Scenario: synth.ScenarioMix, Packets: 6000, QPs: 8, Seed: 5})
+	point := filepath.Join(dir, "point.pcap")
+	rewriteCapture(t, whole, point, func(n int, _ *gopacket.CaptureInfo) bool { return n%10 != 3 })
+	half := filepath.Join(dir, "half.pcap")
+	rewriteCapture(t, whole, half, func(n int, _ *gopacket.CaptureInfo) bool { return n%2 == 1 })
+	code, text, errs := runCLI("--color", "never", whole, point, half)
+	require.Equal(t, ExitOK, code, errs)
+	assert.Contains(t, text, "matched as capture points of one traffic")
+	assert.Contains(t, text, "Capture points")
+	for _, other := range []string{whole, point} {
+		assert.Regexp(t, `not capture points of one traffic: `+regexp.QuoteMeta(half)+` lacks \d+ of the \d+ sampled transmissions of `+regexp.QuoteMeta(other), text)
+	}
+	assert.NotContains(t, text, "not capture points of one traffic: "+point)
+}

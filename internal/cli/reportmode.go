@@ -212,6 +212,8 @@ func (r *runner) writeTexts(files []string, results []fileResult, merged *analyz
 		o.Notes = []string{"matched as capture points of one traffic: " + r.notPieces}
 	case r.notPieces != "":
 		o.Notes = []string{"analyzed each on its own, not as the pieces of one capture: " + r.notPieces}
+	}
+	if o.Notes != nil {
 		for _, why := range r.apart {
 			o.Notes = append(o.Notes, "not capture points of one traffic: "+why)
 		}
