@@ -1,23 +1,18 @@
 package fuzz_test
 
 import (
-	"context"
 	"maps"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/gopacket/gopacket"
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/internal/export"
+	"github.com/roce-dissect/roce-dissect/internal/export/exporttest"
 )
 
 // maxExportFrames bounds the frames one FuzzParquetExport input feeds,
@@ -25,117 +20,6 @@ import (
 // 1,024 rows and row groups are internal/export's tests' (every column
 // over several batches and row groups), the hostile values this one's.
 const maxExportFrames = 512
-
-// packetColumns are the packets table's columns packetRow gives.
-var packetColumns = []string{"file", "frame", "time", "encap", "src", "dst", "vlan", "ecn", "length", "cap_length",
-	"dest_qp", "opcode", "opcode_name", "psn", "ack_req", "se", "fecn", "becn", "pkey",
-	"payload_len", "aeth_type", "aeth_msn", "reth_dma_length", "icrc", "icrc_port_rewritten", "truncated", "findings", "error"}
-
-// packetRow is the row of p in the packets table as docs/parquet.md
-// describes it, in the values Arrow reads (nil for null): the columns
-// every export has had (newer ones are left to internal/export's tests).
-func packetRow(file string, p *analyze.Packet) map[string]any {
-	null := func(ok bool, v any) any {
-		if !ok {
-			return nil
-		}
-		return v
-	}
-	m := map[string]any{
-		"file": file, "frame": p.Frame, "time": arrow.Timestamp(p.Time.UnixNano()), "encap": p.Encap.String(),
-		"src": p.Src.String(), "dst": p.Dst.String(), "vlan": null(p.VLAN >= 0, int32(p.VLAN)), "ecn": p.ECN,
-		"length": int32(p.Length), "cap_length": int32(p.CapLength), "payload_len": null(p.PayloadLen >= 0, int32(p.PayloadLen)),
-		"icrc_port_rewritten": p.SrcPortRewritten, "truncated": p.Truncated, "findings": int32(p.Findings), "error": nil,
-		"dest_qp": nil, "opcode": nil, "opcode_name": nil, "psn": nil, "ack_req": nil, "se": nil, "fecn": nil, "becn": nil,
-		"pkey": nil, "icrc": nil, "aeth_type": nil, "aeth_msn": nil, "reth_dma_length": nil,
-	}
-	if b := p.BTH; b != nil {
-		m["dest_qp"], m["opcode"], m["opcode_name"], m["psn"] = b.DestQP, uint8(b.Opcode), b.OpcodeName(), b.PSN
-		m["ack_req"], m["se"], m["fecn"], m["becn"], m["pkey"], m["icrc"] = b.AckReq, b.SolicitedEvent, b.FECN, b.BECN, b.PKey, p.ICRC.Status.String()
-	}
-	if a := p.AETH; a != nil {
-		m["aeth_type"], m["aeth_msn"] = a.Type().String(), a.MSN
-	}
-	if p.RETH != nil {
-		m["reth_dma_length"] = p.RETH.DMALength
-	}
-	if p.Err != nil {
-		m["error"] = p.Err.Error()
-	}
-	return m
-}
-
-// readTable reads the columns cols (nil: every column) of a Parquet file
-// with Apache Arrow's reader (not the library that wrote it): one map per
-// row, nil for a null.
-func readTable(t *testing.T, path string, cols ...string) []map[string]any {
-	t.Helper()
-	pf, err := file.OpenParquetFile(path, false)
-	require.NoError(t, err, path)
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	require.NoError(t, err, path)
-	schema := pf.MetaData().Schema
-	var idx []int
-	for i := range schema.NumColumns() {
-		if cols == nil {
-			idx = append(idx, i)
-		}
-	}
-	for _, c := range cols {
-		i := schema.ColumnIndexByName(c)
-		require.GreaterOrEqual(t, i, 0, "%s: no column %s", path, c)
-		idx = append(idx, i)
-	}
-	groups := make([]int, pf.NumRowGroups())
-	for i := range groups {
-		groups[i] = i
-	}
-	tbl, err := fr.ReadRowGroups(context.Background(), idx, groups)
-	require.NoError(t, err, path)
-	defer tbl.Release()
-	require.Equal(t, pf.NumRows(), tbl.NumRows(), "%s: rows read", path)
-	rows := make([]map[string]any, tbl.NumRows())
-	for i := range rows {
-		rows[i] = map[string]any{}
-	}
-	for c := 0; c < int(tbl.NumCols()); c++ {
-		col, row := tbl.Column(c), 0
-		for _, chunk := range col.Data().Chunks() {
-			for i := 0; i < chunk.Len(); i, row = i+1, row+1 {
-				var v any
-				if !chunk.IsNull(i) {
-					switch a := chunk.(type) {
-					case *array.String:
-						v = a.Value(i)
-					case *array.Timestamp:
-						v = a.Value(i)
-					case *array.Uint64:
-						v = a.Value(i)
-					case *array.Uint32:
-						v = a.Value(i)
-					case *array.Uint16:
-						v = a.Value(i)
-					case *array.Uint8:
-						v = a.Value(i)
-					case *array.Int64:
-						v = a.Value(i)
-					case *array.Int32:
-						v = a.Value(i)
-					case *array.Boolean:
-						v = a.Value(i)
-					case *array.Float64:
-						v = a.Value(i)
-					default:
-						v = chunk.(interface{ GetOneForMarshal(int) any }).GetOneForMarshal(i)
-					}
-				}
-				rows[row][col.Name()] = v
-			}
-		}
-	}
-	return rows
-}
 
 // FuzzParquetExport exports the analysis of a FuzzAnalyzerSequence
 // input (its first 512 frames) as the command's --export does: a
@@ -183,7 +67,7 @@ func FuzzParquetExport(f *testing.F) {
 			ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(fr.data), Length: len(fr.data) + fr.extra}
 			p := a.Feed(ci, linkTypes[int(fr.linkType)%len(linkTypes)], fr.data)
 			if p.IsRDMA {
-				rows = append(rows, packetRow(name, p))
+				rows = append(rows, exporttest.PacketRow(name, p))
 			}
 			pw.Add(p)
 		}
@@ -192,7 +76,7 @@ func FuzzParquetExport(f *testing.F) {
 		const capName = "run: "
 		require.NoError(t, export.WriteReport(dir, capName+name, name, rp))
 
-		got := readTable(t, filepath.Join(dir, export.PacketsFile(0, 0)), packetColumns...)
+		got := exporttest.ReadRows(t, filepath.Join(dir, export.PacketsFile(0, 0)), exporttest.PacketColumns...)
 		require.Len(t, got, len(rows), "packets rows")
 		for i, want := range rows {
 			if !maps.Equal(want, got[i]) {
@@ -215,7 +99,7 @@ func FuzzParquetExport(f *testing.F) {
 		}
 		read := map[string][]map[string]any{}
 		for file, tb := range tables {
-			read[file] = readTable(t, filepath.Join(dir, file), tb.cols...)
+			read[file] = exporttest.ReadRows(t, filepath.Join(dir, file), tb.cols...)
 			require.Len(t, read[file], tb.rows, "%s rows", file)
 			for i, r := range read[file] {
 				require.Equal(t, capName+name, r["capture"], "%s row %d: capture", file, i)

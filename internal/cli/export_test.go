@@ -2,10 +2,8 @@ package cli_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,10 +11,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/roce-dissect/roce-dissect/internal/export/exporttest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,56 +21,36 @@ import (
 // float64, timestamps as RFC 3339 strings, nulls as nil.
 func readParquet(t *testing.T, path string) []map[string]any {
 	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	tbl, err := pqarrow.ReadTable(context.Background(), f, parquet.NewReaderProperties(memory.DefaultAllocator), pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	require.NoError(t, err, path)
-	defer tbl.Release()
-	rows := make([]map[string]any, tbl.NumRows())
-	for i := range rows {
-		rows[i] = map[string]any{}
-	}
-	for c := 0; c < int(tbl.NumCols()); c++ {
-		col := tbl.Column(c)
-		row := 0
-		for _, chunk := range col.Data().Chunks() {
-			for i := 0; i < chunk.Len(); i++ {
-				rows[row][col.Name()] = arrowValue(t, chunk, i)
-				row++
-			}
+	rows := exporttest.ReadRows(t, path)
+	for _, row := range rows {
+		for k, v := range row {
+			row[k] = jsonValue(t, v)
 		}
 	}
 	return rows
 }
 
-func arrowValue(t *testing.T, a arrow.Array, i int) any {
-	if a.IsNull(i) {
-		return nil
+// jsonValue is a value Arrow read as JSON has it.
+func jsonValue(t *testing.T, v any) any {
+	switch v := v.(type) {
+	case nil, float64, bool, string:
+		return v
+	case uint64:
+		return float64(v)
+	case uint32:
+		return float64(v)
+	case uint16:
+		return float64(v)
+	case uint8:
+		return float64(v)
+	case int64:
+		return float64(v)
+	case int32:
+		return float64(v)
+	case arrow.Timestamp:
+		return time.Unix(0, int64(v)).UTC().Format(time.RFC3339Nano)
 	}
-	switch a := a.(type) {
-	case *array.Uint64:
-		return float64(a.Value(i))
-	case *array.Uint32:
-		return float64(a.Value(i))
-	case *array.Uint16:
-		return float64(a.Value(i))
-	case *array.Uint8:
-		return float64(a.Value(i))
-	case *array.Int64:
-		return float64(a.Value(i))
-	case *array.Int32:
-		return float64(a.Value(i))
-	case *array.Float64:
-		return a.Value(i)
-	case *array.Boolean:
-		return a.Value(i)
-	case *array.String:
-		return a.Value(i)
-	case *array.Timestamp:
-		return time.Unix(0, int64(a.Value(i))).UTC().Format(time.RFC3339Nano)
-	}
-	t.Fatalf("unexpected Arrow type %s", a.DataType())
+	t.Fatalf("unexpected value %T", v)
 	return nil
 }
 

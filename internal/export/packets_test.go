@@ -1,23 +1,18 @@
 package export
 
 import (
-	"context"
 	"errors"
+	"maps"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/export/exporttest"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -102,91 +97,26 @@ func variedPackets(n int) []analyze.Packet {
 }
 
 // want is the row of p as docs/parquet.md describes it, in the values
-// Arrow reads (nil for null).
+// Arrow reads (nil for null): exporttest.PacketRow and the newer columns.
 func want(file string, p *analyze.Packet) map[string]any {
-	null := func(ok bool, v any) any {
-		if !ok {
-			return nil
-		}
-		return v
-	}
-	m := map[string]any{
-		"file": file, "frame": p.Frame, "time": arrow.Timestamp(p.Time.UnixNano()), "encap": p.Encap.String(),
-		"src": p.Src.String(), "dst": p.Dst.String(), "vlan": null(p.VLAN >= 0, int32(p.VLAN)), "ecn": p.ECN,
-		"length": int32(p.Length), "cap_length": int32(p.CapLength), "payload_len": null(p.PayloadLen >= 0, int32(p.PayloadLen)),
-		"icrc_port_rewritten": p.SrcPortRewritten, "truncated": p.Truncated, "findings": int32(p.Findings), "error": nil,
-		"dest_qp": nil, "opcode": nil, "opcode_name": nil, "psn": nil, "ack_req": nil, "se": nil, "fecn": nil, "becn": nil, "pkey": nil, "icrc": nil,
-		"aeth_type": nil, "aeth_msn": nil, "reth_dma_length": nil,
+	m := exporttest.PacketRow(file, p)
+	maps.Copy(m, map[string]any{
 		"encapsulation": nil, "mirror_src": nil, "mirror_session": nil, "tunnel_id": nil, "tunnel_id_name": nil,
-		"priority":   null(p.Priority >= 0, int32(p.Priority)),
+		"priority":   exporttest.Null(p.Priority >= 0, int32(p.Priority)),
 		"icrc_value": nil,
-		"ip_id":      null(p.Encap == analyze.EncapRoCEv2 || p.GRH != nil, uint32(p.IPID)|p.FlowLabel),
-		"ttl":        null(p.Encap == analyze.EncapRoCEv2 || p.GRH != nil, p.HopLimit),
-	}
+		"ip_id":      exporttest.Null(p.Encap == analyze.EncapRoCEv2 || p.GRH != nil, uint32(p.IPID)|p.FlowLabel),
+		"ttl":        exporttest.Null(p.Encap == analyze.EncapRoCEv2 || p.GRH != nil, p.HopLimit),
+	})
 	if c, ok := wrapCases[int(p.Frame-1)%97]; ok {
 		m["encapsulation"], m["mirror_src"] = c.chain, c.mirrorSrc
 		m["mirror_session"], m["tunnel_id"], m["tunnel_id_name"] = c.session, c.tunnelID, c.tunnelIDName
 	}
 	if b := p.BTH; b != nil {
-		m["dest_qp"], m["opcode"], m["opcode_name"], m["psn"] = b.DestQP, uint8(b.Opcode), b.OpcodeName(), b.PSN
-		m["ack_req"], m["se"], m["fecn"], m["becn"], m["pkey"], m["icrc"] = b.AckReq, b.SolicitedEvent, b.FECN, b.BECN, b.PKey, p.ICRC.Status.String()
 		if v, ok := b.ICRCValue(); ok {
 			m["icrc_value"] = v
 		}
 	}
-	if a := p.AETH; a != nil {
-		m["aeth_type"], m["aeth_msn"] = a.Type().String(), a.MSN
-	}
-	if p.RETH != nil {
-		m["reth_dma_length"] = p.RETH.DMALength
-	}
-	if p.Err != nil {
-		m["error"] = p.Err.Error()
-	}
 	return m
-}
-
-// readBack reads path with Apache Arrow's Parquet reader (not the
-// library that wrote it): one map per row, nil for a null.
-func readBack(t *testing.T, path string) []map[string]any {
-	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	tbl, err := pqarrow.ReadTable(context.Background(), f, parquet.NewReaderProperties(memory.DefaultAllocator), pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	require.NoError(t, err)
-	defer tbl.Release()
-	rows := make([]map[string]any, tbl.NumRows())
-	for i := range rows {
-		rows[i] = map[string]any{}
-	}
-	for c := 0; c < int(tbl.NumCols()); c++ {
-		col, row := tbl.Column(c), 0
-		for _, chunk := range col.Data().Chunks() {
-			for i := 0; i < chunk.Len(); i, row = i+1, row+1 {
-				var v any
-				if !chunk.IsNull(i) {
-					v = chunk.(interface{ GetOneForMarshal(int) any }).GetOneForMarshal(i)
-					switch a := chunk.(type) {
-					case *array.Timestamp:
-						v = a.Value(i)
-					case *array.Uint64:
-						v = a.Value(i)
-					case *array.Uint32:
-						v = a.Value(i)
-					case *array.Uint16:
-						v = a.Value(i)
-					case *array.Uint8:
-						v = a.Value(i)
-					case *array.Int32:
-						v = a.Value(i)
-					}
-				}
-				rows[row][col.Name()] = v
-			}
-		}
-	}
-	return rows
 }
 
 // TestPacketWriterReadBack: every column of every row, over several
@@ -206,7 +136,7 @@ func TestPacketWriterReadBack(t *testing.T) {
 			}
 		}
 		require.NoError(t, pw.Close())
-		got := readBack(t, path)
+		got := exporttest.ReadRows(t, path)
 		require.Len(t, got, len(rows), "%d packets", n)
 		for i := range rows {
 			if !assert.Equal(t, rows[i], got[i], "%d packets: row %d", n, i) {
