@@ -18,25 +18,8 @@ import (
 	"github.com/roce-dissect/roce-dissect/internal/cli"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
 	"github.com/roce-dissect/roce-dissect/internal/wrap"
+	"github.com/roce-dissect/roce-dissect/points"
 )
-
-// pointsLink is a link of the in-process capture points analysis (JSON
-// points.links).
-type pointsLink struct {
-	Src         string `json:"src"`
-	Dst         string `json:"dst"`
-	DestQP      uint32 `json:"dest_qp"`
-	From        string `json:"from"`
-	To          string `json:"to"`
-	Matched     uint64 `json:"matched"`
-	Lost        uint64 `json:"lost"`
-	NotCaptured uint64 `json:"not_captured"`
-	Corrupted   uint64 `json:"corrupted"`
-	Delay       struct {
-		Min int64 `json:"min"`
-		Max int64 `json:"max"`
-	} `json:"one_way_delay_ns"`
-}
 
 // TestPointsLinks: sql/points_links.sql over one export per capture
 // point of a roce-synth points run gives, for every link the in-process
@@ -110,7 +93,7 @@ func TestPointsLinks(t *testing.T) {
 						File          string `json:"file"`
 						OffsetErrorNs int64  `json:"offset_error_ns"`
 					} `json:"files"`
-					Links []pointsLink `json:"links"`
+					Links []points.Link `json:"links"`
 				} `json:"points"`
 			}
 			require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
@@ -142,7 +125,7 @@ func TestPointsLinks(t *testing.T) {
 				assert.Equal(t, strconv.FormatUint(l.Corrupted, 10), r["corrupted"], "%s: corrupted", k)
 				assert.Equal(t, strconv.FormatUint(l.Lost+l.NotCaptured, 10), r["missing_downstream"], "%s: lost + not captured", k)
 				tol := float64(offsetErr[from] + offsetErr[to] + 2000)
-				for col, want := range map[string]int64{"delay_min_ns": l.Delay.Min, "delay_max_ns": l.Delay.Max} {
+				for col, want := range map[string]int64{"delay_min_ns": l.OneWayDelayNs.Min, "delay_max_ns": l.OneWayDelayNs.Max} {
 					got, err := strconv.ParseFloat(r[col], 64)
 					if assert.NoError(t, err, "%s: %s", k, col) {
 						assert.InDelta(t, want, got, tol, "%s: %s", k, col)
