@@ -1,9 +1,6 @@
 package cli_test
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -22,19 +19,7 @@ func TestTraceCapturePoints(t *testing.T) {
 	require.NoError(t, err)
 	files, _ := writePoints(t, synth.PointsConfig{Base: synth.Config{Scenario: "write-bw", Messages: 6, Nanos: true, Impairments: synth.Impairments{NAK: nak}},
 		Points: []synth.Point{{Name: "a"}, {Name: "b", ClockOffset: time.Millisecond, Delay: 2 * time.Microsecond}}})
-	file := filepath.Join(t.TempDir(), "trace.json")
-	code, _, stderr := run(t, nil, "--trace", file, files[0], files[1])
-	require.Equal(t, 0, code, stderr)
-	code, out, stderr := run(t, nil, "-o", "json", files[0], files[1])
-	require.Equal(t, 0, code, stderr)
-	var rep jsonReport
-	require.NoError(t, json.Unmarshal([]byte(out), &rep))
-	data, err := os.ReadFile(file)
-	require.NoError(t, err)
-	var tr struct {
-		TraceEvents []traceEvent `json:"traceEvents"`
-	}
-	require.NoError(t, json.Unmarshal(data, &tr))
+	rep, tr := runTrace(t, files[0], files[1])
 	procs := map[string]int{}
 	slices := map[int]int{}
 	findings := 0

@@ -12,6 +12,31 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// traceFile is what a --trace file holds.
+type traceFile struct {
+	TraceEvents     []traceEvent `json:"traceEvents"`
+	DisplayTimeUnit string       `json:"displayTimeUnit"`
+}
+
+// runTrace writes the --trace of files, with the text report (written
+// while built without --trace), and returns it with the JSON report of
+// the same files to compare with.
+func runTrace(t *testing.T, files ...string) (jsonReport, traceFile) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "trace.json")
+	code, _, stderr := run(t, nil, append([]string{"--trace", file}, files...)...)
+	require.Equal(t, 0, code, stderr)
+	code, out, stderr := run(t, nil, append([]string{"-o", "json"}, files...)...)
+	require.Equal(t, 0, code, stderr)
+	var rep jsonReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var tr traceFile
+	require.NoError(t, json.Unmarshal(data, &tr), "the trace parses as JSON")
+	return rep, tr
+}
+
 // traceEvent is the part of a trace event the tests read.
 type traceEvent struct {
 	Ph   string         `json:"ph"`
@@ -54,22 +79,7 @@ func TestTraceMatchesJSONReport(t *testing.T) {
 		{"two files", []string{"../../testdata/loss_nak_gobackn.pcap", "../../testdata/ecn_cnp.pcap"}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			file := filepath.Join(t.TempDir(), "trace.json")
-			// The text report (written while built without --trace), then
-			// the JSON report to compare with.
-			code, _, stderr := run(t, nil, append([]string{"--trace", file}, tc.files...)...)
-			require.Equal(t, 0, code, stderr)
-			code, out, stderr := run(t, nil, append([]string{"-o", "json"}, tc.files...)...)
-			require.Equal(t, 0, code, stderr)
-			var rep jsonReport
-			require.NoError(t, json.Unmarshal([]byte(out), &rep))
-			data, err := os.ReadFile(file)
-			require.NoError(t, err)
-			var tr struct {
-				TraceEvents     []traceEvent `json:"traceEvents"`
-				DisplayTimeUnit string       `json:"displayTimeUnit"`
-			}
-			require.NoError(t, json.Unmarshal(data, &tr), "the trace parses as JSON")
+			rep, tr := runTrace(t, tc.files...)
 			assert.Equal(t, "ns", tr.DisplayTimeUnit)
 
 			messages, cnps := 0, 0
