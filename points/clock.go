@@ -178,7 +178,7 @@ func (p Apart) Why(a, b string) string { return p.counts.why(a, b) }
 // smaller one's sampled transmissions, as points of one traffic would:
 // more than the few a rotation's next piece may share with the piece
 // before it (a resend of its last packets).
-func (p Apart) Mostly() bool { return p.counts.shared*MinSharedRatio >= min(p.counts.na, p.counts.nb) }
+func (p Apart) Mostly() bool { return p.counts.sharesMost() }
 
 // EstimateClocks estimates each file's clock offset from the first's and
 // groups the files that are capture points of the same traffic.

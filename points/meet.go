@@ -42,7 +42,7 @@ func (c pairCounts) why(a, b string) string {
 	switch {
 	case c.shared < MinShared:
 		return fmt.Sprintf("%s and %s share %d sampled transmissions, fewer than %d", a, b, c.shared, MinShared)
-	case c.shared*MinSharedRatio < min(c.na, c.nb):
+	case !c.sharesMost():
 		return fmt.Sprintf("%s and %s share %d of the %d sampled transmissions of the smaller, fewer than 1 in %d", a, b, c.shared, min(c.na, c.nb), MinSharedRatio)
 	case c.conflicts*MinSharedRatio > c.shared:
 		return fmt.Sprintf("%s and %s disagree on %d sampled transmissions for %d they share, more than 1 in %d", a, b, c.conflicts, c.shared, MinSharedRatio)
@@ -53,5 +53,9 @@ func (c pairCounts) why(a, b string) string {
 	}
 	return ""
 }
+
+// sharesMost says whether the shared transmissions are at least
+// 1/MinSharedRatio of the smaller file's.
+func (c pairCounts) sharesMost() bool { return c.shared*MinSharedRatio >= min(c.na, c.nb) }
 
 func (c pairCounts) meets() bool { return c.why("", "") == "" }
