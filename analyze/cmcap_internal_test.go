@@ -162,6 +162,17 @@ var (
 	hostC, hostD = net.IPv4(10, 0, 0, 3).To4(), net.IPv4(10, 0, 0, 4).To4()
 )
 
+// hostPairREQs are n CM REQs, each of a host pair of its own (10.0.h.1
+// → 10.0.h.2) and CommID h+1: a flow each.
+func hostPairREQs(tb testing.TB, n int) [][]byte {
+	frames := make([][]byte, n)
+	for h := range frames {
+		frames[h] = madFrame(tb, net.IPv4(10, 0, byte(h), 1).To4(), net.IPv4(10, 0, byte(h), 2).To4(),
+			&cm.ConnectRequest{LocalCommID: uint32(h + 1), LocalQPN: 0x100, TransportServiceType: cm.TransportRC})
+	}
+	return frames
+}
+
 // feedOneAndSharded feeds frames (Ethernet, 1 µs apart) to one Analyzer
 // and to a Sharded of n shards, both with opts, and returns their
 // reports and the Sharded (finished).

@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"encoding/json"
-	"net"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -84,11 +83,7 @@ func TestShardedFloodLog(t *testing.T) {
 // spent (40, 20) only refuses, and the shards run again. The report is
 // one Analyzer's.
 func TestShardedFarFromCap(t *testing.T) {
-	var hosts [][]byte
-	for h := range 40 {
-		hosts = append(hosts, madFrame(t, net.IPv4(10, 0, byte(h), 1).To4(), net.IPv4(10, 0, byte(h), 2).To4(),
-			&cm.ConnectRequest{LocalCommID: uint32(h + 1), LocalQPN: 0x100, TransportServiceType: cm.TransportRC}))
-	}
+	hosts := hostPairREQs(t, 40)
 	frames := make([][]byte, 20_000)
 	for i := range frames {
 		frames[i] = hosts[i%len(hosts)]

@@ -2,14 +2,11 @@ package analyze
 
 import (
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
-
-	"github.com/roce-dissect/roce-dissect/cm"
 )
 
 // BenchmarkShardedNearCap: 200,000 CM frames of 40 host pairs (40 flows)
@@ -19,11 +16,7 @@ import (
 // (found by the second review: near the cap a drain every few frames
 // made 2 shards 2.7× as slow as one Analyzer).
 func BenchmarkShardedNearCap(b *testing.B) {
-	var hosts [][]byte
-	for h := range 40 {
-		hosts = append(hosts, madFrame(b, net.IPv4(10, 0, byte(h), 1).To4(), net.IPv4(10, 0, byte(h), 2).To4(),
-			&cm.ConnectRequest{LocalCommID: uint32(h + 1), LocalQPN: 0x100, TransportServiceType: cm.TransportRC}))
-	}
+	hosts := hostPairREQs(b, 40)
 	const frames = 200_000
 	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	feed := func(f func(gopacket.CaptureInfo, []byte)) {
