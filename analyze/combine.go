@@ -385,11 +385,7 @@ func (cb *combiner) capture(cut cutState) {
 	// Orphans the shards kept but the capture's cap does not: ignored.
 	cms.ignored += orphansKept - uint64(len(out.cmOrphans))
 	c.FlowsDropped = sk.estimate()
-	if len(parts) > 1 {
-		cms.floodAt, cms.floodT = replayFlood(parts)
-	} else {
-		cms.floodAt, cms.floodT = parts[0].shard.cmStats.floodAt, parts[0].shard.cmStats.floodT
-	}
+	cms.floodAt, cms.floodT = replayFlood(parts)
 	cb.end = Analyzer{opts: opts, capture: Capture{CutFrames: c.CutFrames, ConnectionsDropped: c.ConnectionsDropped}, cut: cut}
 	cb.end.conns.list, cb.end.conns.stats = out.Connections, cms
 }

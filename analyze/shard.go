@@ -96,13 +96,18 @@ type shardShared struct {
 	logFrom atomic.Uint64
 }
 
-// from is the first frame whose CM messages are logged: logFrom, or 1
-// for shards fed otherwise than by a Sharded.
-func (sh *shardShared) from() uint64 {
-	if sh == nil {
+// logFrom is the first frame whose CM messages the shard logs: its
+// Sharded's shardShared.logFrom (0: none yet), 1 for shards fed otherwise,
+// and 0 for the only shard of a capture, whose own counts and flood are
+// the capture's.
+func (s *shardFeed) logFrom() uint64 {
+	switch {
+	case !s.replay:
+		return 0
+	case s.shared == nil:
 		return 1
 	}
-	return sh.logFrom.Load()
+	return s.shared.logFrom.Load()
 }
 
 // noteCM records a CM message: logs it (cmLog), or counts it while one
@@ -112,7 +117,7 @@ func (s *shardFeed) noteCM(p *Packet) {
 		return
 	}
 	if !s.logging {
-		if from := s.shared.from(); from == 0 || p.Frame < from {
+		if from := s.logFrom(); from == 0 || p.Frame < from {
 			s.pre.msgs++
 			s.preLast = true
 			return

@@ -120,7 +120,7 @@ func replayFlood(parts []*Report) (uint64, time.Time) {
 	var messages, conns uint64
 	for _, p := range parts {
 		f := p.shard.feed
-		from := f.shared.from()
+		from := f.logFrom()
 		if st := p.shard.cmStats; st.floodAt != 0 && (from == 0 || st.floodAt < from) {
 			return st.floodAt, st.floodT
 		}
