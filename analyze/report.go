@@ -11,12 +11,13 @@ type Report struct {
 	Connections []Connection `json:"connections"`
 	Flows       []Flow       `json:"flows"`
 	Findings    []Finding    `json:"findings"`
-	// FindingsDropped counts findings beyond Options.MaxFindings, counted
-	// but not listed.
-	FindingsDropped uint64 `json:"findings_dropped"`
 	// Pause is what PFC and 802.3x PAUSE frames did, per sender and
 	// priority (pause.go); absent when the capture holds none.
 	Pause []Pause `json:"pause,omitempty"`
+	// FindingsDropped counts findings beyond Options.MaxFindings, counted
+	// but not listed. It is the last key, as -o json writes it (a report
+	// streamed knows it only at its end).
+	FindingsDropped uint64 `json:"findings_dropped"`
 
 	pause *pauseTrack // the pause frames, for Merge and CombineShards
 
