@@ -3,8 +3,9 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"sync"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 )
@@ -24,7 +25,7 @@ type flowSlot struct {
 const slotsPerWorker = 8
 
 // writeFlowsJSON writes the elements of the "flows" list of streamJSON:
-// each flow next gives, indented as json.MarshalIndent with prefix
+// each flow next gives, indented as encoding/json's MarshalIndent with prefix
 // "    " indents it, after a comma and a new line (but the first), in
 // order. workers goroutines encode them while next builds the following
 // flows and one goroutine writes them, so that encoding, the longest
