@@ -44,7 +44,8 @@ func (e *lossEvidence) log() evidenceLogs {
 func (e *lossEvidence) withLogs(l evidenceLogs) {
 	e.logs = nil
 	if len(l.jumps)+len(l.backs)+len(l.naks) > 0 {
-		e.logs = &l
+		e.logs = new(evidenceLogs) // allocated only here: most flows have none
+		*e.logs = l
 	}
 }
 
@@ -161,8 +162,12 @@ type lossClass struct {
 	jumps             []jumpClass
 	lostSet, covered  spanSet
 	missing, jumped   spanSet
-	off               func(uint32) int64
+	base              uint32 // the PSN whose offset is 0 (offset)
 }
+
+// offset is PSN p's distance from the flow's lowest PSN, base: the PSN
+// sets count on a line, not on the 24-bit circle.
+func (c *lossClass) offset(p uint32) int64 { return int64(psnDiff(p, c.base)) }
 
 // jumpClass splits the PSNs of one jump.
 type jumpClass struct {
@@ -173,8 +178,8 @@ type jumpClass struct {
 // classify splits a flow's missing PSNs (gaps, still missing) and its
 // jumps by the evidence.
 func classify(ev *lossEvidence, gaps []Gap, base uint32) lossClass {
-	off := func(p uint32) int64 { return int64(psnDiff(p, base)) }
-	rng := func(from, to uint32) span { return span{off(from), off(to) + 1} }
+	c := lossClass{base: base}
+	rng := func(from, to uint32) span { return span{c.offset(from), c.offset(to) + 1} }
 	var miss, jumped, lost []span
 	for _, g := range gaps {
 		miss = append(miss, rng(g.From, g.To))
@@ -183,7 +188,7 @@ func classify(ev *lossEvidence, gaps []Gap, base uint32) lossClass {
 	for _, j := range logs.jumps {
 		jumped = append(jumped, rng(j.from, j.to))
 	}
-	c := lossClass{missing: normalize(miss), jumped: normalize(jumped), off: off}
+	c.missing, c.jumped = normalize(miss), normalize(jumped)
 	if ev.rc {
 		for _, b := range logs.backs {
 			lost = append(lost, rng(b.from, b.to))
@@ -193,7 +198,7 @@ func classify(ev *lossEvidence, gaps []Gap, base uint32) lossClass {
 		}
 		c.lostSet = normalize(lost)
 		if ev.hasAck {
-			c.covered = spanSet{{lo: -1 << 40, hi: off(ev.ack) + 1}}
+			c.covered = spanSet{{lo: -1 << 40, hi: c.offset(ev.ack) + 1}}
 		}
 	}
 	c.lost = c.missing.intersect(c.lostSet).size()
@@ -213,7 +218,7 @@ func classify(ev *lossEvidence, gaps []Gap, base uint32) lossClass {
 // [from, to] are all PSNs the responder acknowledged and nobody resent
 // (and there is at least one).
 func (c *lossClass) onlyNotCaptured(from, to uint32) bool {
-	r := spanSet{{c.off(from), c.off(to) + 1}}
+	r := spanSet{{c.offset(from), c.offset(to) + 1}}
 	x := r.intersect(c.jumped)
 	if x.size() == 0 || x.intersect(c.lostSet).size() > 0 {
 		return false
@@ -267,13 +272,13 @@ const notCapturedNote = "; only PSNs the capture missed are missing (the respond
 //
 // sh receives the loss findings of flow i and the incomplete messages to
 // make information, for the combiner to apply.
-func (a *Analyzer) attribute(r *Report, fl *findingList, f *flowState, fr *Flow, ev lossEvidence, sh *shardInfo, i int) *lossClass {
+func (a *Analyzer) attribute(r *Report, fl *findingList, f *flowState, fr *Flow, ev lossEvidence, sh *shardInfo, i int) lossClass {
 	fr.Requests.ev = ev
 	cls := classify(&ev, fr.Requests.Gaps, fr.Requests.low)
 	fr.Requests.MissingNotCaptured, fr.Requests.MissingLost = cls.notCaptured, cls.lost
 	r.Capture.NotCaptured += cls.notCaptured
 	sh.noteLoss(i, &cls, f, a.opts.File, fl)
-	return &cls
+	return cls
 }
 
 func psnCount(n uint64) string {
