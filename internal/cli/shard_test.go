@@ -315,7 +315,10 @@ func TestShardLarge(t *testing.T) {
 	file := generate(t, dir, "big.pcap", synth.Config{Scenario: synth.ScenarioMix, Packets: 300000, QPs: 1024, Seed: 77})
 	rep, busy, err := shardExact(t, 7, "-j", "7", file)
 	require.NoError(t, err)
-	require.Equal(t, 7, busy)
+	// Every shard but the reader's own (shard 0), whose reading of every
+	// frame (a quarter of analyzing it: analyze/placer.go) is already more
+	// than a seventh of the work.
+	require.Equal(t, 6, busy)
 	require.Len(t, rep.Connections, 1024)
 	sameAsSequential(t, file)
 }
