@@ -88,11 +88,12 @@ func (s *shardFeed) room(n int) bool {
 // shardShared is what the shards of one Sharded share besides the
 // budgets.
 type shardShared struct {
-	// logFrom is the first frame the feeder gave another shard than the
-	// capture's first frame's (0: none yet). The shards log their CM
-	// messages for the flood replay from it on: before it one shard had
-	// every frame, and its own counts are the capture's (a flood of a
-	// million REQs in one host pair is then logged in no byte).
+	// logFrom is the first frame of a host pair the feeder gave another
+	// shard than the capture's first such frame's (0: none yet). The
+	// shards log their CM messages for the flood replay from it on: before
+	// it one shard had every frame that may hold CM state (frames of no
+	// host pair hold none), and its own counts are the capture's (a flood
+	// of a million REQs in one host pair is then logged in no byte).
 	logFrom atomic.Uint64
 }
 

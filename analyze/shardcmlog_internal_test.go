@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -28,6 +29,10 @@ func TestShardedFloodLog(t *testing.T) {
 		}
 		return out
 	}
+	// A frame of no host pair (key 0: ARP) goes to shard 0, the reader's,
+	// and carries no CM state: it does not start the log.
+	arp := make([]byte, 14+28)
+	arp[12], arp[13] = 0x08, 0x06
 	alternate := func(n int) [][]byte {
 		var out [][]byte
 		for range n {
@@ -42,6 +47,8 @@ func TestShardedFloodLog(t *testing.T) {
 		logged bool   // some shard logged CM messages
 	}{
 		{"one host pair", repeat(reqA, 3000), 1125, false},
+		{"one host pair and frames of none, first", append([][]byte{arp}, repeat(reqA, 3000)...), 1126, false},
+		{"one host pair and frames of none among", slices.Concat([][]byte{reqA, arp}, repeat(reqA, 2000), [][]byte{arp}, repeat(reqA, 999)), 1126, false},
 		{"a second host pair after the flood", append(repeat(reqA, 2000), repeat(reqC, 10)...), 1125, true},
 		{"a second host pair first", append([][]byte{reqC}, repeat(reqA, 2000)...), 1225, true},
 		{"a flood only the two show", append(repeat(reqA, 700), repeat(reqC, 700)...), 1225, true},

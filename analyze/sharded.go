@@ -53,7 +53,7 @@ type Sharded struct {
 	inflight   atomic.Int64 // frames handed to shards 1… and not yet analyzed
 	spent      bool         // both budgets spent: no more to check
 	stepped    uint64       // frames of shards 1… the feeder analyzed itself (checkBudgets)
-	first      int          // the shard of the capture's first frame (-1: none yet)
+	first      int          // the shard of the capture's first frame of a host pair (-1: none yet)
 }
 
 // NewSharded starts the n shards (n ≥ 1) of a capture's analysis with
@@ -174,7 +174,12 @@ func (s *Sharded) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data
 	key := keyReader{roce: s.opts.RoCEPorts}.key(linkType, data)
 	i := s.place.shard(key)
 	num := s.place.total // the frame's number
-	if s.first != i && s.opts.shared.logFrom.Load() == 0 {
+	// A frame of no host pair (key 0: ARP, LLDP, PAUSE, a frame too short
+	// for its addresses) holds no CM state: it goes to shard 0 and leaves
+	// the CM log alone, else a stray ARP frame in a REQ flood of one host
+	// pair would have the other shard log every message, up to the log's
+	// overflow and a second, sequential pass (TestShardedFloodLog).
+	if key != 0 && s.first != i && s.opts.shared.logFrom.Load() == 0 {
 		if s.first < 0 {
 			s.first = i
 		} else {
