@@ -2,10 +2,10 @@ package analyze
 
 // placer assigns host pairs to shards: a host pair seen for the first
 // time goes to the shard with the least work so far (the fewest host
-// pairs on a tie), and stays there. A shard's work is its frames; shard
-// 0, which the reader analyzes itself, has besides every frame's reading
-// (readerShare of the frames of all shards, about what reading a frame
-// costs against analyzing it), so that it takes fewer host pairs. Any
+// pairs on a tie), and stays there. A shard's work is its frames'
+// analysis; shard 0, which the reader analyzes itself, has besides the
+// reading of every frame of all shards (a quarter of a frame's analysis:
+// analysisPerReading), so that it takes fewer host pairs. Any
 // assignment of whole host pairs gives the same report; this one
 // balances the shards better than a hash modulo N when there are few
 // host pairs. It depends only on the frames.
@@ -23,8 +23,9 @@ type placer struct {
 // (a million one-frame host pairs would cost 40 MB).
 const maxPlaced = 1 << 16
 
-// readerShare is the reading of a frame against its analysis, 1/4.
-const readerShare = 4
+// analysisPerReading is what analyzing a frame costs in readings of a
+// frame (reading and placing it): 4.
+const analysisPerReading = 4
 
 type placed struct {
 	key   uint64
@@ -64,13 +65,13 @@ func (p *placer) shard(key uint64) int {
 }
 
 // work is shard i's work so far, in readings of a frame (a frame
-// analyzed is readerShare of them): whole units, so that the reading of
+// analyzed is analysisPerReading of them): whole units, so that the reading of
 // the first frames is not rounded away and the capture's first host pair
 // goes to another shard than the reader's (one host pair on shard 0 left
 // the other cores idle: -j 2 took 1.18× the time of -j 1).
 func (p *placer) work(i int) uint64 {
 	if i == 0 {
-		return p.frames[0]*readerShare + p.total
+		return p.frames[0]*analysisPerReading + p.total
 	}
-	return p.frames[i] * readerShare
+	return p.frames[i] * analysisPerReading
 }
