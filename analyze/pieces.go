@@ -2,40 +2,94 @@ package analyze
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sort"
-	"sync/atomic"
+	"sync"
 )
 
-// Pieces are the files of one capture read one after another as one
-// stream of frames: the pieces of a rotation (tcpdump -C or -G, editcap
-// -c), in time order. The Analyzer numbers the frames of the stream one
-// after another, as it would the whole file, so that its report is the
-// whole file's; Pieces turn each frame number into the file it is in and
+// Pieces are the files of one capture read as one stream of frames: the
+// pieces of a rotation (tcpdump -C or -G, editcap -c) read one after
+// another in time order, or files whose times overlap merged by time (as
+// mergecap merges them). The Analyzer numbers the frames of the stream one
+// after another, as it would those of one file, so that its report is
+// that file's; Pieces turn each frame number into the file it is in and
 // its number there, for the reader of the report, who opens that file in
 // Wireshark.
 //
-// The reader of the files calls Begin before it feeds the first frame of
-// each file. Analyzers that share Pieces (the shards of one capture) may
-// call Ref and FrameName on their own goroutines while it does: they only
-// ask about frames fed, whose file has begun.
+// The reader of the files calls Begin before it feeds a frame of another
+// file than the frame before it. Analyzers that share Pieces (the shards
+// of one capture) may call Ref and FrameName on their own goroutines
+// while it does: they only ask about frames fed.
+//
+// A run of frames of one file costs Pieces 8 bytes: the pieces of a
+// rotation are a run each, and files merged by time a run each time the
+// stream goes from one to another (frame by frame at worst, when the
+// files' frames alternate).
 type Pieces struct {
 	names []string
-	first []atomic.Uint64 // the stream's number of each file's first frame (0: not begun)
+	mu    sync.Mutex
+	runs  []pieceRun  // in the stream's order
+	marks []pieceMark // one before every markEvery-th run
+	read  []uint64    // the frames of each file in the runs before the last
+	last  uint64      // the stream's number of the last run's first frame
 }
 
-// NewPieces returns the Pieces of the files named, in the order they are
-// read.
+// pieceRun is a run of consecutive frames of the stream from one file.
+type pieceRun struct {
+	gap  uint32 // its first frame's number less the run before's first (the first run's: its number)
+	file uint32
+}
+
+// pieceMark is where a run of Pieces begins (its first frame's number in
+// the stream) and the frames of each file before it.
+type pieceMark struct {
+	at   uint64
+	read []uint64
+}
+
+// markEvery is how many runs a mark of Pieces stands for: a frame's file
+// and number are found by reading at most this many runs.
+const markEvery = 256
+
+// NewPieces returns the Pieces of the files named, in the order given.
 func NewPieces(names []string) *Pieces {
-	return &Pieces{names: append([]string(nil), names...), first: make([]atomic.Uint64, len(names))}
+	return &Pieces{names: append([]string(nil), names...), read: make([]uint64, len(names))}
 }
 
-// Names returns the files' names, in the order read.
+// Names returns the files' names, in the order given.
 func (p *Pieces) Names() []string { return append([]string(nil), p.names...) }
 
-// Begin says that frame (of the stream) is the first of file i. Files
-// begin in order, each with a larger frame than the one before; an empty
-// file begins at the frame the next one begins at, and has none.
-func (p *Pieces) Begin(i int, frame uint64) { p.first[i].Store(frame) }
+// Begin says that frame (of the stream, larger than every frame before)
+// is file i's next frame, after frames of another file (or none). A frame
+// no larger than the last Begin's starts the stream afresh: the files are
+// read again (by one Analyzer, after shards whose reports did not combine).
+func (p *Pieces) Begin(i int, frame uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.runs) > 0 && frame <= p.last {
+		p.runs, p.marks, p.last = p.runs[:0], p.marks[:0], 0
+		clear(p.read)
+	}
+	if n := len(p.runs); n > 0 {
+		last := p.runs[n-1].file
+		for frame-p.last > math.MaxUint32 { // a run longer than 4 G frames: continued
+			p.add(last, p.last+math.MaxUint32)
+		}
+		p.read[last] += frame - p.last
+	}
+	p.add(uint32(i), frame)
+}
+
+// add appends a run of file that begins at frame, with a mark before it
+// every markEvery runs.
+func (p *Pieces) add(file uint32, frame uint64) {
+	if len(p.runs)%markEvery == 0 {
+		p.marks = append(p.marks, pieceMark{at: frame, read: slices.Clone(p.read)})
+	}
+	p.runs = append(p.runs, pieceRun{gap: uint32(frame - p.last), file: file})
+	p.last = frame
+}
 
 // multi says whether frame references name their file: when the capture
 // is more than one file.
@@ -47,15 +101,30 @@ func (p *Pieces) Ref(frame uint64) (file string, n uint64) {
 	if !p.multi() || frame == 0 {
 		return "", frame
 	}
-	// The last file begun at or before frame.
-	i := sort.Search(len(p.first), func(i int) bool {
-		f := p.first[i].Load()
-		return f == 0 || f > frame
-	}) - 1
-	if i < 0 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.runs) == 0 {
 		return "", frame
 	}
-	return p.names[i], frame - p.first[i].Load() + 1
+	// The mark, then the run, at or before frame.
+	m := sort.Search(len(p.marks), func(m int) bool { return p.marks[m].at > frame }) - 1
+	if m < 0 {
+		return "", frame
+	}
+	at, i := p.marks[m].at, m*markEvery
+	for i+1 < len(p.runs) && at+uint64(p.runs[i+1].gap) <= frame {
+		i++
+		at += uint64(p.runs[i].gap)
+	}
+	// The frames of its file before it: at the mark, and in the runs since.
+	f := p.runs[i].file
+	n = p.marks[m].read[f]
+	for k := m * markEvery; k < i; k++ {
+		if p.runs[k].file == f {
+			n += uint64(p.runs[k+1].gap)
+		}
+	}
+	return p.names[f], n + frame - at + 1
 }
 
 // FrameName is how a finding's detail names frame: "frame 17", or

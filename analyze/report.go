@@ -97,6 +97,10 @@ type Capture struct {
 	// (the pieces of a rotation, see Pieces), in the order read; absent
 	// for one file. Set by the reader of the files, not the Analyzer.
 	Files []CaptureFile `json:"files,omitempty"`
+	// FilesMerged says that the Files were merged by time (their times
+	// overlap: each next frame is the earliest of the files' next frames,
+	// as mergecap merges them) rather than read one after another.
+	FilesMerged bool `json:"files_merged,omitempty"`
 }
 
 // CaptureFile is one file of a capture read as several (Capture.Files).

@@ -1,0 +1,79 @@
+package analyze
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPiecesRef: Pieces name each frame of the stream by its file and its
+// number there, as a list of every frame's file (the oracle) does: for the
+// pieces of a rotation (a run each), for files merged by time in runs of
+// every length (frame by frame at worst), across many marks, and while the
+// stream goes on (a frame's name does not change once it is fed).
+func TestPiecesRef(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		name   string
+		files  int
+		frames int
+		runLen func() int // frames of the next run
+		from   uint64     // the stream's first frame number
+	}{
+		{"one file", 1, 50, func() int { return 50 }, 1},
+		{"a rotation", 4, 400, func() int { return 100 }, 1},
+		{"merged, frame by frame", 2, 3000, func() int { return 1 }, 1},
+		{"merged, runs of 1 to 9", 3, 5000, func() int { return 1 + rng.IntN(9) }, 1},
+		{"merged, 5 files, long and short runs", 5, 20000, func() int { return 1 + rng.IntN(1+rng.IntN(200)) }, 1},
+		{"merged, first frame 17", 2, 1000, func() int { return 1 + rng.IntN(3) }, 17},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			names := make([]string, tc.files)
+			for i := range names {
+				names[i] = fmt.Sprintf("f%d.pcap", i)
+			}
+			p := NewPieces(names)
+			type ref struct {
+				file string
+				n    uint64
+			}
+			var want []ref
+			counts := make([]uint64, tc.files)
+			last := -1
+			frame := tc.from
+			for len(want) < tc.frames {
+				f := rng.IntN(tc.files)
+				if tc.files > 1 && f == last {
+					f = (f + 1) % tc.files
+				}
+				if tc.name == "a rotation" {
+					f = last + 1
+				}
+				p.Begin(f, frame)
+				for range tc.runLen() {
+					counts[f]++
+					want = append(want, ref{names[f], counts[f]})
+					frame++
+					// The frame just fed is named while the stream goes on.
+					if tc.files > 1 {
+						gf, gn := p.Ref(frame - 1)
+						require.Equal(t, want[len(want)-1], ref{gf, gn}, "frame %d", frame-1)
+					}
+				}
+				last = f
+			}
+			for i, w := range want {
+				f, n := p.Ref(tc.from + uint64(i))
+				if tc.files == 1 { // one file: frames are the stream's
+					assert.Equal(t, tc.from+uint64(i), n)
+					continue
+				}
+				require.Equal(t, w, ref{f, n}, "frame %d", tc.from+uint64(i))
+			}
+			assert.LessOrEqual(t, len(p.runs), tc.frames)
+		})
+	}
+}
