@@ -69,7 +69,7 @@ func FuzzParquetExport(f *testing.F) {
 			if p.IsRDMA {
 				rows = append(rows, exporttest.PacketRow(name, p))
 			}
-			pw.Add(p)
+			pw.Add(p, p.Frame)
 		}
 		require.NoError(t, pw.Close())
 		rp := a.Finish()

@@ -273,7 +273,7 @@ func (r *runner) eachFrom(ctx context.Context, cr *capture.Reader, size int64, c
 				linkErr = fmt.Errorf("unsupported link type %d (%s) at frame %d: its frames are counted as other", lt, lt, n)
 			}
 		}
-		fr = frame{ci: ci, data: data, linkType: lt}
+		fr = frame{ci: ci, data: data, linkType: lt, num: n}
 		fn(&fr)
 	}
 	tracker.set(cr.Offset())

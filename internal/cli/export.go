@@ -25,30 +25,28 @@ func (r *runner) exporter(index int, src *source, a *analyze.Analyzer, tap func(
 			}
 		}, nil, func() error { return nil }
 	}
-	// One packets table per file: the pieces of a capture each have
+	// One packets table per file: the files of a source each have
 	// theirs, with their frames numbered in the file.
-	var pw *export.PacketWriter
+	writers := make([]*export.PacketWriter, len(src.files))
 	var errs []error
 	start = func(i int, _ *capture.Reader) func() {
-		name := src.files[i]
-		w, err := export.NewPacketWriter(filepath.Join(r.cfg.export, export.PacketsFile(index+i, 0)), displayName(name))
+		w, err := export.NewPacketWriter(filepath.Join(r.cfg.export, export.PacketsFile(index+i, 0)), displayName(src.files[i]))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("--export: %w", err))
 			return func() {}
 		}
-		w.SetFirstFrame(a.NextFrame())
-		pw = w
+		writers[i] = w
 		return func() {
-			if err := pw.Close(); err != nil {
+			if err := w.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("--export: %w", err))
 			}
-			pw = nil
+			writers[i] = nil
 		}
 	}
 	feed = func(f *frame) {
 		p := a.Feed(f.ci, f.linkType, f.data)
-		if pw != nil && r.exportSelects(p) {
-			pw.Add(p)
+		if w := writers[f.file]; w != nil && r.exportSelects(p) {
+			w.Add(p, f.num)
 		}
 		if tap != nil {
 			tap(p)

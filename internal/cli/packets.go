@@ -23,6 +23,8 @@ type frame struct {
 	ci       gopacket.CaptureInfo
 	data     []byte
 	linkType gplayers.LinkType
+	file     int    // the index of its file in the source (readSource)
+	num      uint64 // its number in its file
 }
 
 // packetMode prints every RDMA packet: a line (-P), a header tree (-V), an

@@ -80,7 +80,7 @@ func writePackets(dir string, ps []analyze.Packet) error {
 		return err
 	}
 	for i := range ps {
-		pw.Add(&ps[i])
+		pw.Add(&ps[i], ps[i].Frame)
 	}
 	return pw.Close()
 }

@@ -75,22 +75,20 @@ var packetColumns = [numPacketColumns]string{
 // waits when the encoding falls behind. A row group is written every
 // rowGroupRows rows: memory stays bounded whatever the capture's length.
 type PacketWriter struct {
-	out  *outFile
-	w    *parquet.GenericWriter[PacketRow]
-	cols []*parquet.ColumnWriter
-	file []byte
-	// frameBase is subtracted from each packet's frame (SetFirstFrame).
-	frameBase uint64
-	addrs     addrTable
-	wraps     wrapTable
-	ops       [512][]byte // opcode names by opcode (+256 for DC), made once each
-	cur       *packetBatch
-	work      chan *packetBatch // to the writer's goroutine
-	free      chan *packetBatch // back from it
-	done      chan struct{}     // closed when the goroutine has ended
-	vals      []parquet.Value   // one column of a batch (the goroutine's)
-	groupN    int               // rows in the row group being written (the goroutine's)
-	err       error             // the first write error (the goroutine's until done)
+	out    *outFile
+	w      *parquet.GenericWriter[PacketRow]
+	cols   []*parquet.ColumnWriter
+	file   []byte
+	addrs  addrTable
+	wraps  wrapTable
+	ops    [512][]byte // opcode names by opcode (+256 for DC), made once each
+	cur    *packetBatch
+	work   chan *packetBatch // to the writer's goroutine
+	free   chan *packetBatch // back from it
+	done   chan struct{}     // closed when the goroutine has ended
+	vals   []parquet.Value   // one column of a batch (the goroutine's)
+	groupN int               // rows in the row group being written (the goroutine's)
+	err    error             // the first write error (the goroutine's until done)
 }
 
 // packetBatch is batchRows rows as Add keeps them.
@@ -171,14 +169,11 @@ func packetOptions() []parquet.WriterOption {
 // copies before s can change (strings never do).
 func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
-// SetFirstFrame says which frame number of the packets added is the
-// file's first: rows number frames in the file (1, 2, …) when the
-// analyzer numbered the frames of several files as one stream.
-func (pw *PacketWriter) SetFirstFrame(n uint64) { pw.frameBase = max(n, 1) - 1 }
-
-// Add writes p as a row when it is an RDMA packet, and ignores it
-// otherwise. Errors are kept for Close.
-func (pw *PacketWriter) Add(p *analyze.Packet) {
+// Add writes p, frame number frame of its file, as a row when it is an
+// RDMA packet, and ignores it otherwise (the analyzer numbers the frames
+// of several files read as one stream one after another; a row names the
+// frame by its number in its file). Errors are kept for Close.
+func (pw *PacketWriter) Add(p *analyze.Packet, frame uint64) {
 	if !p.IsRDMA {
 		return
 	}
@@ -186,7 +181,7 @@ func (pw *PacketWriter) Add(p *analyze.Packet) {
 	batch.recs = batch.recs[:len(batch.recs)+1]
 	r := &batch.recs[len(batch.recs)-1]
 	*r = packetRec{
-		frame: p.Frame - pw.frameBase, time: p.Time.UnixNano(),
+		frame: frame, time: p.Time.UnixNano(),
 		src: pw.addrs.index(p.Src), dst: pw.addrs.index(p.Dst),
 		length: int32(p.Length), capLength: int32(p.CapLength), payloadLen: int32(p.PayloadLen), vlan: int32(p.VLAN),
 		findings: int32(p.Findings), ecn: p.ECN, encap: uint8(p.Encap), prio: p.Priority,

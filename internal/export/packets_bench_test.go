@@ -75,7 +75,7 @@ func benchWriter(b *testing.B, ps []analyze.Packet) {
 		pw, err := NewPacketWriter(filepath.Join(dir, PacketsFile(0, 0)), "bench.pcap")
 		require.NoError(b, err)
 		for i := range ps {
-			pw.Add(&ps[i])
+			pw.Add(&ps[i], ps[i].Frame)
 		}
 		require.NoError(b, pw.Close())
 	}

@@ -130,7 +130,7 @@ func TestPacketWriterReadBack(t *testing.T) {
 		require.NoError(t, err)
 		var rows []map[string]any
 		for i := range ps {
-			pw.Add(&ps[i])
+			pw.Add(&ps[i], ps[i].Frame)
 			if ps[i].IsRDMA {
 				rows = append(rows, want("cap.pcapng", &ps[i]))
 			}
@@ -160,7 +160,7 @@ func TestPacketWriterAddAllocs(t *testing.T) {
 	pw, err := NewPacketWriter(filepath.Join(t.TempDir(), PacketsFile(0, 0)), "a.pcap")
 	require.NoError(t, err)
 	for i := range ps {
-		pw.Add(&ps[i])
+		pw.Add(&ps[i], ps[i].Frame)
 	}
 	require.Empty(t, pw.cur.recs, "the packets are batches whole: the count below hands none over")
 	for len(pw.free) == 0 { // the goroutine is encoding the last batch
@@ -171,7 +171,7 @@ func TestPacketWriterAddAllocs(t *testing.T) {
 	i := 0
 	allocs := testing.AllocsPerRun(1, func() {
 		for range batchRows / 3 {
-			pw.Add(&ps[i])
+			pw.Add(&ps[i], ps[i].Frame)
 			i++
 		}
 	})
