@@ -80,7 +80,7 @@ func (t *textWriter) report(rep *analyze.Report) {
 		fmt.Fprintf(w, "; %s to %s (%s)", c.FirstTime.UTC().Format(time.RFC3339Nano), c.LastTime.UTC().Format(time.RFC3339Nano), HumanDuration(c.LastTime.Sub(*c.FirstTime)))
 	}
 	fmt.Fprintln(w)
-	writeCaptureFiles(w, c.Files)
+	writeCaptureFiles(w, c.Files, c.FilesMerged)
 	writeWraps(w, c)
 	for _, n := range t.o.Notes {
 		fmt.Fprintf(w, "  %s\n", n)
@@ -246,12 +246,17 @@ func (t *textWriter) writeInputs() {
 }
 
 // writeCaptureFiles writes a line for each of the files read as one
-// capture (analyze.Capture.Files), none for one file.
-func writeCaptureFiles(w io.Writer, files []analyze.CaptureFile) {
-	if len(files) == 0 {
+// capture (analyze.Capture.Files), read one after another or merged by
+// time; none for one file.
+func writeCaptureFiles(w io.Writer, files []analyze.CaptureFile, merged bool) {
+	switch {
+	case len(files) == 0:
 		return
+	case merged:
+		fmt.Fprintf(w, "  merged by time as one capture: %d files, each next frame the earliest of theirs (as mergecap merges them); frames are numbered in their files\n", len(files))
+	default:
+		fmt.Fprintf(w, "  read as one capture: %d files whose time ranges follow one another; frames are numbered in their files\n", len(files))
 	}
-	fmt.Fprintf(w, "  read as one capture: %d files whose time ranges follow one another; frames are numbered in their files\n", len(files))
 	rows := make([][3]string, len(files))
 	width := [2]int{}
 	for i, f := range files {

@@ -243,32 +243,28 @@ func (rot rotation) local(n uint64) (string, uint64) {
 }
 
 // TestOverlappingFilesAreNotPieces: files whose time ranges overlap
-// (capture points of one traffic, or unrelated captures) are not read as
-// pieces: each is analyzed on its own, as before.
+// (here a rotation's second piece moved back into the first one's time)
+// are not read one after another as pieces: they are merged by time
+// (TestMergedByTime checks the report against mergecap's), and the report
+// says why they are not pieces, with the evidence.
 func TestOverlappingFilesAreNotPieces(t *testing.T) {
 	dir := t.TempDir()
 	rot, ok := rotate(t, dir, "../../testdata/loss_nak_gobackn.pcap", 2)
 	require.True(t, ok)
-	// The second piece, shifted back into the first's time range.
 	shifted := filepath.Join(dir, "shifted.pcap")
 	shiftCapture(t, rot.files[1], shifted, -2*time.Microsecond)
-	for name, files := range map[string][]string{
-		"overlapping": {rot.files[0], shifted},
-	} {
-		t.Run(name, func(t *testing.T) {
-			code, out, errs := runCLI(append([]string{"-o", "json"}, files...)...)
-			require.Equal(t, 0, code, errs)
-			var rep struct {
-				Capture map[string]any `json:"capture"`
-			}
-			require.NoError(t, json.Unmarshal([]byte(out), &rep))
-			assert.NotContains(t, rep.Capture, "files", "read as pieces")
-			code, out, _ = runCLI(append([]string{"--color=never"}, files...)...)
-			require.Equal(t, 0, code)
-			assert.True(t, strings.Contains(out, "Capture all 2 files"), "no combined report of the files each on its own")
-			assert.Regexp(t, `\n  analyzed each on its own, not as the pieces of one capture: .*shifted\.pcap begins at 2026-01-01T00:00:00\.00000\dZ, before .* ends at 2026-01-01T00:00:00\.00000\dZ: the files are not pieces of one capture\n`, out, "the report says why, with the evidence")
-		})
+	files := []string{rot.files[0], shifted}
+	code, out, errs := runCLI(append([]string{"-o", "json"}, files...)...)
+	require.Equal(t, 0, code, errs)
+	var rep struct {
+		Capture map[string]any `json:"capture"`
 	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, true, rep.Capture["files_merged"], "merged by time, not read one after another")
+	code, out, _ = runCLI(append([]string{"--color=never"}, files...)...)
+	require.Equal(t, 0, code)
+	assert.True(t, strings.HasPrefix(out, "Capture 2 files merged by time\n"), out)
+	assert.Regexp(t, `\n  not read one after another as the pieces of one capture: .*shifted\.pcap begins at 2026-01-01T00:00:00\.00000\dZ, before .* ends at 2026-01-01T00:00:00\.00000\dZ: the files are not pieces of one capture\n`, out, "the report says why, with the evidence")
 }
 
 // TestRotatedPiecesCount: -c N counts the frames of the pieces read as

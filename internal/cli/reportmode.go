@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -17,6 +18,41 @@ import (
 // one capture as one stream (source.go), other files each on its own, in
 // parallel, merged or matched as capture points.
 func (r *runner) reportMode(ctx context.Context, files []string) int {
+	files, status := r.openable(files)
+	if len(files) == 0 {
+		return status
+	}
+	return max(status, r.reportFiles(ctx, files))
+}
+
+// openable returns the files that open as captures, and ExitDamaged
+// after naming each that does not: a file that cannot be opened has no
+// report (not an empty one), and the others are reported as if given
+// alone. Standard input, named pipes and devices are not tried (their
+// frames would be read): they are read once, in their turn.
+func (r *runner) openable(files []string) ([]string, int) {
+	if len(files) < 2 {
+		return files, ExitOK
+	}
+	status := ExitOK
+	var ok []string
+	for _, name := range files {
+		if st, err := os.Stat(name); name != "-" && (err != nil || st.Mode().IsRegular() || st.IsDir()) {
+			cr, _, err := r.open(name)
+			if err != nil {
+				fmt.Fprintf(r.stderr, "roce-dissect: %s: %v\n", displayName(name), err)
+				status = ExitDamaged
+				continue
+			}
+			cr.Close()
+		}
+		ok = append(ok, name)
+	}
+	return ok, status
+}
+
+// reportFiles is reportMode of files that open.
+func (r *runner) reportFiles(ctx context.Context, files []string) int {
 	src, why := r.piecesOf(files)
 	if src != nil {
 		res, collectors := r.analyzeSource(ctx, src)
@@ -26,13 +62,25 @@ func (r *runner) reportMode(ctx context.Context, files []string) int {
 		}
 		why = np.Error()
 	}
+	r.notPieces = why
+	if src := mergedOf(files); src != nil && why != whyPoints && why != whyApart && len(r.cfg.clockOffsets) == 0 {
+		// Their first frames do not say they are capture points: their
+		// whole samples do, else they are merged by time.
+		switch why = r.wholeSamples(ctx, files); {
+		case ctx.Err() != nil:
+			return ExitDamaged
+		case why == "":
+			res, collectors := r.analyzeSource(ctx, src)
+			return r.writeReports(ctx, []string{files[0]}, []fileResult{res}, nil, collectors)
+		}
+		r.notPieces = why
+	}
 	if why == whyPoints && len(files) > points.MaxFiles {
 		// Matched, they would cost every file a comparison with every
 		// other; merged, they would count each transmission once per file.
 		fmt.Fprintf(r.stderr, "roce-dissect: the %d files are capture points of the same traffic (their first packets share transmissions), and at most %d points are matched: give at most %d of them (run 'roce-dissect --help' for the flags and examples)\n", len(files), points.MaxFiles, points.MaxFiles)
 		return ExitUsage
 	}
-	r.notPieces = why
 	results, samplers, collectors := r.analyzeAll(ctx, files, r.jobs())
 	if len(files) > 1 && r.jobs() > 1 && ctx.Err() == nil && (r.flowBudget.Refused() || r.connBudget.Refused()) {
 		// The files raced for the flows (or connections) of --max-flows:
@@ -63,11 +111,15 @@ func (r *runner) analyzeSource(ctx context.Context, src *source) (fileResult, []
 	}
 	res := r.analyzeFile(ctx, 0, src, false, make(chan struct{}, 1), tap)
 	r.progress.stop()
-	files := src.captureFiles()
-	if res.stream != nil {
-		res.stream.Head().Capture.Files = files
-	} else if res.report != nil {
-		res.report.Capture.Files = files
+	var c *analyze.Capture
+	switch {
+	case res.stream != nil:
+		c = &res.stream.Head().Capture
+	case res.report != nil:
+		c = &res.report.Capture
+	}
+	if c != nil {
+		c.Files, c.FilesMerged = src.captureFiles(), src.merged
 	}
 	return res, collectors
 }
@@ -190,7 +242,7 @@ func (r *runner) writeOutputs(files []string, results []fileResult, merged *anal
 // report, then that of them all.
 func (r *runner) writeTexts(files []string, results []fileResult, merged *analyze.Report, pts *points.Report) {
 	if len(results) == 1 {
-		r.writeText(report.TextOptions{Title: results[0].title(), ReadErr: errText(results[0].err)}, merged)
+		r.writeText(report.TextOptions{Title: results[0].title(), ReadErr: errText(results[0].err), Notes: r.mergedNotes(results[0])}, merged)
 		return
 	}
 	// One line per file under the report of them all, not a report each.
@@ -219,4 +271,18 @@ func (r *runner) writeTexts(files []string, results []fileResult, merged *analyz
 		}
 	}
 	r.writeText(o, merged)
+}
+
+// mergedNotes are the text report's notes on a capture of files merged by
+// time: why they were not read one after another, and why those that
+// share transmissions are not capture points of one traffic.
+func (r *runner) mergedNotes(res fileResult) []string {
+	if res.src == nil || !res.src.merged {
+		return nil
+	}
+	notes := []string{"not read one after another as the pieces of one capture: " + r.notPieces}
+	for _, why := range r.apart {
+		notes = append(notes, "not capture points of one traffic: "+why)
+	}
+	return notes
 }

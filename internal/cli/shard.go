@@ -112,7 +112,13 @@ func (r *runner) shardPass(ctx context.Context, src *source, n int, opts analyze
 	// flows and connections together than -j 1 does.
 	opts.FlowBudget, opts.ConnectionBudget = nil, nil
 	sh := analyze.NewSharded(opts, n)
-	err := r.readSource(ctx, src, func(_ int, cr *capture.Reader) func() { return sh.ReadChunks(cr) }, func(f *frame) {
+	// The files of a merged source are read at once, their frames
+	// interleaved: copied into the batches, not read in chunks.
+	chunks := func(_ int, cr *capture.Reader) func() { return sh.ReadChunks(cr) }
+	if src.merged {
+		chunks = nil
+	}
+	err := r.readSource(ctx, src, chunks, func(f *frame) {
 		sh.Feed(f.ci, f.linkType, f.data)
 	})
 	res := shardResult{fileResult: fileResult{name: src.files[0], src: src, err: err}}

@@ -26,7 +26,10 @@ type source struct {
 	files  []string
 	pieces *analyze.Pieces // nil for one file
 	starts []time.Time     // pieces: each file's first frame's time
-	read   []pieceRead     // pieces: what reading found in each file
+	read   []pieceRead     // several files: what reading found in each
+	// merged: the files are merged by time (readMerged), not read one
+	// after another.
+	merged bool
 }
 
 // pieceRead is what reading found in one piece.
@@ -51,10 +54,27 @@ func oneFile(name string) *source { return &source{files: []string{name}} }
 
 // name is how the report's title names the source.
 func (s *source) name() string {
-	if s.pieces == nil {
+	switch {
+	case s.pieces == nil:
 		return displayName(s.files[0])
+	case s.merged:
+		return fmt.Sprintf("%d files merged by time", len(s.files))
 	}
 	return fmt.Sprintf("%d files read as one", len(s.files))
+}
+
+// mergedOf returns the files as one capture merged by time, or nil when
+// they cannot be: fewer than two, or standard input among them (which
+// cannot be sampled for capture points first).
+func mergedOf(files []string) *source {
+	if len(files) < 2 || slices.Contains(files, "-") {
+		return nil
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = displayName(f)
+	}
+	return &source{files: files, pieces: analyze.NewPieces(names), read: make([]pieceRead, len(files)), merged: true}
 }
 
 // notPiecesError says the files turned out not to follow one another in
@@ -218,6 +238,9 @@ func (s *source) captureFiles() []analyze.CaptureFile {
 // *notPiecesError stops the reading when a file begins before the one
 // before it ended.
 func (r *runner) readSource(ctx context.Context, src *source, start func(i int, cr *capture.Reader) (end func()), fn func(*frame)) error {
+	if src.merged {
+		return r.readMerged(ctx, src, start, fn)
+	}
 	if src.pieces == nil {
 		cr, size, err := r.open(src.files[0])
 		if err != nil {
@@ -240,7 +263,6 @@ func (r *runner) readSource(ctx context.Context, src *source, start func(i int, 
 		if prev >= 0 && !src.starts[i].IsZero() && src.read[prev].last.After(src.starts[i]) {
 			return &notPiecesError{file: displayName(name), prev: displayName(src.files[prev]), start: src.starts[i], last: src.read[prev].last}
 		}
-		src.pieces.Begin(i, num+1)
 		cr, size, err := r.open(name)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %v", displayName(name), err))
@@ -257,7 +279,11 @@ func (r *runner) readSource(ctx context.Context, src *source, start func(i int, 
 		}
 		err = r.eachFrom(ctx, cr, size, left, func(f *frame) {
 			num++
+			if f.num == 1 {
+				src.pieces.Begin(i, num)
+			}
 			st.add(f.ci.Timestamp)
+			f.file = i
 			fn(f)
 		})
 		if end != nil {

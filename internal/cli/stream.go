@@ -204,7 +204,7 @@ func (r *runner) streamText(res fileResult) {
 	}
 	rep.Findings = r.filterFindings(rep.Findings, keep) // of the flows selected, kept or not
 	listed := listedKept(kept, all || n <= report.TextFlowLimit)
-	r.writeText(report.TextOptions{Title: res.title(), ReadErr: errText(res.err), Listed: listed, Unlisted: n - len(listed)}, &rep)
+	r.writeText(report.TextOptions{Title: res.title(), ReadErr: errText(res.err), Listed: listed, Unlisted: n - len(listed), Notes: r.mergedNotes(res)}, &rep)
 }
 
 // listedKept returns the kept flows the text report's table lists: every

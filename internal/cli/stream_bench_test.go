@@ -195,3 +195,70 @@ func splitCapture(whole string, pieces ...string) error {
 	}
 	return nil
 }
+
+// BenchmarkMergedByTime analyzes the 1 M-packet mix of BenchmarkRotation
+// whole and as its odd and its even frames, two files merged by time
+// (internal/cli/merge.go): the stream switches files at every frame, the
+// most Pieces can cost (a run per frame), and each file is first sampled
+// whole for the capture points' decision (wholeSamples). At -j 1 and the
+// default -j; it reports the peak heap of a run and its CPU time.
+// ROCE_BENCH_ROTATION names a folder that keeps the captures between runs.
+func BenchmarkMergedByTime(b *testing.B) {
+	dir := os.Getenv("ROCE_BENCH_ROTATION")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	whole, _ := rotationCaptures(b, dir)
+	odd, even := filepath.Join(dir, "mix1m_odd.pcap"), filepath.Join(dir, "mix1m_even.pcap")
+	if _, err := os.Stat(even); err != nil {
+		require.NoError(b, alternateCapture(whole, odd, even))
+	}
+	for _, j := range []string{"1", "0"} {
+		for name, files := range map[string][]string{"whole": {whole}, "merged": {odd, even}} {
+			b.Run(fmt.Sprintf("%s/j%s", name, j), func(b *testing.B) {
+				args := append([]string{"-o", "json"}, files...)
+				if j != "0" {
+					args = append([]string{"-j", j}, args...)
+				}
+				runPeak(b, args...)
+			})
+		}
+	}
+}
+
+// alternateCapture writes the frames of a pcap file to files in turn:
+// the first frame to the first file, the second to the second, and so on.
+func alternateCapture(whole string, files ...string) error {
+	cr, err := capture.Open(whole)
+	if err != nil {
+		return err
+	}
+	defer cr.Close()
+	ws := make([]*pcapgo.Writer, len(files))
+	for i, name := range files {
+		f, err := os.Create(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		ws[i] = pcapgo.NewWriterNanos(f)
+	}
+	for n := 0; ; n++ {
+		ci, data, lt, err := cr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		w := ws[n%len(ws)]
+		if n < len(ws) {
+			if err := w.WriteFileHeader(262144, lt); err != nil {
+				return err
+			}
+		}
+		if err := w.WritePacket(ci, data); err != nil {
+			return err
+		}
+	}
+}

@@ -76,7 +76,7 @@ func TestTraceMatchesJSONReport(t *testing.T) {
 		{"loss", []string{"../../testdata/loss_nak_gobackn.pcap"}, 1},
 		{"ecn", []string{"../../testdata/ecn_cnp.pcap"}, 1},
 		{"mix", []string{"../../testdata/mix_small.pcap"}, 1},
-		{"two files", []string{"../../testdata/loss_nak_gobackn.pcap", "../../testdata/ecn_cnp.pcap"}, 2},
+		{"two files, merged by time: one capture", []string{"../../testdata/loss_nak_gobackn.pcap", "../../testdata/ecn_cnp.pcap"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep, tr := runTrace(t, tc.files...)
