@@ -3,14 +3,11 @@ package report_test
 import (
 	"bytes"
 	"context"
-	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/roce-dissect/roce-dissect/analyze"
-	"github.com/roce-dissect/roce-dissect/capture"
 	"github.com/roce-dissect/roce-dissect/internal/cli"
 	"github.com/roce-dissect/roce-dissect/report"
 )
@@ -20,19 +17,7 @@ import (
 func TestWriteTextIsTheCommandsReport(t *testing.T) {
 	for _, file := range []string{"../testdata/loss_nak_gobackn.pcap", "../testdata/erf.pcap", "../testdata/send_bw_ipv6.pcapng"} {
 		t.Run(file, func(t *testing.T) {
-			r, err := capture.Open(file)
-			require.NoError(t, err)
-			defer r.Close()
-			a := analyze.New(analyze.Options{})
-			for {
-				ci, data, lt, err := r.Next()
-				if err == io.EOF {
-					break
-				}
-				require.NoError(t, err)
-				a.Feed(ci, lt, data)
-			}
-			rep := a.Finish()
+			rep := reportOf(t, file)
 			var lib, libJSON, cmd, cmdJSON, errb bytes.Buffer
 			require.NoError(t, report.WriteText(&lib, rep, report.TextOptions{Title: file}))
 			require.NoError(t, report.WriteJSON(&libJSON, rep))

@@ -223,3 +223,26 @@ func TestExportMerged(t *testing.T) {
 		require.Equal(t, want, rows, "%s", f)
 	}
 }
+
+// TestMergedByTimeCaps: files merged by time share the run's caps as one
+// capture does: with --max-flows or --max-connections hit, every -j gives
+// -j 1's report, in one pass.
+func TestMergedByTimeCaps(t *testing.T) {
+	dir := t.TempDir()
+	mix := generate(t, dir, "mix.pcap", synth.Config{Scenario: synth.ScenarioMix, Packets: 3000, QPs: 24, Seed: 6})
+	odd, even := filepath.Join(dir, "odd.pcap"), filepath.Join(dir, "even.pcap")
+	rewriteCapture(t, mix, odd, func(n int, _ *gopacket.CaptureInfo) bool { return n%2 == 0 })
+	rewriteCapture(t, mix, even, func(n int, _ *gopacket.CaptureInfo) bool { return n%2 == 1 })
+	for _, caps := range [][]string{{"--max-flows", "10"}, {"--max-connections", "3"}} {
+		args := append([]string{"-o", "json"}, caps...)
+		code, want, errs := runCLI(append(append(args, "-j", "1"), odd, even)...)
+		require.Equal(t, 0, code, errs)
+		require.Contains(t, want, `"files_merged": true`)
+		require.Regexp(t, `"(flows|connections)_dropped": [1-9]`, want, "the cap is hit")
+		for _, j := range []string{"2", "3"} {
+			code, got, errs := runCLI(append(append(args, "-j", j), odd, even)...)
+			require.Equal(t, 0, code, errs)
+			require.Equal(t, want, got, "%v -j %s", caps, j)
+		}
+	}
+}
