@@ -74,6 +74,7 @@ func (p *Pieces) Begin(i int, frame uint64) {
 	if n := len(p.runs); n > 0 {
 		last := p.runs[n-1].file
 		for frame-p.last > math.MaxUint32 { // a run longer than 4 G frames: continued
+			p.read[last] += math.MaxUint32
 			p.add(last, p.last+math.MaxUint32)
 		}
 		p.read[last] += frame - p.last

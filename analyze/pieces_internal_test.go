@@ -77,3 +77,35 @@ func TestPiecesRef(t *testing.T) {
 		})
 	}
 }
+
+// TestPiecesLongRun: a run longer than a run's 32-bit gap holds (4 G
+// frames) is continued, and the frames of its file before later runs
+// count all of it (found by review: the marks after it lacked 2^32-1
+// frames of the file).
+func TestPiecesLongRun(t *testing.T) {
+	p := NewPieces([]string{"a", "b"})
+	p.Begin(0, 1)
+	long := uint64(1)<<32 + 10 // file a's first run: frames 1 … 2^32+10
+	frame := long + 1
+	p.Begin(1, frame)
+	a, b := long, uint64(1)
+	for i := range 600 { // runs of one frame, alternating, over a few marks
+		frame++
+		if i%2 == 0 {
+			p.Begin(0, frame)
+			a++
+			f, n := p.Ref(frame)
+			require.Equal(t, "a", f)
+			require.Equal(t, a, n, "frame %d", frame)
+		} else {
+			p.Begin(1, frame)
+			b++
+			f, n := p.Ref(frame)
+			require.Equal(t, "b", f)
+			require.Equal(t, b, n, "frame %d", frame)
+		}
+	}
+	f, n := p.Ref(long)
+	assert.Equal(t, "a", f)
+	assert.Equal(t, long, n)
+}
