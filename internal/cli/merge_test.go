@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -245,4 +247,27 @@ func TestMergedByTimeCaps(t *testing.T) {
 			require.Equal(t, want, got, "%v -j %s", caps, j)
 		}
 	}
+}
+
+// TestPipeAmongFiles: a named pipe among several files is read once, in
+// its turn (found by review: the heads' and the whole samples' readings
+// consumed it, and the run hung or read nothing of it); the files are
+// then analyzed each on its own, every frame counted.
+func TestPipeAmongFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	data, err := os.ReadFile("../../testdata/ud.pcap")
+	require.NoError(t, err)
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			_, _ = f.Write(data)
+			f.Close()
+		}
+	}()
+	code, out, errs := runCLI("-o", "json", fifo, "../../testdata/send_bw_ipv6.pcapng")
+	require.Equal(t, ExitOK, code, errs)
+	assert.Contains(t, out, `"frames": 37,`, "8 frames of the pipe and 29 of the file")
+	assert.NotContains(t, out, `"files_merged"`)
 }

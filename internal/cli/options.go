@@ -357,7 +357,8 @@ const flagHelp = `  -r FILE                    read FILE (as tshark -r; naming i
                              parquet: only the --export DIR tables, nothing on stdout
       --color WHEN           auto (default: on for a terminal, off when NO_COLOR is set),
                              always or never
-  -c N                       stop after N frames of each file
+  -c N                       stop after N frames of each file (of the stream, for
+                             files read as one capture)
       --qp N                 only traffic to destination QP N (decimal or 0x hex)
       --flow SRC,DST,QP      only that flow
       --decode-as udp.port=N decode UDP destination port N as RoCE v2 (repeatable)

@@ -38,10 +38,10 @@ func (c clockOffsetFlag) Set(v string) error {
 }
 
 // pointSamplers returns one sampler per file when several files may be
-// capture points of the same traffic (two or more, none of them stdin,
-// which cannot be read twice), nil otherwise.
+// capture points of the same traffic (two or more, none of them read
+// once: readOnce), nil otherwise.
 func (r *runner) pointSamplers(files []string) []*points.Sampler {
-	if len(files) < 2 || len(files) > points.MaxFiles || slices.Contains(files, "-") {
+	if len(files) < 2 || len(files) > points.MaxFiles || slices.ContainsFunc(files, readOnce) {
 		return nil
 	}
 	s := make([]*points.Sampler, len(files))

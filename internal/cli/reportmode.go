@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"time"
 
@@ -37,7 +36,7 @@ func (r *runner) openable(files []string) ([]string, int) {
 	status := ExitOK
 	var ok []string
 	for _, name := range files {
-		if st, err := os.Stat(name); name != "-" && (err != nil || st.Mode().IsRegular() || st.IsDir()) {
+		if !readOnce(name) {
 			cr, _, err := r.open(name)
 			if err != nil {
 				fmt.Fprintf(r.stderr, "roce-dissect: %s: %v\n", displayName(name), err)
@@ -67,7 +66,8 @@ func (r *runner) reportFiles(ctx context.Context, files []string) int {
 		// Their first frames do not say they are capture points: their
 		// whole samples do, else they are merged by time.
 		switch why = r.wholeSamples(ctx, files); {
-		case ctx.Err() != nil:
+		case ctx.Err() != nil: // interrupted before any report: say so
+			fmt.Fprintf(r.stderr, "roce-dissect: sampling the files to tell capture points: %v\n", ctx.Err())
 			return ExitDamaged
 		case why == "":
 			res, collectors := r.analyzeSource(ctx, src)

@@ -21,6 +21,8 @@ import (
 // flow and one connection, outside the run's budgets, and checks no ICRC
 // (the samples match by the ICRC's bytes, not by its check).
 func (r *runner) wholeSamples(ctx context.Context, files []string) string {
+	r.progress = startProgress(r.cfg.progress, r.stderr) // the pass reads every file: about half the run
+	defer func() { r.progress.stop(); r.progress = nil }()
 	samplers := make([]*points.Sampler, len(files))
 	sem := make(chan struct{}, r.jobs())
 	var wg sync.WaitGroup

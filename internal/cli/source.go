@@ -64,10 +64,10 @@ func (s *source) name() string {
 }
 
 // mergedOf returns the files as one capture merged by time, or nil when
-// they cannot be: fewer than two, or standard input among them (which
-// cannot be sampled for capture points first).
+// they cannot be: fewer than two, or standard input or a pipe among them
+// (which cannot be sampled for capture points first).
 func mergedOf(files []string) *source {
-	if len(files) < 2 || slices.Contains(files, "-") {
+	if len(files) < 2 || slices.ContainsFunc(files, readOnce) {
 		return nil
 	}
 	names := make([]string, len(files))
@@ -104,8 +104,8 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 	switch {
 	case len(files) < 2:
 		return nil, ""
-	case slices.Contains(files, "-"):
-		return nil, "standard input is among them, and cannot be read again should they not be"
+	case slices.ContainsFunc(files, readOnce):
+		return nil, "standard input or a pipe is among them, and cannot be read again should they not be"
 	case len(r.cfg.clockOffsets) > 0:
 		return nil, "--clock-offset says they are capture points"
 	}
@@ -301,4 +301,17 @@ func (r *runner) readSource(ctx context.Context, src *source, start func(i int, 
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// readOnce says whether a file can be read only once: standard input, a
+// named pipe, a device or a process substitution (/dev/fd/N), anything
+// but a regular file, a directory or a file that does not exist (whose
+// error its opening names). Several files with one such among them are
+// analyzed each on its own, each read once in its turn.
+func readOnce(name string) bool {
+	if name == "-" {
+		return true
+	}
+	st, err := os.Stat(name)
+	return err == nil && !st.Mode().IsRegular() && !st.IsDir()
 }
