@@ -22,12 +22,15 @@ func (r *runner) htmlCollectors(n int) []*htmlreport.Collector {
 }
 
 // writeHTML writes the --html page of the (filtered, merged) report.
-func (r *runner) writeHTML(files []string, rep *analyze.Report, cols []*htmlreport.Collector) error {
+func (r *runner) writeHTML(files []string, rep *analyze.Report, cols []*htmlreport.Collector, pieces *analyze.Pieces) error {
 	srcs := make([]htmlreport.Source, len(files))
 	names := make([]string, len(files))
 	for i, name := range files {
 		srcs[i] = htmlreport.Source{Name: name, Collector: cols[i]}
 		names[i] = displayName(name)
+	}
+	if len(files) == 1 {
+		srcs[0].Files = pieces // several files read as one: their frames named by file
 	}
 	f, err := os.Create(r.cfg.html)
 	if err != nil {

@@ -224,7 +224,11 @@ func (r *runner) writeOutputs(files []string, results []fileResult, merged *anal
 		}
 	}
 	if r.cfg.html != "" {
-		if err := r.writeHTML(results[0].htmlFiles(files), merged, collectors); err != nil {
+		var pieces *analyze.Pieces
+		if results[0].src != nil {
+			pieces = results[0].src.pieces
+		}
+		if err := r.writeHTML(results[0].htmlFiles(files), merged, collectors, pieces); err != nil {
 			fmt.Fprintf(r.stderr, "roce-dissect: --html %s: %v\n", r.cfg.html, err)
 			return ExitDamaged
 		}

@@ -33,6 +33,12 @@ type Source struct {
 	// several files are merged; it is shown on the page.
 	Name      string
 	Collector *Collector
+	// Files, when not nil, are the files read as one capture (pieces, or
+	// files merged by time) that the Collector's packets are of: their
+	// frames are numbered in the stream, and Files name each one's file
+	// and number, as the report's findings and gaps name them. The page
+	// then shows each file by its name (Files.Names) in place of Name.
+	Files *analyze.Pieces
 }
 
 // fileFrame names a frame of one of the sources.
@@ -89,14 +95,27 @@ type merged struct {
 type filePoint struct {
 	point
 	file int
+	// seq orders points of one time: the frame's number in its source
+	// (the stream's, for files read as one capture).
+	seq uint64
 }
 
-// gather merges the collectors' points by flow name.
-func gather(srcs []Source) map[string]*merged {
+// gather merges the collectors' points by flow name, each point of the
+// file fileIdx gives its name's index.
+func gather(srcs []Source, fileIdx map[string]int) map[string]*merged {
 	out := map[string]*merged{}
-	for fi, s := range srcs {
+	for _, s := range srcs {
 		if s.Collector == nil {
 			continue
+		}
+		at := func(p point) filePoint {
+			seq := p.frame
+			file, n := s.Files.Ref(p.frame) // one file: "" and the frame
+			if file == "" {
+				file = s.Name
+			}
+			p.frame = n
+			return filePoint{p, fileIdx[file], seq}
 		}
 		for _, fp := range s.Collector.order {
 			name := analyze.FlowID{Src: fp.key.src.String(), Dst: fp.key.dst.String(), DestQP: fp.key.qp}.String()
@@ -106,10 +125,10 @@ func gather(srcs []Source) map[string]*merged {
 				out[name] = m
 			}
 			for _, p := range fp.plain {
-				m.pts = append(m.pts, filePoint{p, fi})
+				m.pts = append(m.pts, at(p))
 			}
 			for _, p := range fp.marked {
-				m.pts = append(m.pts, filePoint{p, fi})
+				m.pts = append(m.pts, at(p))
 			}
 			m.packets += fp.nPlain + uint64(len(fp.marked)) + fp.markedDropped
 			m.stride = max(m.stride, fp.stride)
@@ -177,7 +196,7 @@ func pairFlows(rep *analyze.Report, pts []*merged) []int {
 // that sends them (i itself when it has requests, else its peer) with the
 // ACKs, NAKs, READ responses and CNPs of the other.
 // It draws at most budget points (decimate).
-func buildChart(rep *analyze.Report, i int, peer []int, pts []*merged, kinds map[fileFrame]uint8, t0 int64, budget int) *chartData {
+func buildChart(rep *analyze.Report, i int, peer []int, pts []*merged, kinds map[fileFrame]uint8, fileIdx map[string]int, t0 int64, budget int) *chartData {
 	data, resp := chartFlows(rep, i, peer)
 	ch := &chartData{DataFlow: data, RespFlow: resp, Stride: 1, Gaps: []chartGap{}}
 	var sel []filePoint
@@ -190,10 +209,10 @@ func buildChart(rep *analyze.Report, i int, peer []int, pts []*merged, kinds map
 	keep, stride, dropped := decimate(sel, budget)
 	ch.Stride *= stride
 	ch.MarkedDropped += dropped
-	multi := severalFiles(sel)
+	multi := len(fileIdx) > 1 // the page shows several files: each point names its own
 	frameAt := ch.addPoints(sel, keep, multi, kinds, t0)
 	if data >= 0 {
-		ch.addGaps(rep.Flows[data].Requests.Gaps, frameAt, multi)
+		ch.addGaps(rep.Flows[data].Requests.Gaps, frameAt, fileIdx, multi)
 	}
 	return ch
 }
@@ -230,26 +249,15 @@ func (ch *chartData) take(sel []filePoint, pts []*merged, j int, want func(uint8
 	return sel
 }
 
-// sortByTime sorts the points by time, then by frame, keeping the order
-// of equal ones.
+// sortByTime sorts the points by time, then in the order their source
+// read them (seq), keeping the order of equal ones.
 func sortByTime(sel []filePoint) {
 	sort.SliceStable(sel, func(a, b int) bool {
 		if sel[a].ns != sel[b].ns {
 			return sel[a].ns < sel[b].ns
 		}
-		return sel[a].frame < sel[b].frame
+		return sel[a].seq < sel[b].seq
 	})
-}
-
-// severalFiles reports whether any point is of a file other than the
-// first.
-func severalFiles(sel []filePoint) bool {
-	for _, p := range sel {
-		if p.file != 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // psnUnwrapper unwraps the PSNs of points in time order across 2^24.
@@ -316,13 +324,14 @@ func (ch *chartData) addPoints(sel []filePoint, keep []bool, multi bool, kinds m
 
 // addGaps adds the data flow's PSN gaps to the chart, each placed on
 // the frame that jumped over it when that frame is drawn (frameAt) and
-// the points are of one file.
-func (ch *chartData) addGaps(gaps []analyze.Gap, frameAt map[fileFrame]int, multi bool) {
+// the gap names its file (files read as one capture) or the points are
+// of one file.
+func (ch *chartData) addGaps(gaps []analyze.Gap, frameAt map[fileFrame]int, fileIdx map[string]int, multi bool) {
 	for _, g := range gaps {
 		cg := chartGap{Count: g.Count, Frame: g.Frame, TNs: -1}
 		// The gap ends just below the PSN of the frame that jumped
 		// over it; place it on that frame's unwrapped PSN.
-		if k, ok := frameAt[fileFrame{0, g.Frame}]; ok && !multi {
+		if k, ok := frameAt[fileFrame{fileIdx[g.File], g.Frame}]; ok && (!multi || g.File != "") {
 			cg.TNs = ch.TNs[k]
 			top := ch.Y[k] - int64((ch.PSN[k]-g.To)&0xFFFFFF)
 			cg.To, cg.From = top, top-int64(g.Count)+1

@@ -87,9 +87,15 @@ func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error 
 	d := pageData{Title: title, Report: rep, Limits: DefaultLimits, FlowsTotal: len(rep.Flows),
 		Bounds: pageBounds{Rows: MaxFlowRows, Charts: MaxCharts, Points: MaxChartPoints}}
 	fileIdx := map[string]int{}
-	for i, s := range srcs {
-		d.Files = append(d.Files, s.Name)
-		fileIdx[s.Name] = i
+	for _, s := range srcs {
+		names := []string{s.Name}
+		if s.Files != nil && len(s.Files.Names()) > 1 {
+			names = s.Files.Names()
+		}
+		for _, name := range names {
+			fileIdx[name] = len(d.Files)
+			d.Files = append(d.Files, name)
+		}
 		if s.Collector != nil {
 			d.Limits = s.Collector.lim
 		}
@@ -109,7 +115,7 @@ func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error 
 		}
 		kinds[fileFrame{fileIdx[fd.File], fd.Frame}] |= b // a single file's findings name no file: index 0
 	}
-	byName := gather(srcs)
+	byName := gather(srcs, fileIdx)
 	pts := make([]*merged, len(rep.Flows))
 	all := make(map[analyze.FlowID]int, len(rep.Flows))
 	for i := range rep.Flows {
@@ -158,7 +164,7 @@ func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error 
 			Tput:       tputData{TNs: []int64{}, PayloadBps: []float64{}, WireBps: []float64{}},
 		}
 		if charted[i] {
-			fe.Chart = buildChart(rep, i, peer, pts, kinds, t0, budget)
+			fe.Chart = buildChart(rep, i, peer, pts, kinds, fileIdx, t0, budget)
 			if fe.Chart != nil {
 				fe.Chart.DataFlow, fe.Chart.RespFlow = remap(fe.Chart.DataFlow), remap(fe.Chart.RespFlow)
 			}
