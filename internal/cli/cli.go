@@ -214,6 +214,15 @@ func (res fileResult) exportFiles(files []string) []string {
 	return files
 }
 
+// pieces are the files of the result's source read as one capture (nil
+// for one file, or files each analyzed on its own).
+func (res fileResult) pieces() *analyze.Pieces {
+	if res.src == nil {
+		return nil
+	}
+	return res.src.pieces
+}
+
 // htmlFiles are the sources of the HTML report, one per collector: the
 // pieces read are one.
 func (res fileResult) htmlFiles(files []string) []string {

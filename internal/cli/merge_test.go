@@ -146,15 +146,7 @@ func localizeJSON(t *testing.T, report string, refs []frameRef) map[string]any {
 		require.Less(t, n, uint64(len(refs)))
 		return refs[n]
 	}
-	frameName := regexp.MustCompile(`frame (\d+)`)
-	detail := func(s string) string {
-		return frameName.ReplaceAllStringFunc(s, func(m string) string {
-			n, err := strconv.ParseUint(m[len("frame "):], 10, 64)
-			require.NoError(t, err)
-			r := refs[n]
-			return fmt.Sprintf("frame %d of %s", r.n, r.file)
-		})
-	}
+	detail := func(s string) string { return localizeDetail(t, s, refs) }
 	local := func(o map[string]any) {
 		r := ref(o["frame"])
 		o["frame"], o["file"] = float64(r.n), r.file
@@ -360,4 +352,82 @@ func TestHTMLMergedByTime(t *testing.T) {
 			assert.Positive(t, drawn)
 		})
 	}
+}
+
+// TestTraceMergedByTime: the --trace timeline of files merged by time has
+// the messages and findings of the timeline of mergecap's file of them,
+// each frame named by its file and its number there (found by review:
+// messages named frames by their place in the stream, and findings by
+// their number in a file they did not name).
+func TestTraceMergedByTime(t *testing.T) {
+	mergecap, err := exec.LookPath("mergecap")
+	if err != nil {
+		testenv.Tshark(t)
+		t.Skipf("mergecap not installed (it comes with tshark): %v", err)
+	}
+	dir := t.TempDir()
+	odd, even := filepath.Join(dir, "odd.pcap"), filepath.Join(dir, "even.pcap")
+	src := "../../testdata/loss_nak_gobackn.pcap"
+	rewriteCapture(t, src, odd, func(n int, _ *gopacket.CaptureInfo) bool { return n%2 == 0 })
+	rewriteCapture(t, src, even, func(n int, _ *gopacket.CaptureInfo) bool { return n%2 == 1 })
+	merged := filepath.Join(dir, "merged.pcap")
+	out, err := exec.Command(mergecap, "-F", "nsecpcap", "-w", merged, odd, even).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	refs := mergedRefs(t, merged, []string{odd, even})
+	type event struct {
+		Ph   string         `json:"ph"`
+		Name string         `json:"name"`
+		Ts   float64        `json:"ts"`
+		Args map[string]any `json:"args"`
+	}
+	events := func(files ...string) []event {
+		path := filepath.Join(t.TempDir(), "t.json")
+		code, _, errs := runCLI(append([]string{"-j", "1", "-o", "json", "--trace", path}, files...)...)
+		require.Equal(t, 0, code, errs)
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		var tr struct {
+			TraceEvents []event `json:"traceEvents"`
+		}
+		require.NoError(t, json.Unmarshal(b, &tr))
+		var out []event
+		for _, ev := range tr.TraceEvents {
+			if ev.Ph == "X" || ev.Ph == "i" {
+				out = append(out, ev)
+			}
+		}
+		return out
+	}
+	want, got := events(merged), events(odd, even)
+	require.Len(t, got, len(want))
+	named := 0
+	for i, w := range want {
+		g := got[i]
+		require.Equal(t, w.Ph+" "+w.Name, g.Ph+" "+g.Name, "event %d", i)
+		assert.Equal(t, w.Ts, g.Ts)
+		for _, k := range [][2]string{{"frame", "file"}, {"first_frame", "first_file"}} {
+			fr, ok := w.Args[k[0]].(float64)
+			if !ok || fr == 0 {
+				continue
+			}
+			r := refs[uint64(fr)]
+			assert.Equal(t, r, frameRef{fmt.Sprint(g.Args[k[1]]), uint64(g.Args[k[0]].(float64))}, "event %d %s", i, k[0])
+			named++
+		}
+		if d, ok := w.Args["detail"].(string); ok {
+			assert.Equal(t, localizeDetail(t, d, refs), g.Args["detail"])
+		}
+	}
+	assert.Positive(t, named)
+}
+
+// localizeDetail names each "frame N" of a finding's detail by its file
+// and its number there (refs), as the report of files read as one does.
+func localizeDetail(t *testing.T, s string, refs []frameRef) string {
+	return regexp.MustCompile(`frame (\d+)`).ReplaceAllStringFunc(s, func(m string) string {
+		n, err := strconv.ParseUint(m[len("frame "):], 10, 64)
+		require.NoError(t, err)
+		r := refs[n]
+		return fmt.Sprintf("frame %d of %s", r.n, r.file)
+	})
 }

@@ -224,17 +224,13 @@ func (r *runner) writeOutputs(files []string, results []fileResult, merged *anal
 		}
 	}
 	if r.cfg.html != "" {
-		var pieces *analyze.Pieces
-		if results[0].src != nil {
-			pieces = results[0].src.pieces
-		}
-		if err := r.writeHTML(results[0].htmlFiles(files), merged, collectors, pieces); err != nil {
+		if err := r.writeHTML(results[0].htmlFiles(files), merged, collectors, results[0].pieces()); err != nil {
 			fmt.Fprintf(r.stderr, "roce-dissect: --html %s: %v\n", r.cfg.html, err)
 			return ExitDamaged
 		}
 	}
 	if r.cfg.trace != "" {
-		if err := r.writeTrace(merged, pts); err != nil {
+		if err := r.writeTrace(merged, pts, results[0].pieces()); err != nil {
 			fmt.Fprintf(r.stderr, "roce-dissect: --trace %s: %v\n", r.cfg.trace, err)
 			return ExitDamaged
 		}

@@ -55,10 +55,13 @@ func (r *runner) traceMessages(index int) func(analyze.Message) {
 
 // writeTrace writes the --trace timeline of the (filtered, merged) report,
 // the files of capture points (pts, nil for none) on its clock.
-func (r *runner) writeTrace(rep *analyze.Report, pts *points.Report) error {
+func (r *runner) writeTrace(rep *analyze.Report, pts *points.Report, pieces *analyze.Pieces) error {
 	srcs := make([]trace.Source, len(r.traces))
 	for i := range srcs {
 		srcs[i] = trace.Source{Name: r.traceFiles[i], Collector: r.traces[i]}
+		if len(srcs) == 1 {
+			srcs[i].Files = pieces // several files read as one: their frames named by file
+		}
 		for _, pf := range ptsFiles(pts) {
 			if pf.File == displayName(r.traceFiles[i]) {
 				srcs[i].ClockOffset = time.Duration(pf.ClockOffsetNs)

@@ -22,6 +22,11 @@ type Source struct {
 	// (a capture point's, points.File.ClockOffsetNs): its messages and
 	// CNPs are moved back by it.
 	ClockOffset time.Duration
+	// Files, when not nil, are the files read as one capture (pieces, or
+	// files merged by time) that the Collector's messages are of: their
+	// frames are numbered in the stream, and Files name each one's file
+	// and number, as the report's findings do.
+	Files *analyze.Pieces
 }
 
 // place is where a flow's events go: a process and a thread.
@@ -143,8 +148,15 @@ func (tw *writer) sourceEvents(pid int, src Source, shown map[analyze.FlowID]boo
 		}
 		switch ev.kind {
 		case evMessage:
+			first, frame := ev.first, ev.frame
+			var files string
+			if firstFile, n := src.Files.Ref(first); firstFile != "" { // several files: each frame named by its own
+				lastFile, m := src.Files.Ref(frame)
+				first, frame = n, m
+				files = fmt.Sprintf(`,"first_file":%s,"file":%s`, quote(firstFile), quote(lastFile))
+			}
 			tw.event(pid, ev.t.tid, "X", messageName(ev.op), ev.start-off, ev.end-ev.start,
-				fmt.Sprintf(`"args":{"bytes":%d,"first_frame":%d,"frame":%d,"opcode":%q}`, ev.value, ev.first, ev.frame, ev.op.String()))
+				fmt.Sprintf(`"args":{"bytes":%d,"first_frame":%d,"frame":%d,"opcode":%q%s}`, ev.value, first, frame, ev.op.String(), files))
 		case evCNP:
 			tw.event(pid, ev.t.tid, "C", "CNPs "+ev.t.key.id().String(), ev.start-off, -1,
 				fmt.Sprintf(`"args":{"cnps":%d}`, ev.value))
@@ -165,6 +177,9 @@ func (tw *writer) findings(fds []analyze.Finding, places map[analyze.FlowID]plac
 			pl = place{pid, 1}
 		}
 		args := fmt.Sprintf(`"s":"t","args":{"severity":%s,"detail":%s,"frame":%d`, quote(fd.Severity.String()), quote(fd.Detail), fd.Frame)
+		if fd.File != "" {
+			args += `,"file":` + quote(fd.File)
+		}
 		if fd.Flow != (analyze.FlowID{}) {
 			args += `,"flow":` + quote(fd.Flow.String())
 		}
