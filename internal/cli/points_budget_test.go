@@ -56,6 +56,9 @@ func TestCapturePointsOwnBudget(t *testing.T) {
 	require.Zero(t, one.Capture.FlowsDropped)
 	both := read(a, b)
 	require.NotNil(t, both.Points, "the files are capture points")
+	// Their heads (CM handshakes) did not say so; their whole samples did.
+	_, text, _ := runCLI(append(caps[:4:4], "--color=never", a, b)...)
+	assert.Contains(t, text, "\n  matched as capture points of one traffic: their packets share transmissions\n")
 	assert.Equal(t, len(one.Connections), len(both.Connections))
 	assert.Equal(t, len(one.Flows), len(both.Flows))
 	assert.Zero(t, both.Capture.ConnectionsDropped)

@@ -75,10 +75,10 @@ func (r *runner) reportFiles(ctx context.Context, files []string) int {
 		}
 		r.notPieces = why
 	}
-	if why == whyPoints && len(files) > points.MaxFiles {
+	if (why == whyPoints || why == whyPointsWhole) && len(files) > points.MaxFiles {
 		// Matched, they would cost every file a comparison with every
 		// other; merged, they would count each transmission once per file.
-		fmt.Fprintf(r.stderr, "roce-dissect: the %d files are capture points of the same traffic (their first packets share transmissions), and at most %d points are matched: give at most %d of them (run 'roce-dissect --help' for the flags and examples)\n", len(files), points.MaxFiles, points.MaxFiles)
+		fmt.Fprintf(r.stderr, "roce-dissect: the %d files are capture points of the same traffic (%s), and at most %d points are matched: give at most %d of them (run 'roce-dissect --help' for the flags and examples)\n", len(files), why, points.MaxFiles, points.MaxFiles)
 		return ExitUsage
 	}
 	results, samplers, collectors := r.analyzeAll(ctx, files, r.jobs())

@@ -12,8 +12,8 @@ import (
 
 // wholeSamples samples the transmissions of every frame of each file (on
 // the cores -j allows) and says whether they are capture points of one
-// traffic (whyPoints), files that share transmissions but are not
-// (whyApart, with the notes of r.apart), or neither (""): unrelated files,
+// traffic (whyPointsWhole), files that share transmissions but are not
+// (whyApartWhole, with the notes of r.apart), or neither (""): unrelated files,
 // merged by time. Their first frames (piecesOf) may share none although
 // they are points: a later start, or heads of CM handshakes alone.
 //
@@ -46,7 +46,7 @@ func (r *runner) wholeSamples(ctx context.Context, files []string) string {
 	samplers = nil
 	runtime.GC()
 	if len(est.Groups) > 0 {
-		return whyPoints
+		return whyPointsWhole
 	}
 	r.apart = r.apart[:0]
 	mostly := false
@@ -55,7 +55,14 @@ func (r *runner) wholeSamples(ctx context.Context, files []string) string {
 		mostly = mostly || p.Mostly()
 	}
 	if mostly {
-		return whyApart
+		return whyApartWhole
 	}
 	return ""
 }
+
+// whyPointsWhole and whyApartWhole are wholeSamples' reasons, as
+// whyPoints and whyApart are piecesOf's from the files' first frames.
+const (
+	whyPointsWhole = "their packets share transmissions"
+	whyApartWhole  = "their packets share transmissions, but they are not capture points of one traffic"
+)
