@@ -76,16 +76,10 @@ type findingExtra struct {
 	TNs  int64 `json:"t_ns"`
 }
 
-// Write renders rep as one self-contained HTML page. srcs are the capture
-// files with the Collectors fed with their packets, in the order their
-// findings name them; title heads the page.
-func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error {
-	var t0 int64
-	if rep.Capture.FirstTime != nil {
-		t0 = rep.Capture.FirstTime.UnixNano()
-	}
-	d := pageData{Title: title, Report: rep, Limits: DefaultLimits, FlowsTotal: len(rep.Flows),
-		Bounds: pageBounds{Rows: MaxFlowRows, Charts: MaxCharts, Points: MaxChartPoints}}
+// addFiles lists the page's files, those of a source of several files
+// read as one (Source.Files) each, and takes the sources' limits; it
+// returns each file's index by name.
+func (d *pageData) addFiles(srcs []Source) map[string]int {
 	fileIdx := map[string]int{}
 	for _, s := range srcs {
 		names := []string{s.Name}
@@ -100,6 +94,20 @@ func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error 
 			d.Limits = s.Collector.lim
 		}
 	}
+	return fileIdx
+}
+
+// Write renders rep as one self-contained HTML page. srcs are the capture
+// files with the Collectors fed with their packets, in the order their
+// findings name them; title heads the page.
+func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error {
+	var t0 int64
+	if rep.Capture.FirstTime != nil {
+		t0 = rep.Capture.FirstTime.UnixNano()
+	}
+	d := pageData{Title: title, Report: rep, Limits: DefaultLimits, FlowsTotal: len(rep.Flows),
+		Bounds: pageBounds{Rows: MaxFlowRows, Charts: MaxCharts, Points: MaxChartPoints}}
+	fileIdx := d.addFiles(srcs)
 	kinds := map[fileFrame]uint8{}
 	for _, fd := range rep.Findings {
 		var b uint8
