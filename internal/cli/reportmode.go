@@ -13,9 +13,12 @@ import (
 	"github.com/roce-dissect/roce-dissect/report"
 )
 
-// reportMode analyzes the files and prints the report(s): the pieces of
-// one capture as one stream (source.go), other files each on its own, in
-// parallel, merged or matched as capture points.
+// reportMode analyzes the files and prints the report: the pieces of one
+// capture as one stream (source.go), capture points each on its own and
+// matched, unrelated files merged by time as one stream (merge.go), and
+// files that share transmissions without being points, or several with
+// one read once among them, each on its own, in parallel, their reports
+// merged.
 func (r *runner) reportMode(ctx context.Context, files []string) int {
 	files, status := r.openable(files)
 	if len(files) == 0 {
@@ -91,9 +94,10 @@ func (r *runner) reportFiles(ctx context.Context, files []string) int {
 	return r.writeReports(ctx, files, results, samplers, collectors)
 }
 
-// analyzeSource analyzes the pieces of one capture as one stream, with
-// fresh budgets, on the cores -j allows, and names the pieces read in
-// the report (Capture.Files).
+// analyzeSource analyzes the files of one capture as one stream (the
+// pieces of a rotation, or files merged by time), with fresh budgets, on
+// the cores -j allows, and names the files read in the report
+// (Capture.Files, FilesMerged).
 func (r *runner) analyzeSource(ctx context.Context, src *source) (fileResult, []*htmlreport.Collector) {
 	r.progress = startProgress(r.cfg.progress, r.stderr)
 	r.flowBudget = analyze.NewFlowBudget(r.cfg.maxFlows)
