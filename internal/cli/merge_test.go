@@ -39,11 +39,7 @@ import (
 //   - a rotation's second piece moved back into the first one's time;
 //   - two unrelated captures of other addresses that begin together.
 func TestMergedByTime(t *testing.T) {
-	mergecap, err := exec.LookPath("mergecap")
-	if err != nil {
-		testenv.Tshark(t) // CI requires Wireshark's tools: fails there, skips elsewhere
-		t.Skipf("mergecap not installed (it comes with tshark): %v", err)
-	}
+	mergecap := mergecapPath(t)
 	dir := t.TempDir()
 	mix := generate(t, dir, "mix.pcap", synth.Config{Scenario: synth.ScenarioMix, Packets: 3000, QPs: 24, Seed: 5})
 	odd, even := filepath.Join(dir, "odd.pcap"), filepath.Join(dir, "even.pcap")
@@ -311,11 +307,7 @@ func htmlPage(t *testing.T, files ...string) (names []string, charts []*htmlChar
 // and its number there (found by review: points were named by the
 // stream's number, and the gaps of a drop placed at PSN -16775211).
 func TestHTMLMergedByTime(t *testing.T) {
-	mergecap, err := exec.LookPath("mergecap")
-	if err != nil {
-		testenv.Tshark(t)
-		t.Skipf("mergecap not installed (it comes with tshark): %v", err)
-	}
+	mergecap := mergecapPath(t)
 	for _, src := range []string{"../../testdata/tap_drop.pcap", "../../testdata/mix_small.pcap"} {
 		t.Run(filepath.Base(src), func(t *testing.T) {
 			dir := t.TempDir()
@@ -360,11 +352,7 @@ func TestHTMLMergedByTime(t *testing.T) {
 // messages named frames by their place in the stream, and findings by
 // their number in a file they did not name).
 func TestTraceMergedByTime(t *testing.T) {
-	mergecap, err := exec.LookPath("mergecap")
-	if err != nil {
-		testenv.Tshark(t)
-		t.Skipf("mergecap not installed (it comes with tshark): %v", err)
-	}
+	mergecap := mergecapPath(t)
 	dir := t.TempDir()
 	odd, even := filepath.Join(dir, "odd.pcap"), filepath.Join(dir, "even.pcap")
 	src := "../../testdata/loss_nak_gobackn.pcap"
@@ -430,4 +418,21 @@ func localizeDetail(t *testing.T, s string, refs []frameRef) string {
 		r := refs[n]
 		return fmt.Sprintf("frame %d of %s", r.n, r.file)
 	})
+}
+
+// mergecapPath returns the path of Wireshark's mergecap, the oracle of the
+// merge by time. It comes with tshark (wireshark-common): without it the
+// test is skipped, except in CI, where the comparison must not drop out
+// (testenv.MustHaveTshark).
+func mergecapPath(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("mergecap")
+	if err == nil {
+		return path
+	}
+	if testenv.MustHaveTshark(os.Getenv) {
+		t.Fatalf("mergecap not installed, and CI requires the comparison with Wireshark's merge: %v", err)
+	}
+	t.Skipf("mergecap not installed (it comes with tshark): %v", err)
+	return ""
 }
