@@ -42,9 +42,7 @@ func TestMergedByTime(t *testing.T) {
 	mergecap := mergecapPath(t)
 	dir := t.TempDir()
 	mix := generate(t, dir, "mix.pcap", synth.Config{Scenario: synth.ScenarioMix, Packets: 3000, QPs: 24, Seed: 5})
-	odd, even := filepath.Join(dir, "odd.pcap"), filepath.Join(dir, "even.pcap")
-	rewriteCapture(t, mix, odd, func(n int, _ *gopacket.CaptureInfo) bool { return n%2 == 0 })
-	rewriteCapture(t, mix, even, func(n int, _ *gopacket.CaptureInfo) bool { return n%2 == 1 })
+	odd, even := splitOddEven(t, mix, dir)
 	rot, ok := rotate(t, dir, "../../testdata/loss_nak_gobackn.pcap", 2)
 	require.True(t, ok)
 	shifted := filepath.Join(dir, "shifted.pcap")
@@ -183,9 +181,7 @@ func localizeJSON(t *testing.T, report string, refs []frameRef) map[string]any {
 func TestExportMerged(t *testing.T) {
 	dir := t.TempDir()
 	mix := generate(t, dir, "mix.pcap", synth.Config{Scenario: synth.ScenarioMix, Packets: 1500, QPs: 12, Seed: 9})
-	odd, even := filepath.Join(dir, "odd.pcap"), filepath.Join(dir, "even.pcap")
-	rewriteCapture(t, mix, odd, func(n int, _ *gopacket.CaptureInfo) bool { return n%2 == 0 })
-	rewriteCapture(t, mix, even, func(n int, _ *gopacket.CaptureInfo) bool { return n%2 == 1 })
+	odd, even := splitOddEven(t, mix, dir)
 	exp := filepath.Join(dir, "export")
 	code, out, errs := runCLI("-o", "json", "--export", exp, odd, even)
 	require.Equal(t, 0, code, errs)
@@ -221,9 +217,7 @@ func TestExportMerged(t *testing.T) {
 func TestMergedByTimeCaps(t *testing.T) {
 	dir := t.TempDir()
 	mix := generate(t, dir, "mix.pcap", synth.Config{Scenario: synth.ScenarioMix, Packets: 3000, QPs: 24, Seed: 6})
-	odd, even := filepath.Join(dir, "odd.pcap"), filepath.Join(dir, "even.pcap")
-	rewriteCapture(t, mix, odd, func(n int, _ *gopacket.CaptureInfo) bool { return n%2 == 0 })
-	rewriteCapture(t, mix, even, func(n int, _ *gopacket.CaptureInfo) bool { return n%2 == 1 })
+	odd, even := splitOddEven(t, mix, dir)
 	for _, caps := range [][]string{{"--max-flows", "10"}, {"--max-connections", "3"}} {
 		args := append([]string{"-o", "json"}, caps...)
 		code, want, errs := runCLI(append(append(args, "-j", "1"), odd, even)...)
@@ -311,9 +305,7 @@ func TestHTMLMergedByTime(t *testing.T) {
 	for _, src := range []string{"../../testdata/tap_drop.pcap", "../../testdata/mix_small.pcap"} {
 		t.Run(filepath.Base(src), func(t *testing.T) {
 			dir := t.TempDir()
-			odd, even := filepath.Join(dir, "odd.pcap"), filepath.Join(dir, "even.pcap")
-			rewriteCapture(t, src, odd, func(n int, _ *gopacket.CaptureInfo) bool { return n%2 == 0 })
-			rewriteCapture(t, src, even, func(n int, _ *gopacket.CaptureInfo) bool { return n%2 == 1 })
+			odd, even := splitOddEven(t, src, dir)
 			merged := filepath.Join(dir, "merged.pcap")
 			out, err := exec.Command(mergecap, "-F", "nsecpcap", "-w", merged, odd, even).CombinedOutput()
 			require.NoError(t, err, "%s", out)
@@ -354,10 +346,7 @@ func TestHTMLMergedByTime(t *testing.T) {
 func TestTraceMergedByTime(t *testing.T) {
 	mergecap := mergecapPath(t)
 	dir := t.TempDir()
-	odd, even := filepath.Join(dir, "odd.pcap"), filepath.Join(dir, "even.pcap")
-	src := "../../testdata/loss_nak_gobackn.pcap"
-	rewriteCapture(t, src, odd, func(n int, _ *gopacket.CaptureInfo) bool { return n%2 == 0 })
-	rewriteCapture(t, src, even, func(n int, _ *gopacket.CaptureInfo) bool { return n%2 == 1 })
+	odd, even := splitOddEven(t, "../../testdata/loss_nak_gobackn.pcap", dir)
 	merged := filepath.Join(dir, "merged.pcap")
 	out, err := exec.Command(mergecap, "-F", "nsecpcap", "-w", merged, odd, even).CombinedOutput()
 	require.NoError(t, err, "%s", out)
@@ -435,4 +424,15 @@ func mergecapPath(t *testing.T) string {
 	}
 	t.Skipf("mergecap not installed (it comes with tshark): %v", err)
 	return ""
+}
+
+// splitOddEven writes the odd frames (1st, 3rd, …) and the even frames
+// of the capture src to odd.pcap and even.pcap in dir: two files whose
+// frames alternate, every transmission in one of them only.
+func splitOddEven(t *testing.T, src, dir string) (odd, even string) {
+	t.Helper()
+	odd, even = filepath.Join(dir, "odd.pcap"), filepath.Join(dir, "even.pcap")
+	rewriteCapture(t, src, odd, func(n int, _ *gopacket.CaptureInfo) bool { return n%2 == 0 })
+	rewriteCapture(t, src, even, func(n int, _ *gopacket.CaptureInfo) bool { return n%2 == 1 })
+	return odd, even
 }

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -10,11 +8,9 @@ import (
 	"time"
 
 	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/roce-dissect/roce-dissect/capture"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
 )
 
@@ -110,26 +106,7 @@ func TestRotationResendAcrossSeam(t *testing.T) {
 // another, to out (pcap, ns).
 func concatCaptures(t *testing.T, out string, ins ...string) {
 	t.Helper()
-	f, err := os.Create(out)
-	require.NoError(t, err)
-	w := pcapgo.NewWriterNanos(f)
-	for k, in := range ins {
-		cr, err := capture.Open(in)
-		require.NoError(t, err)
-		for n := 0; ; n++ {
-			ci, data, lt, err := cr.Next()
-			if err == io.EOF {
-				break
-			}
-			require.NoError(t, err)
-			if k == 0 && n == 0 {
-				require.NoError(t, w.WriteFileHeader(262144, lt))
-			}
-			require.NoError(t, w.WritePacket(ci, data))
-		}
-		require.NoError(t, cr.Close())
-	}
-	require.NoError(t, f.Close())
+	copyCaptures(t, out, nil, ins...)
 }
 
 // TestApartFromAGroup: beside two capture points of one traffic (one of

@@ -82,24 +82,37 @@ func shiftCapture(t *testing.T, in, out string, d time.Duration) {
 // says false of.
 func rewriteCapture(t *testing.T, in, out string, edit func(n int, ci *gopacket.CaptureInfo) bool) {
 	t.Helper()
-	cr, err := capture.Open(in)
-	require.NoError(t, err)
-	defer cr.Close()
+	copyCaptures(t, out, edit, in)
+}
+
+// copyCaptures writes the frames of the captures ins, one after another,
+// to out (pcap, ns), each as edit (when not nil) changes its CaptureInfo,
+// leaving out the frames (numbered from 0 in their file) edit says false
+// of.
+func copyCaptures(t *testing.T, out string, edit func(n int, ci *gopacket.CaptureInfo) bool, ins ...string) {
+	t.Helper()
 	f, err := os.Create(out)
 	require.NoError(t, err)
 	w := pcapgo.NewWriterNanos(f)
-	for n := 0; ; n++ {
-		ci, data, lt, err := cr.Next()
-		if err == io.EOF {
-			break
-		}
+	header := false
+	for _, in := range ins {
+		cr, err := capture.Open(in)
 		require.NoError(t, err)
-		if n == 0 {
-			require.NoError(t, w.WriteFileHeader(262144, lt))
+		for n := 0; ; n++ {
+			ci, data, lt, err := cr.Next()
+			if err == io.EOF {
+				break
+			}
+			require.NoError(t, err)
+			if !header {
+				require.NoError(t, w.WriteFileHeader(262144, lt))
+				header = true
+			}
+			if edit == nil || edit(n, &ci) {
+				require.NoError(t, w.WritePacket(ci, data))
+			}
 		}
-		if edit(n, &ci) {
-			require.NoError(t, w.WritePacket(ci, data))
-		}
+		require.NoError(t, cr.Close())
 	}
 	require.NoError(t, f.Close())
 }
