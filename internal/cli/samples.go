@@ -48,13 +48,7 @@ func (r *runner) wholeSamples(ctx context.Context, files []string) string {
 	if len(est.Groups) > 0 {
 		return whyPointsWhole
 	}
-	r.apart = r.apart[:0]
-	mostly := false
-	for _, p := range est.Apart {
-		r.apart = append(r.apart, p.Why(displayName(files[p.A]), displayName(files[p.B])))
-		mostly = mostly || p.Mostly()
-	}
-	if mostly {
+	if r.noteApart(est, files) {
 		return whyApartWhole
 	}
 	return ""

@@ -70,11 +70,7 @@ func mergedOf(files []string) *source {
 	if len(files) < 2 || slices.ContainsFunc(files, readOnce) {
 		return nil
 	}
-	names := make([]string, len(files))
-	for i, f := range files {
-		names[i] = displayName(f)
-	}
-	return &source{files: files, pieces: analyze.NewPieces(names), read: make([]pieceRead, len(files)), merged: true}
+	return &source{files: files, pieces: newPieces(files), read: make([]pieceRead, len(files)), merged: true}
 }
 
 // notPiecesError says the files turned out not to follow one another in
@@ -134,15 +130,10 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 	if len(est.Groups) > 0 {
 		return nil, whyPoints
 	}
-	for _, p := range est.Apart {
-		r.apart = append(r.apart, p.Why(displayName(files[p.A]), displayName(files[p.B])))
-	}
-	for _, p := range est.Apart {
-		if p.Mostly() {
-			// The pieces of one capture share no more than a resend
-			// across their seam, whatever their clocks say.
-			return nil, whyApart
-		}
+	if r.noteApart(est, files) {
+		// The pieces of one capture share no more than a resend across
+		// their seam, whatever their clocks say.
+		return nil, whyApart
 	}
 	// The samples are garbage now, a few megabytes that would otherwise
 	// set the heap's size for the run (GOGC doubles the live heap).
@@ -164,12 +155,29 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 		src.files = append(src.files, p.name)
 		src.starts = append(src.starts, p.start)
 	}
-	names := make([]string, len(src.files))
-	for i, f := range src.files {
+	src.pieces = newPieces(src.files)
+	return src, ""
+}
+
+// newPieces returns the Pieces of files, named as the report names them.
+func newPieces(files []string) *analyze.Pieces {
+	names := make([]string, len(files))
+	for i, f := range files {
 		names[i] = displayName(f)
 	}
-	src.pieces = analyze.NewPieces(names)
-	return src, ""
+	return analyze.NewPieces(names)
+}
+
+// noteApart notes in r.apart why each pair of the files that share
+// transmissions is not capture points of one traffic (est.Apart), and
+// reports whether a pair shares most of the smaller file's.
+func (r *runner) noteApart(est points.Estimate, files []string) (mostly bool) {
+	r.apart = r.apart[:0]
+	for _, p := range est.Apart {
+		r.apart = append(r.apart, p.Why(displayName(files[p.A]), displayName(files[p.B])))
+		mostly = mostly || p.Mostly()
+	}
+	return mostly
 }
 
 // whyPoints is piecesOf's reason when files are capture points of one
