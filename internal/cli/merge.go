@@ -13,9 +13,8 @@ import (
 // readMerged reads the files of src merged by time into one stream, as
 // mergecap merges them: each next frame is the earliest of the files'
 // next frames (on a tie, the file given later's, as mergecap takes it),
-// numbered in the stream one
-// after another (analyze.Pieces names it by its file and its number
-// there). Each file is read as readSource reads one (eachFrom, on a
+// numbered in the stream one after another (analyze.Pieces names it by
+// its file and its number there). Each file is read as readSource reads one (eachFrom, on a
 // coroutine that waits while the others' frames are given); start, when
 // not nil, is called with each file once it is open and the function it
 // returns once the file's last frame is given. A file that cannot be
