@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -206,14 +207,22 @@ func TestJSONKeys(t *testing.T) {
 	for _, k := range []string{"src", "dst", "dest_qp", "transport", "packets", "wire_bytes", "payload_bytes", "throughput_bps", "wire_bps"} {
 		get(m, "flows", 0, k)
 	}
-	for _, k := range []string{"psn_first", "psn_last", "missing", "gaps", "retransmitted", "duplicates", "out_of_order"} {
+	for _, k := range []string{"psn_first", "psn_last", "missing", "retransmitted", "duplicates", "out_of_order"} {
 		get(m, "flows", 0, "requests", k)
+	}
+	// A flow writes no null and no empty list: those keys are absent
+	// (docs/json.md). rping's first flow has no gap and no RTT sample.
+	flow0 := get(m, "flows", 0).(map[string]any)
+	assert.NotContains(t, flow0["requests"], "gaps")
+	assert.NotContains(t, flow0["responses"], "rtt")
+	for _, f := range get(m, "flows").([]any) {
+		assertNoNullOrEmptyList(t, "flow", f)
 	}
 	for _, k := range []string{"acks", "naks", "rnr_naks"} {
 		get(m, "flows", 0, "responses", k)
 	}
 	get(m, "flows", 0, "messages", "count")
-	for _, k := range []string{"inferred", "max_payload", "negotiated"} {
+	for _, k := range []string{"max_payload"} { // inferred, negotiated: absent when unknown
 		get(m, "flows", 0, "mtu", k)
 	}
 	get(m, "flows", 0, "congestion", "ecn_ce")
@@ -223,6 +232,25 @@ func TestJSONKeys(t *testing.T) {
 	}
 	assert.IsType(t, "", get(m, "capture", "first_time"), "times are RFC 3339 strings")
 	assert.Regexp(t, `^0x[0-9a-f]{16}$`, get(m, "connections", 0, "service_id"))
+}
+
+// assertNoNullOrEmptyList fails on a null or an empty list anywhere in
+// v, a flow's generic JSON.
+func assertNoNullOrEmptyList(t *testing.T, path string, v any) {
+	t.Helper()
+	switch x := v.(type) {
+	case nil:
+		t.Errorf("%s: null", path)
+	case []any:
+		assert.NotEmpty(t, x, "%s: an empty list", path)
+		for i, e := range x {
+			assertNoNullOrEmptyList(t, fmt.Sprintf("%s[%d]", path, i), e)
+		}
+	case map[string]any:
+		for k, e := range x {
+			assertNoNullOrEmptyList(t, path+"."+k, e)
+		}
+	}
 }
 
 func TestMergeHalves(t *testing.T) {

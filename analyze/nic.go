@@ -28,21 +28,21 @@ type NIC struct {
 	CaptureSide       string `json:"capture_side"`
 	CaptureSideReason string `json:"capture_side_reason"`
 	// NAKResendNs: NAK (PSN sequence error) → first resend; requester side.
-	NAKResendNs *Figure `json:"nak_resend_ns"`
+	NAKResendNs *Figure `json:"nak_resend_ns,omitempty"`
 	// TimeoutNs: resend with no NAK before it → time since the last
 	// transmission of its PSN.
-	TimeoutNs *Figure `json:"timeout_ns"`
+	TimeoutNs *Figure `json:"timeout_ns,omitempty"`
 	// NegotiatedTimeoutNs is the Local ACK Timeout of the connection's CM
-	// REQ (4.096 µs × 2^timeout); null when unknown or infinite (0).
-	NegotiatedTimeoutNs *int64 `json:"negotiated_timeout_ns"`
+	// REQ (4.096 µs × 2^timeout); nil when unknown or infinite (0).
+	NegotiatedTimeoutNs *int64 `json:"negotiated_timeout_ns,omitempty"`
 	// RNRResendNs: RNR NAK → resend; requester side.
-	RNRResendNs *Figure `json:"rnr_resend_ns"`
+	RNRResendNs *Figure `json:"rnr_resend_ns,omitempty"`
 	// CNPIntervalNs: between two CNPs to this flow's sender QP.
-	CNPIntervalNs *Figure `json:"cnp_interval_ns"`
+	CNPIntervalNs *Figure `json:"cnp_interval_ns,omitempty"`
 	// ECNToCNPNs: ECN-CE marked request → the next CNP; responder side.
-	ECNToCNPNs *Figure `json:"ecn_to_cnp_ns"`
+	ECNToCNPNs *Figure `json:"ecn_to_cnp_ns,omitempty"`
 	// ResponseLatencyNs: request → its ACK; responder side.
-	ResponseLatencyNs *Figure `json:"response_latency_ns"`
+	ResponseLatencyNs *Figure `json:"response_latency_ns,omitempty"`
 	// NAKResendSeenNs, RNRResendSeenNs and ECNToCNPSeenNs are those waits
 	// as the capture saw them where its side does not make them the NIC's
 	// own (a NAK and its resend away from the requester, a CE mark and its
@@ -65,13 +65,13 @@ type NIC struct {
 	CNPTooClose uint64 `json:"cnp_too_close"`
 	// CNPNoSlowdown counts CNPs after which the sender did not slow down.
 	CNPNoSlowdown uint64 `json:"cnp_no_slowdown"`
-	// RequestsPerACK is request packets per ACK (coalescing); null
+	// RequestsPerACK is request packets per ACK (coalescing); nil
 	// without ACKs.
-	RequestsPerACK *float64 `json:"requests_per_ack"`
+	RequestsPerACK *float64 `json:"requests_per_ack,omitempty"`
 	// RateBeforeCNPBps and RateAfterCNPBps are the sender's wire rate over
 	// the nicWindow requests before and after each CNP.
-	RateBeforeCNPBps *Figure `json:"rate_before_cnp_bps"`
-	RateAfterCNPBps  *Figure `json:"rate_after_cnp_bps"`
+	RateBeforeCNPBps *Figure `json:"rate_before_cnp_bps,omitempty"`
+	RateAfterCNPBps  *Figure `json:"rate_after_cnp_bps,omitempty"`
 
 	// For Merge.
 	stats             [nicFigures]*nicStat // nil: no sample (most flows have none: a report of many flows holds no empty figures)

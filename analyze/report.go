@@ -211,6 +211,8 @@ const (
 )
 
 // Flow is the traffic from one network source to one destination QP.
+// Its JSON, and that of the objects in it, writes no null and no empty
+// list: a nil pointer or an empty list is absent (docs/json.md).
 type Flow struct {
 	Src    string `json:"src"`
 	Dst    string `json:"dst"`
@@ -219,7 +221,7 @@ type Flow struct {
 	// unknown (a flow of only opcodes outside the IBTA table).
 	Transport string `json:"transport"`
 	// Connection is the ID of the CM connection this flow belongs to.
-	Connection *int `json:"connection"`
+	Connection *int `json:"connection,omitempty"`
 	// Packets, WireBytes (original frame lengths; of the frames a mirror
 	// or tunnel carried, without its headers: Packet.CarriedLength) and PayloadBytes (IB
 	// payload: no headers, pad or ICRC).
@@ -245,12 +247,13 @@ type Flow struct {
 	PausedNs *int64 `json:"paused_ns,omitempty"`
 
 	// ThroughputBps and WireBps are payload and wire bits per second over
-	// the flow's duration; null for a flow shorter than two packets.
-	ThroughputBps *float64 `json:"throughput_bps"`
-	WireBps       *float64 `json:"wire_bps"`
+	// the flow's duration; nil (absent in JSON) for a flow shorter
+	// than two packets.
+	ThroughputBps *float64 `json:"throughput_bps,omitempty"`
+	WireBps       *float64 `json:"wire_bps,omitempty"`
 	// Series is the throughput per interval (non-empty intervals only).
 	IntervalSeconds float64  `json:"interval_seconds"`
-	Series          []Sample `json:"series"`
+	Series          []Sample `json:"series,omitempty"`
 	// NIC is the NIC behaviour of the request flow of an RC/UC QP pair
 	// (docs/analysis.md, "NIC behaviour"); absent on other flows.
 	NIC *NIC `json:"nic,omitempty"`
@@ -266,8 +269,8 @@ type Flow struct {
 // Requests describes the requester's PSN stream of a flow.
 type Requests struct {
 	Packets  uint64  `json:"packets"`
-	PSNFirst *uint32 `json:"psn_first"`
-	PSNLast  *uint32 `json:"psn_last"`
+	PSNFirst *uint32 `json:"psn_first,omitempty"`
+	PSNLast  *uint32 `json:"psn_last,omitempty"`
 	// Missing is the number of PSNs never seen between PSNFirst and
 	// PSNLast, or from the send PSN of the flow's side of its connection
 	// when the connection was set up in the capture.
@@ -279,7 +282,7 @@ type Requests struct {
 	// requester resent: lost before the responder. The rest of Missing
 	// is of unknown fate.
 	MissingLost   uint64 `json:"missing_lost"`
-	Gaps          []Gap  `json:"gaps"`
+	Gaps          []Gap  `json:"gaps,omitempty"`
 	Retransmitted uint64 `json:"retransmitted"`
 	// RetransmitCauses splits Retransmitted by what preceded each resend.
 	RetransmitCauses RetransmitCauses `json:"retransmit_causes"`
@@ -322,7 +325,7 @@ type Responses struct {
 	AtomicACKs    uint64            `json:"atomic_acks"`
 	// RTT is the request→ACK round-trip time, measured on this flow's
 	// requests against the ACKs of the reverse flow.
-	RTT *RTT `json:"rtt"`
+	RTT *RTT `json:"rtt,omitempty"`
 }
 
 // RTT summarises round-trip samples in nanoseconds.
@@ -347,13 +350,13 @@ type Messages struct {
 
 // MTU is what the flow says about the path MTU.
 type MTU struct {
-	// Inferred is the payload size of FIRST/MIDDLE packets; null when only
+	// Inferred is the payload size of FIRST/MIDDLE packets; nil when only
 	// ONLY/LAST packets were seen.
-	Inferred *int `json:"inferred"`
+	Inferred *int `json:"inferred,omitempty"`
 	// MaxPayload is the largest payload of any packet.
 	MaxPayload int `json:"max_payload"`
 	// Negotiated is the path MTU of the CM connection, if known.
-	Negotiated *int `json:"negotiated"`
+	Negotiated *int `json:"negotiated,omitempty"`
 	// AboveNegotiated counts packets whose payload exceeds Negotiated.
 	AboveNegotiated uint64 `json:"above_negotiated"`
 }

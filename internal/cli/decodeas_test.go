@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -159,6 +160,11 @@ func assertSubset(t *testing.T, path string, want, got any) {
 		return
 	}
 	for k, v := range wm {
+		if l, isList := v.([]any); strings.HasPrefix(path, "flow ") && (v == nil || isList && len(l) == 0) {
+			// docs/json.md: a flow's null and empty-list keys are absent
+			assert.NotContains(t, gm, k, "%s.%s: written though it has nothing to say", path, k)
+			continue
+		}
 		assertSubset(t, path+"."+k, v, gm[k])
 	}
 }
