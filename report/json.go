@@ -2,14 +2,12 @@ package report
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"iter"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/jsonindent"
 	"github.com/roce-dissect/roce-dissect/points"
 )
 
@@ -71,33 +69,30 @@ func Elements[T any](s []T) iter.Seq[any] {
 }
 
 // jsonWriter writes a JSON document's parts: one encoder per indentation
-// prefix, their buffers reused, so that an element costs no garbage but
+// prefix, and one buffer, reused, so that an element costs no garbage but
 // its own.
 type jsonWriter struct {
 	bw   *bufio.Writer
-	buf  bytes.Buffer
-	encs map[string]*json.Encoder
+	buf  []byte
+	encs map[string]*jsonindent.Encoder
 	err  error
 }
 
-// put writes v as encoding/json's MarshalIndent(v, prefix, "  ") does.
-// goccy/go-json encodes it, indenting as it goes, where encoding/json
-// encodes and then indents the whole again: a report of many flows is
-// written in a third of the time (BenchmarkManyFlowsReport), in the same
-// bytes (TestStreamedJSONIsTheReport, FuzzJSONLikeEncodingJSON).
+// put writes v as encoding/json's MarshalIndent(v, prefix, "  ") does,
+// straight into indented form (jsonindent): a report of many flows is
+// written in a fraction of the time (BenchmarkManyFlowsReport), in the
+// same bytes (TestStreamedJSONIsTheReport, FuzzJSONLikeEncodingJSON).
 func (j *jsonWriter) put(prefix string, v any) {
 	if j.err != nil {
 		return
 	}
 	enc := j.encs[prefix]
 	if enc == nil {
-		enc = json.NewEncoder(&j.buf)
-		enc.SetIndent(prefix, "  ")
+		enc = jsonindent.NewEncoder(prefix)
 		j.encs[prefix] = enc
 	}
-	j.buf.Reset()
-	if j.err = enc.Encode(v); j.err == nil {
-		_, j.err = j.bw.Write(bytes.TrimSuffix(j.buf.Bytes(), []byte("\n")))
+	if j.buf, j.err = enc.Append(j.buf[:0], v); j.err == nil {
+		_, j.err = j.bw.Write(j.buf)
 	}
 }
 
@@ -131,7 +126,7 @@ func (j *jsonWriter) list(name string, seq iter.Seq[any], write func(*bufio.Writ
 
 // WriteJSONDocument writes d as roce-dissect -o json does (docs/json.md).
 func WriteJSONDocument(w io.Writer, d *JSONDocument) error {
-	j := &jsonWriter{bw: bufio.NewWriterSize(w, 1<<16), encs: map[string]*json.Encoder{}}
+	j := &jsonWriter{bw: bufio.NewWriterSize(w, 1<<16), encs: map[string]*jsonindent.Encoder{}}
 	j.bw.WriteString("{\n  \"capture\": ")
 	j.put("  ", d.Capture)
 	j.bw.WriteString(",\n")

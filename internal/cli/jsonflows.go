@@ -2,19 +2,17 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"sync"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/jsonindent"
 )
 
 // flowSlot is one flow on its way through writeFlowsJSON: the flow, its
 // JSON once a worker has encoded it (done), or the error of encoding it.
 type flowSlot struct {
 	f    analyze.Flow
-	buf  bytes.Buffer
+	buf  []byte
 	err  error
 	done chan struct{}
 }
@@ -49,12 +47,10 @@ func writeFlowsJSON(bw *bufio.Writer, workers int, next func() (analyze.Flow, bo
 			defer wg.Done()
 			// One encoder into the worker's buffer, which then trades
 			// places with the slot's: no encoder or buffer per flow.
-			var own bytes.Buffer
-			enc := json.NewEncoder(&own)
-			enc.SetIndent("    ", "  ")
+			var own []byte
+			enc := jsonindent.NewEncoder("    ")
 			for s := range jobs {
-				own.Reset()
-				s.err = enc.Encode(&s.f)
+				own, s.err = enc.Append(own[:0], &s.f)
 				s.buf, own = own, s.buf
 				s.f = analyze.Flow{} // its memory goes as soon as it is encoded
 				s.done <- struct{}{}
@@ -80,7 +76,7 @@ func writeFlowsJSON(bw *bufio.Writer, workers int, next func() (analyze.Flow, bo
 					bw.WriteByte(',')
 				}
 				bw.WriteString("\n    ")
-				if _, err := bw.Write(bytes.TrimSuffix(s.buf.Bytes(), []byte("\n"))); err != nil {
+				if _, err := bw.Write(s.buf); err != nil {
 					werr = err
 					close(failed)
 					break

@@ -1,0 +1,255 @@
+package jsonindent
+
+import (
+	"bytes"
+	"encoding"
+	stdjson "encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"time"
+	"unicode"
+	"unsafe"
+
+	json "github.com/goccy/go-json"
+)
+
+// Indent is the indentation of each level, as roce-dissect's JSON is
+// indented.
+const Indent = "  "
+
+// Encoder appends values as encoding/json's MarshalIndent(v, prefix,
+// Indent) writes them, byte for byte. It holds a plan per type, built on
+// first use; a type the plans do not cover (one with its own MarshalJSON
+// or MarshalText but time.Time, an interface, a []byte, a map not keyed by
+// strings, an embedded field, a tag option other than omitempty) is
+// encoded by goccy/go-json, as encoding/json would. An Encoder is for one
+// goroutine.
+type Encoder struct {
+	prefix   string
+	lines    [][]byte // lines[d]: a new line, the prefix and d indents
+	plans    map[reflect.Type]*plan
+	fallback *json.Encoder
+	fbuf     bytes.Buffer
+}
+
+// NewEncoder returns an Encoder for values written after prefix on the
+// first line, and prefix and their indentation on the next ones.
+func NewEncoder(prefix string) *Encoder {
+	e := &Encoder{prefix: prefix, plans: map[reflect.Type]*plan{}}
+	e.fallback = json.NewEncoder(&e.fbuf)
+	e.fallback.SetIndent(prefix, Indent)
+	return e
+}
+
+// Append appends v's JSON to b (without the new line Encoder.Encode of
+// encoding/json ends with). On an error (a NaN, a time beyond year 9999:
+// where encoding/json fails) what b holds beyond its length is undefined.
+func (e *Encoder) Append(b []byte, v any) ([]byte, error) {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() {
+		return append(b, "null"...), nil
+	}
+	p, err := e.plan(rv.Type())
+	if err != nil {
+		return e.appendFallback(b, v)
+	}
+	if rv.Kind() != reflect.Pointer { // a copy to point at
+		c := reflect.New(rv.Type())
+		c.Elem().Set(rv)
+		rv = c
+	} else {
+		p = p.elem
+		if rv.IsNil() {
+			return append(b, "null"...), nil
+		}
+	}
+	return p.encode(e, p, b, rv.UnsafePointer(), 0)
+}
+
+// appendFallback appends v as goccy/go-json encodes it.
+func (e *Encoder) appendFallback(b []byte, v any) ([]byte, error) {
+	e.fbuf.Reset()
+	if err := e.fallback.Encode(v); err != nil {
+		return b, err
+	}
+	return append(b, bytes.TrimSuffix(e.fbuf.Bytes(), []byte("\n"))...), nil
+}
+
+// line is a new line, the prefix and depth indents.
+func (e *Encoder) line(depth int) []byte {
+	for len(e.lines) <= depth {
+		e.lines = append(e.lines, []byte("\n"+e.prefix+strings.Repeat(Indent, len(e.lines))))
+	}
+	return e.lines[depth]
+}
+
+// plan is how values of one type are written.
+type plan struct {
+	t      reflect.Type
+	kind   reflect.Kind
+	encode encodeFunc
+	elem   *plan    // of a pointer, a list or a map
+	fields []field  // of a struct
+	keys   [][]byte // keys[d]: the fields' keys at depth d (key)
+}
+
+// encodeFunc appends the value p points at, of pl's type, at nesting
+// depth.
+type encodeFunc func(e *Encoder, pl *plan, b []byte, p unsafe.Pointer, depth int) ([]byte, error)
+
+// field is a struct field as a plan writes it.
+type field struct {
+	offset      uintptr
+	name        string // quoted, and ": "
+	namesBefore int    // the length of the names of the fields before
+	omitEmpty   bool
+	plan        *plan
+	kind        reflect.Kind // the field's kind, for the scalars written in place
+}
+
+var (
+	marshalerType     = reflect.TypeFor[stdjson.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	timeType          = reflect.TypeFor[time.Time]()
+)
+
+// errNoPlan is the plans' answer for a type they leave to the fallback.
+var errNoPlan = errors.New("jsonindent: no plan")
+
+// plan returns the plan of t, built on first use, or errNoPlan when t is
+// left to the fallback.
+func (e *Encoder) plan(t reflect.Type) (*plan, error) {
+	if p, ok := e.plans[t]; ok {
+		if p == nil {
+			return nil, errNoPlan
+		}
+		return p, nil
+	}
+	p := &plan{t: t, kind: t.Kind()}
+	e.plans[t] = p // before its parts: a type that holds itself finds it
+	if err := e.build(p); err != nil {
+		e.plans[t] = nil
+		return nil, err
+	}
+	return p, nil
+}
+
+// build fills in p's encode and parts.
+func (e *Encoder) build(p *plan) error {
+	t := p.t
+	if t == timeType {
+		p.encode = appendTime
+		return nil
+	}
+	if t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType) ||
+		t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType) {
+		return errNoPlan
+	}
+	var err error
+	switch k := t.Kind(); k {
+	case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		p.encode = scalarEncoder(k)
+	case reflect.Pointer:
+		p.elem, err = e.plan(t.Elem())
+		p.encode = appendPointer
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return errNoPlan // base64
+		}
+		p.elem, err = e.plan(t.Elem())
+		p.encode = appendSlice
+	case reflect.Array:
+		p.elem, err = e.plan(t.Elem())
+		p.encode = appendArray
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			return errNoPlan
+		}
+		p.elem, err = e.plan(t.Elem())
+		p.encode = appendMap
+	case reflect.Struct:
+		err = e.buildStruct(p)
+		p.encode = appendStruct
+	default:
+		return errNoPlan
+	}
+	return err
+}
+
+// buildStruct lists the fields of p's struct as encoding/json writes
+// them.
+func (e *Encoder) buildStruct(p *plan) error {
+	names := map[string]bool{}
+	for i := range p.t.NumField() {
+		sf := p.t.Field(i)
+		if sf.Anonymous {
+			return errNoPlan // embedded fields: encoding/json's rules of precedence
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if opts != "" && opts != "omitempty" {
+			return errNoPlan
+		}
+		if !validTagName(name) {
+			name = sf.Name
+		}
+		if names[name] {
+			return errNoPlan // encoding/json drops both
+		}
+		names[name] = true
+		fp, err := e.plan(sf.Type)
+		if err != nil {
+			return err
+		}
+		f := field{offset: sf.Offset, name: string(appendString(nil, name)) + ": ", omitEmpty: opts == "omitempty", plan: fp, kind: sf.Type.Kind()}
+		if n := len(p.fields); n > 0 {
+			f.namesBefore = p.fields[n-1].namesBefore + len(p.fields[n-1].name)
+		}
+		if !inPlace(f.kind) || sf.Type == timeType {
+			f.kind = reflect.Invalid
+		}
+		p.fields = append(p.fields, f)
+	}
+	return nil
+}
+
+// key is field i's key at depth, after a comma and a new line: a slice
+// of the keys of all p's fields at depth, built on first use in one
+// buffer (",\n" prefix indents "name": for each field, one after the
+// other).
+func (p *plan) key(e *Encoder, i, depth int) []byte {
+	for len(p.keys) <= depth {
+		var all []byte
+		for _, f := range p.fields {
+			all = append(append(append(all, ','), e.line(len(p.keys))...), f.name...)
+		}
+		p.keys = append(p.keys, all)
+	}
+	f := &p.fields[i]
+	line := len(e.lines[depth]) + 1 // the comma and the line, before each name
+	start := i*line + f.namesBefore
+	return p.keys[depth][start : start+line+len(f.name)]
+}
+
+// validTagName is encoding/json's test of a tag's name: other names are
+// ignored for the field's own.
+func validTagName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c) && !unicode.IsLetter(c) && !unicode.IsDigit(c) {
+			return false
+		}
+	}
+	return true
+}

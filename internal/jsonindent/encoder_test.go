@@ -1,0 +1,157 @@
+package jsonindent_test
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/internal/jsonindent"
+)
+
+type inner struct {
+	N  uint16  `json:"n"`
+	F  float32 `json:"f"`
+	On bool    `json:"on,omitempty"`
+}
+
+type kind string
+
+type severityText int
+
+func (s severityText) MarshalText() ([]byte, error) {
+	return []byte("sev<" + string(rune('0'+s)) + ">"), nil
+}
+
+type withMarshaler struct {
+	A int          `json:"a"`
+	S severityText `json:"s"`
+}
+
+type embedded struct {
+	inner
+	X int `json:"x"`
+}
+
+type self struct {
+	Name string  `json:"name"`
+	Next *self   `json:"next,omitempty"`
+	Kids []*self `json:"kids"`
+}
+
+type all struct {
+	S     string            `json:"s"`
+	K     kind              `json:"k"`
+	I     int64             `json:"i"`
+	I8    int8              `json:"i8"`
+	U     uint64            `json:"u"`
+	B     bool              `json:"b"`
+	F     float64           `json:"f"`
+	P     *int              `json:"p"`
+	PO    *int              `json:"po,omitempty"`
+	T     time.Time         `json:"t"`
+	TP    *time.Time        `json:"tp"`
+	L     []inner           `json:"l"`
+	LO    []inner           `json:"lo,omitempty"`
+	Arr   [2]uint8          `json:"arr"`
+	M     map[string]uint64 `json:"m"`
+	MO    map[string]uint64 `json:"mo,omitempty"`
+	In    inner             `json:"in"`
+	Empty struct{}          `json:"empty"`
+	Skip  int               `json:"-"`
+	//lint:ignore SA5008 the name "-", as encoding/json reads this tag: tested on purpose
+	Dash  int `json:"-,"`
+	NoTag int
+	//lint:ignore SA5008 a name encoding/json ignores for the field's: tested on purpose
+	BadTag int `json:"a\\b"`
+	//lint:ignore U1000 encoding/json skips unexported fields: so must the plans
+	unexport int
+	Iface    any            `json:"iface,omitempty"`
+	FO       float64        `json:"fo,omitempty"`
+	ME       map[string]int `json:"me,omitempty"`
+	A0       [0]int         `json:"a0,omitempty"`
+	BO       bool           `json:"bo,omitempty"`
+	IO       int8           `json:"io,omitempty"`
+	SO       string         `json:"so,omitempty"`
+	PP       **inner        `json:"pp"`
+}
+
+// TestLikeEncodingJSON: every value is written as encoding/json's
+// MarshalIndent writes it, or fails where it fails.
+func TestLikeEncodingJSON(t *testing.T) {
+	one := 1
+	when := time.Date(2026, 12, 2, 4, 5, 6, 7000, time.UTC)
+	zone := time.Date(2026, 12, 2, 4, 5, 6, 0, time.FixedZone("x", -(5*3600+30*60)))
+	full := all{
+		S: "a<b>&c \"q\" \\ \b\f\n\r\t\x01\x7f µs \xff\xfe \u2028\u2029 ✓", K: "rc", I: math.MinInt64, I8: -8, U: math.MaxUint64, B: true,
+		F: 1e-7, P: &one, PO: &one, T: when, TP: &zone, L: []inner{{N: 1, F: 1.5}, {N: 2, F: float32(1e21), On: true}},
+		LO: []inner{{}}, Arr: [2]uint8{1, 255}, M: map[string]uint64{"z": 1, "a": 2, "<é>": 3}, MO: map[string]uint64{"k": 0},
+		In: inner{N: 7}, Dash: 5, NoTag: 6, BadTag: 7, Iface: "x",
+	}
+	cases := []struct {
+		name string
+		v    any
+	}{
+		{"zero", &all{}},
+		{"full", &full},
+		{"by value", full},
+		{"empty list and map", &all{L: []inner{}, M: map[string]uint64{}, ME: map[string]int{}, FO: math.Copysign(0, -1)}},
+		{"omitempty kept", &all{ME: map[string]int{"a": 1}, FO: 0.5, BO: true, IO: -1, SO: "s", PP: new(*inner)}},
+		{"floats", []float64{0, math.Copysign(0, -1), 1, -1.5, 1e20, 1e21, 123456789e-15, 1e-6, 9.99e-7, math.MaxFloat64, math.SmallestNonzeroFloat64, 905793896.5059708}},
+		{"float32", []float32{0.1, 1e-7, 3.4e38, 16777217}},
+		{"NaN", []float64{math.NaN()}},
+		{"infinity", map[string]float64{"x": math.Inf(-1)}},
+		{"year 10000", &all{T: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}},
+		{"year -1", &all{T: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}},
+		{"nil pointer", (*all)(nil)},
+		{"nil", nil},
+		{"text marshaler (fallback)", &withMarshaler{A: 1, S: 2}},
+		{"embedded (fallback)", &embedded{inner: inner{N: 1}, X: 2}},
+		{"interface", []any{1, "x", nil}},
+		{"bytes (fallback)", map[string][]byte{"b": []byte("hi")}},
+		{"int keys (fallback)", map[int]string{2: "b", 10: "a"}},
+		{"itself", &self{Name: "a", Next: &self{Name: "b"}, Kids: []*self{{Name: "c"}, nil}}},
+		{"nested lists", [][]int{{}, {1, 2}, nil}},
+		{"times", []time.Time{{}, time.Unix(0, 1).UTC(), time.Unix(1700000000, 120000000).UTC(), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+			time.Date(1, 2, 3, 4, 5, 6, 100, time.UTC), time.Unix(5, 0), time.Unix(5, 0).In(time.FixedZone("UTC", 0))}},
+	}
+	for _, prefix := range []string{"", "    "} {
+		for _, c := range cases {
+			t.Run(c.name+"/"+prefix, func(t *testing.T) {
+				want, werr := json.MarshalIndent(c.v, prefix, "  ")
+				e := jsonindent.NewEncoder(prefix)
+				for range 2 { // the second with the plans built
+					got, err := e.Append([]byte("x"), c.v)
+					if werr != nil {
+						require.Error(t, err, "encoding/json fails: %v", werr)
+						continue
+					}
+					require.NoError(t, err)
+					require.Equal(t, "x"+string(want), string(got))
+				}
+			})
+		}
+	}
+}
+
+// FuzzLikeEncodingJSON: strings, floats and times of any value are
+// written as encoding/json writes them.
+func FuzzLikeEncodingJSON(f *testing.F) {
+	f.Add("a<b>&c", 905793896.5059708, int64(0), uint16(0))
+	f.Add("\xff\xfe\u2028", 1e-7, int64(1<<62), uint16(3))
+	f.Add("µs \"q\\ \x00\x1f\x7f", 1e21, int64(-1), uint16(65535))
+	f.Fuzz(func(t *testing.T, s string, x float64, ns int64, n uint16) {
+		v := &all{S: s, K: kind(s), F: x, T: time.Unix(0, ns).UTC(), M: map[string]uint64{s: uint64(n), "": 1},
+			L: []inner{{N: n, F: float32(x)}}, BadTag: int(n)}
+		want, werr := json.MarshalIndent(v, "  ", "  ")
+		got, err := jsonindent.NewEncoder("  ").Append(nil, v)
+		if werr != nil {
+			require.Error(t, err, "encoding/json fails: %v", werr)
+			return
+		}
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+	})
+}
