@@ -50,8 +50,8 @@ func (r *Reader) newChunk(rest []byte) []byte {
 
 // fill makes sure the chunk holds need bytes from cpos on, as far as the
 // stream has them: it moves them to a new chunk and reads the stream
-// (what its buffer holds first, then straight into the chunk) until the
-// chunk is full or the stream ends.
+// (what its buffer holds first, then the stream itself straight into the
+// chunk) until the chunk is full or the stream ends.
 func (r *Reader) fill(need int) []byte {
 	rest := r.chunk[r.cpos:]
 	if len(rest) >= need || r.ended {
@@ -61,7 +61,18 @@ func (r *Reader) fill(need int) []byte {
 	b := r.chunk[:cap(r.chunk)]
 	n, empty := len(r.chunk), 0
 	for n < len(b) && empty < 100 {
-		m, err := r.in.Read(b[n:]) // an error stays in r.cr, for the messages
+		// An error stays in r.cr, for the messages. Once the buffer is
+		// drained, straight from the stream into the chunk: through the
+		// buffer (larger than a chunk, so bufio copies) every byte was
+		// copied twice, the second copy an eighth of -j 2's time on 4 KB
+		// frames.
+		var m int
+		var err error
+		if r.in.Buffered() == 0 {
+			m, err = r.cr.Read(b[n:])
+		} else {
+			m, err = r.in.Read(b[n:])
+		}
 		n += m
 		if err != nil {
 			r.ended = true
