@@ -138,7 +138,7 @@ type Analyzer struct {
 	last      time.Time
 	tloc      *time.Location        // the location of the flows' times (flowtime.go)
 	dirs      map[hostsKey]*hostDir // flows by (source, destination)
-	flowCache [flowCacheLen]cachedFlow
+	flowCache [flowCacheLen]int32   // a flow index plus one by cacheIndex (flow.go)
 	flowList  []*flowState
 	hostMTU   map[hostPair]int
 	conns     connTable

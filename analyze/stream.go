@@ -29,7 +29,7 @@ type ReportStream struct {
 // stream combined alone, as Finish does.
 func (a *Analyzer) FinishStream() *ReportStream {
 	a.releaseTables()
-	a.flowCache = [flowCacheLen]cachedFlow{}
+	a.flowCache = [flowCacheLen]int32{}
 	if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil {
 		a.opts.OnRelease()
 	}
