@@ -138,7 +138,7 @@ func TestRTTHistSparse(t *testing.T) {
 		{"samples up to rttDenseAt, three buckets", rttDenseAt, 3, 3, false},
 		{"one sample more", rttDenseAt + 1, 3, 0, true},
 		{"many samples, three buckets", 100_000, 3, 0, true},
-		{"as many buckets as pairs", 5 * rttSparseMax, rttSparseMax, rttSparseMax, false},
+		{"as many buckets as pairs", rttDenseAt, rttSparseMax, rttSparseMax, false},
 		{"one bucket more", rttSparseMax + 1, rttSparseMax + 1, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
