@@ -266,18 +266,19 @@ func (r *Reader) Next() (ci gopacket.CaptureInfo, data []byte, linkType layers.L
 		} else {
 			r.ngLast = ci.Timestamp
 		}
+		if err == nil && !ci.Timestamp.IsZero() && (ci.Timestamp.Before(minTimestamp) || ci.Timestamp.After(maxTimestamp)) {
+			// pcapng timestamps are 64-bit counts of any unit: a crafted
+			// one lands where nanoseconds since 1970 (time.Duration,
+			// UnixNano) saturate, or past what RFC 3339 (and so the JSON
+			// report) can write. A classic pcap's 32-bit seconds stay
+			// within 1970 to 2106: its frames are not checked.
+			end := r.Offset()
+			err = newError(ErrCorrupt, end, nil,
+				"capture: corrupt packet ending at byte offset %d: its timestamp %s is outside 1970 to 2262-04-11 (nanoseconds since 1970 in 64 bits)",
+				end, timestampText(ci.Timestamp))
+		}
 	default:
 		ci, data, linkType, err = r.nextPcap()
-	}
-	if err == nil && !ci.Timestamp.IsZero() && (ci.Timestamp.Before(minTimestamp) || ci.Timestamp.After(maxTimestamp)) {
-		// pcapng timestamps are 64-bit counts of any unit: a crafted one
-		// lands where nanoseconds since 1970 (time.Duration, UnixNano)
-		// saturate, or past what RFC 3339 (and so the JSON report) can
-		// write.
-		end := r.Offset()
-		err = newError(ErrCorrupt, end, nil,
-			"capture: corrupt packet ending at byte offset %d: its timestamp %s is outside 1970 to 2262-04-11 (nanoseconds since 1970 in 64 bits)",
-			end, timestampText(ci.Timestamp))
 	}
 	if err != nil {
 		r.err = err
