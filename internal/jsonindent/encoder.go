@@ -21,10 +21,10 @@ const Indent = "  "
 // Encoder appends values as encoding/json's MarshalIndent(v, prefix,
 // Indent) writes them, byte for byte. It holds a plan per type, built on
 // first use; a type the plans do not cover (one with its own MarshalJSON
-// or MarshalText but time.Time, an interface, a []byte, a map not keyed by
-// strings, an embedded field, a tag option other than omitempty) is
-// encoded by goccy/go-json, as encoding/json would. An Encoder is for one
-// goroutine.
+// or MarshalText but time.Time, json.Number, an interface, a []byte, a map
+// not keyed by strings, an embedded field, a tag option other than
+// omitempty, a type that holds itself) is encoded by goccy/go-json, as
+// encoding/json would. An Encoder is for one goroutine.
 type Encoder struct {
 	prefix   string
 	lines    [][]byte // lines[d]: a new line, the prefix and d indents
@@ -112,6 +112,7 @@ var (
 	marshalerType     = reflect.TypeFor[stdjson.Marshaler]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
 	timeType          = reflect.TypeFor[time.Time]()
+	numberType        = reflect.TypeFor[stdjson.Number]()
 )
 
 // errNoPlan is the plans' answer for a type they leave to the fallback.
@@ -121,13 +122,17 @@ var errNoPlan = errors.New("jsonindent: no plan")
 // left to the fallback.
 func (e *Encoder) plan(t reflect.Type) (*plan, error) {
 	if p, ok := e.plans[t]; ok {
-		if p == nil {
+		if p == nil || p.encode == nil {
+			// A type that holds itself is left to the fallback, which
+			// finds its cycles and its depth as encoding/json does; a
+			// plan never refers to one not yet built, so that none holds
+			// a part that failed after it was handed out.
 			return nil, errNoPlan
 		}
 		return p, nil
 	}
 	p := &plan{t: t, kind: t.Kind()}
-	e.plans[t] = p // before its parts: a type that holds itself finds it
+	e.plans[t] = p // encode nil: being built
 	if err := e.build(p); err != nil {
 		e.plans[t] = nil
 		return nil, err
@@ -135,48 +140,59 @@ func (e *Encoder) plan(t reflect.Type) (*plan, error) {
 	return p, nil
 }
 
-// build fills in p's encode and parts.
+// build fills in p's encode (last) and parts.
 func (e *Encoder) build(p *plan) error {
 	t := p.t
-	if t == timeType {
+	switch {
+	case t == timeType:
 		p.encode = appendTime
 		return nil
-	}
-	if t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType) ||
-		t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType) {
+	case t.Kind() == reflect.Pointer && t.Elem() == timeType:
+		// *time.Time's MarshalJSON is time.Time's, and null for nil
+	case t == numberType:
+		return errNoPlan // a number, checked
+	case t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType) ||
+		t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType):
 		return errNoPlan
 	}
-	var err error
+	var (
+		enc encodeFunc
+		err error
+	)
 	switch k := t.Kind(); k {
 	case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
 		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		p.encode = scalarEncoder(k)
+		enc = scalarEncoder(k)
 	case reflect.Pointer:
 		p.elem, err = e.plan(t.Elem())
-		p.encode = appendPointer
+		enc = appendPointer
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
 			return errNoPlan // base64
 		}
 		p.elem, err = e.plan(t.Elem())
-		p.encode = appendSlice
+		enc = appendSlice
 	case reflect.Array:
 		p.elem, err = e.plan(t.Elem())
-		p.encode = appendArray
+		enc = appendArray
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String {
 			return errNoPlan
 		}
 		p.elem, err = e.plan(t.Elem())
-		p.encode = appendMap
+		enc = appendMap
 	case reflect.Struct:
 		err = e.buildStruct(p)
-		p.encode = appendStruct
+		enc = appendStruct
 	default:
 		return errNoPlan
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	p.encode = enc
+	return nil
 }
 
 // buildStruct lists the fields of p's struct as encoding/json writes

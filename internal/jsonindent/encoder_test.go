@@ -1,14 +1,17 @@
-package jsonindent_test
+package jsonindent
 
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/roce-dissect/roce-dissect/internal/jsonindent"
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/points"
 )
 
 type inner struct {
@@ -33,6 +36,26 @@ type withMarshaler struct {
 type embedded struct {
 	inner
 	X int `json:"x"`
+}
+
+type withIface struct {
+	A     int `json:"a"`
+	Iface any `json:"iface,omitempty"`
+}
+
+type cyclic struct {
+	Next *cyclic `json:"next"`
+}
+
+type withNumber struct {
+	N json.Number `json:"n"`
+}
+
+// recursiveBytes holds itself and a []byte: planned after its pointer
+// type, it must not leave the pointer's plan holding a half of it.
+type recursiveBytes struct {
+	Next *recursiveBytes
+	Data []byte
 }
 
 type self struct {
@@ -68,7 +91,6 @@ type all struct {
 	BadTag int `json:"a\\b"`
 	//lint:ignore U1000 encoding/json skips unexported fields: so must the plans
 	unexport int
-	Iface    any            `json:"iface,omitempty"`
 	FO       float64        `json:"fo,omitempty"`
 	ME       map[string]int `json:"me,omitempty"`
 	A0       [0]int         `json:"a0,omitempty"`
@@ -88,40 +110,53 @@ func TestLikeEncodingJSON(t *testing.T) {
 		S: "a<b>&c \"q\" \\ \b\f\n\r\t\x01\x7f µs \xff\xfe \u2028\u2029 ✓", K: "rc", I: math.MinInt64, I8: -8, U: math.MaxUint64, B: true,
 		F: 1e-7, P: &one, PO: &one, T: when, TP: &zone, L: []inner{{N: 1, F: 1.5}, {N: 2, F: float32(1e21), On: true}},
 		LO: []inner{{}}, Arr: [2]uint8{1, 255}, M: map[string]uint64{"z": 1, "a": 2, "<é>": 3}, MO: map[string]uint64{"k": 0},
-		In: inner{N: 7}, Dash: 5, NoTag: 6, BadTag: 7, Iface: "x",
+		In: inner{N: 7}, Dash: 5, NoTag: 6, BadTag: 7,
 	}
+	chain := &cyclic{}
+	for range 10_001 { // beyond encoding/json's depth of 10,000
+		chain = &cyclic{Next: chain}
+	}
+	loop := &cyclic{}
+	loop.Next = loop
 	cases := []struct {
-		name string
-		v    any
+		name    string
+		v       any
+		planned bool // else written by the fallback
 	}{
-		{"zero", &all{}},
-		{"full", &full},
-		{"by value", full},
-		{"empty list and map", &all{L: []inner{}, M: map[string]uint64{}, ME: map[string]int{}, FO: math.Copysign(0, -1)}},
-		{"omitempty kept", &all{ME: map[string]int{"a": 1}, FO: 0.5, BO: true, IO: -1, SO: "s", PP: new(*inner)}},
-		{"floats", []float64{0, math.Copysign(0, -1), 1, -1.5, 1e20, 1e21, 123456789e-15, 1e-6, 9.99e-7, math.MaxFloat64, math.SmallestNonzeroFloat64, 905793896.5059708}},
-		{"float32", []float32{0.1, 1e-7, 3.4e38, 16777217}},
-		{"NaN", []float64{math.NaN()}},
-		{"infinity", map[string]float64{"x": math.Inf(-1)}},
-		{"year 10000", &all{T: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}},
-		{"year -1", &all{T: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}},
-		{"nil pointer", (*all)(nil)},
-		{"nil", nil},
-		{"text marshaler (fallback)", &withMarshaler{A: 1, S: 2}},
-		{"embedded (fallback)", &embedded{inner: inner{N: 1}, X: 2}},
-		{"interface", []any{1, "x", nil}},
-		{"bytes (fallback)", map[string][]byte{"b": []byte("hi")}},
-		{"int keys (fallback)", map[int]string{2: "b", 10: "a"}},
-		{"itself", &self{Name: "a", Next: &self{Name: "b"}, Kids: []*self{{Name: "c"}, nil}}},
-		{"nested lists", [][]int{{}, {1, 2}, nil}},
+		{"zero", &all{}, true},
+		{"full", &full, true},
+		{"by value", full, true},
+		{"empty list and map", &all{L: []inner{}, M: map[string]uint64{}, ME: map[string]int{}, FO: math.Copysign(0, -1)}, true},
+		{"omitempty kept", &all{ME: map[string]int{"a": 1}, FO: 0.5, BO: true, IO: -1, SO: "s", PP: new(*inner)}, true},
+		{"floats", []float64{0, math.Copysign(0, -1), 1, -1.5, 1e20, 1e21, 123456789e-15, 1e-6, 9.99e-7, math.MaxFloat64, math.SmallestNonzeroFloat64, 905793896.5059708}, true},
+		{"float32", []float32{0.1, 1e-7, 3.4e38, 16777217}, true},
+		{"NaN", []float64{math.NaN()}, true},
+		{"infinity", map[string]float64{"x": math.Inf(-1)}, true},
+		{"year 10000", &all{T: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, true},
+		{"year -1", &all{T: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}, true},
+		{"nil pointer", (*all)(nil), true},
+		{"nested lists", [][]int{{}, {1, 2}, nil}, true},
 		{"times", []time.Time{{}, time.Unix(0, 1).UTC(), time.Unix(1700000000, 120000000).UTC(), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
-			time.Date(1, 2, 3, 4, 5, 6, 100, time.UTC), time.Unix(5, 0), time.Unix(5, 0).In(time.FixedZone("UTC", 0))}},
+			time.Date(1, 2, 3, 4, 5, 6, 100, time.UTC), time.Unix(5, 0), time.Unix(5, 0).In(time.FixedZone("UTC", 0))}, true},
+		{"time pointers", []*time.Time{nil, &when, &zone}, true},
+		{"nil", nil, false},
+		{"text marshaler", &withMarshaler{A: 1, S: 2}, false},
+		{"embedded", &embedded{inner: inner{N: 1}, X: 2}, false},
+		{"interface", &withIface{A: 1, Iface: []any{1, "x", nil}}, false},
+		{"bytes", map[string][]byte{"b": []byte("hi")}, false},
+		{"int keys", map[int]string{2: "b", 10: "a"}, false},
+		{"number", &withNumber{N: "12.5e3"}, false},
+		{"empty number", &withNumber{}, false},
+		{"not a number", &withNumber{N: "abc"}, false},
+		{"itself", &self{Name: "a", Next: &self{Name: "b"}, Kids: []*self{{Name: "c"}, nil}}, false},
+		{"a cycle", loop, false},
+		{"deeper than 10,000", chain, false},
 	}
 	for _, prefix := range []string{"", "    "} {
 		for _, c := range cases {
 			t.Run(c.name+"/"+prefix, func(t *testing.T) {
 				want, werr := json.MarshalIndent(c.v, prefix, "  ")
-				e := jsonindent.NewEncoder(prefix)
+				e := NewEncoder(prefix)
 				for range 2 { // the second with the plans built
 					got, err := e.Append([]byte("x"), c.v)
 					if werr != nil {
@@ -131,9 +166,42 @@ func TestLikeEncodingJSON(t *testing.T) {
 					require.NoError(t, err)
 					require.Equal(t, "x"+string(want), string(got))
 				}
+				if c.v != nil {
+					_, err := e.plan(reflect.TypeOf(c.v))
+					assert.Equal(t, c.planned, err == nil, "planned")
+				}
 			})
 		}
 	}
+}
+
+// TestHalfPlanNotKept: a type that fails after its pointer type asked
+// for it leaves no plan behind that holds a part of it, whichever is
+// written first.
+func TestHalfPlanNotKept(t *testing.T) {
+	v := recursiveBytes{Data: []byte("hi")}
+	for _, order := range [][]any{{v, &v}, {&v, v}} {
+		e := NewEncoder("")
+		for _, x := range order {
+			want, err := json.MarshalIndent(x, "", "  ")
+			require.NoError(t, err)
+			got, err := e.Append(nil, x)
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(got))
+		}
+	}
+}
+
+// TestReportTypesPlanned: the parts of -o json but the findings (their
+// own MarshalJSON) are written by plans, not by the fallback.
+func TestReportTypesPlanned(t *testing.T) {
+	e := NewEncoder("")
+	for _, v := range []any{&analyze.Capture{}, &analyze.Connection{}, &analyze.Flow{}, &analyze.Pause{}, &points.Report{}} {
+		_, err := e.plan(reflect.TypeOf(v))
+		assert.NoError(t, err, "%T", v)
+	}
+	_, err := e.plan(reflect.TypeOf(&analyze.Finding{}))
+	assert.Error(t, err, "findings: their MarshalJSON")
 }
 
 // FuzzLikeEncodingJSON: strings, floats and times of any value are
@@ -146,12 +214,15 @@ func FuzzLikeEncodingJSON(f *testing.F) {
 		v := &all{S: s, K: kind(s), F: x, T: time.Unix(0, ns).UTC(), M: map[string]uint64{s: uint64(n), "": 1},
 			L: []inner{{N: n, F: float32(x)}}, BadTag: int(n)}
 		want, werr := json.MarshalIndent(v, "  ", "  ")
-		got, err := jsonindent.NewEncoder("  ").Append(nil, v)
+		e := NewEncoder("  ")
+		got, err := e.Append(nil, v)
 		if werr != nil {
 			require.Error(t, err, "encoding/json fails: %v", werr)
 			return
 		}
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(got))
+		_, err = e.plan(reflect.TypeOf(v))
+		require.NoError(t, err, "written by the plans, not the fallback")
 	})
 }
