@@ -136,9 +136,9 @@ type Analyzer struct {
 	capture   Capture
 	first     time.Time
 	last      time.Time
-	tloc      *time.Location        // the location of the flows' times (flowtime.go)
-	dirs      map[hostsKey]*hostDir // flows by (source, destination)
-	flowCache [flowCacheLen]int32   // a flow index plus one by cacheIndex (flow.go)
+	tloc      *time.Location          // the location of the flows' times (flowtime.go)
+	dirs      map[hostsKey]*hostDir   // flows by (source, destination)
+	flowCache [flowCacheLen]cacheSlot // flows by their keys' cacheMix (flow.go)
 	flowList  []*flowState
 	hostMTU   map[hostPair]int
 	conns     connTable

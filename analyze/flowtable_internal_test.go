@@ -32,7 +32,7 @@ func TestFlowTable(t *testing.T) {
 			require.NotNil(t, flowAt(k))
 		}
 		require.Len(t, a.flowList, len(keys), "n=%d: one flow per key", n)
-		a.flowCache = [flowCacheLen]int32{}
+		a.flowCache = [flowCacheLen]cacheSlot{}
 		for i, k := range keys {
 			f := flowAt(k)
 			assert.Same(t, a.flowList[i], f, "n=%d key %d", n, i)
