@@ -48,6 +48,8 @@ type speedRatio struct{ unit, num, den string }
 //     over -j 1 on the many QPs;
 //   - frames4k: frames of 4 KB (write-bw, MTU 4096): -j 1 over the floor,
 //     -j 2 over -j 1, and tshark -T fields over -j 1 when tshark is here;
+//   - curve/mix256, curve/frames4k: -j 1, 2, 3 and 4, each over -j 1
+//     (docs/parallel.md, "Scaling curve");
 //   - flows200k: 200,000 one-packet flows, -o json over text at -j 1,
 //     and the time over the floor per flow (ns-over-floor/flow).
 //
@@ -101,6 +103,22 @@ func BenchmarkSpeed(b *testing.B) {
 				}
 				return paths[""]
 			}, c.ratios)
+		})
+	}
+	// The scaling curve (docs/parallel.md): -j 1 to 4 on two cores and
+	// more, each -j N over -j 1.
+	curve := []speedRun{j1, j2, {name: "j3", args: []string{"-j", "3"}}, {name: "j4", args: []string{"-j", "4"}}}
+	curveRatios := []speedRatio{{"j2/j1", "j2", "j1"}, {"j3/j1", "j3", "j1"}, {"j4/j1", "j4", "j1"}}
+	for _, c := range []struct {
+		name string
+		cfg  synth.Config
+	}{
+		{"curve/mix256", mix(256, 0)},
+		{"curve/frames4k", synth.Config{Scenario: synth.ScenarioWriteBW, MTU: 4096, MsgSize: 1 << 20, Messages: max(1, packets/8/256)}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			path := speedCapture(b, dir, c.cfg)
+			runSpeed(b, curve, func(string) string { return path }, curveRatios)
 		})
 	}
 	b.Run("flows200k", func(b *testing.B) {
