@@ -85,7 +85,7 @@ func BenchmarkSpeed(b *testing.B) {
 		{"mix16", map[string]synth.Config{"": mix(16, 0)}, []speedRun{floor, j1, j2}, mixRatios},
 		{"mix256", map[string]synth.Config{"": mix(256, 0)}, []speedRun{floor, j1, j2}, mixRatios},
 		{"mix256cut128", map[string]synth.Config{"": mix(256, 128)}, []speedRun{floor, j1, j2}, mixRatios},
-		{"qps30packets", map[string]synth.Config{"qps16": mix(16, 0), "many": mix(packets/30, 0)},
+		{"qps30packets", map[string]synth.Config{"qps16": mix(16, 0), "many": mix(packets/30, 0), "many-j2": mix(packets/30, 0)},
 			[]speedRun{{name: "qps16", args: j1.args}, {name: "many", args: j1.args}, {name: "many-j2", args: j2.args}},
 			[]speedRatio{{"many/16", "many", "qps16"}, {"many-j2/j1", "many-j2", "many"}}},
 		{"frames4k", map[string]synth.Config{"": {Scenario: synth.ScenarioWriteBW, MTU: 4096, MsgSize: 1 << 20, Messages: max(1, packets/8/256)}},
