@@ -13,6 +13,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/capture"
+	"github.com/roce-dissect/roce-dissect/internal/analyzetest"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
 	"github.com/roce-dissect/roce-dissect/report"
 )
@@ -53,20 +54,7 @@ func FuzzJSONLikeEncodingJSON(f *testing.F) {
 
 // reportOf is the report of a capture file.
 func reportOf(tb testing.TB, file string) *analyze.Report {
-	tb.Helper()
-	r, err := capture.Open(file)
-	require.NoError(tb, err)
-	defer r.Close()
-	a := analyze.New(analyze.Options{})
-	for {
-		ci, data, lt, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(tb, err)
-		a.Feed(ci, lt, data)
-	}
-	return a.Report()
+	return analyzetest.Report(tb, file, analyze.Options{})
 }
 
 // assertEncodingJSON asserts that WriteJSON writes rep as encoding/json's

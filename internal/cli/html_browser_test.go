@@ -31,6 +31,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/capture"
+	"github.com/roce-dissect/roce-dissect/internal/analyzetest"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
@@ -87,20 +88,7 @@ func decodeWire(t *testing.T, path string) map[uint64]wirePacket {
 // analyzeFile is the analyzer's report of a capture, the oracle for the
 // page's tables.
 func analyzeFile(t *testing.T, path string) *analyze.Report {
-	t.Helper()
-	cr, err := capture.Open(path)
-	require.NoError(t, err)
-	defer cr.Close()
-	a := analyze.New(analyze.Options{})
-	for {
-		ci, data, lt, err := cr.Next()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
-		a.Feed(ci, lt, data)
-	}
-	return a.Finish()
+	return analyzetest.Report(t, path, analyze.Options{})
 }
 
 func flowLabel(f *analyze.Flow) string {

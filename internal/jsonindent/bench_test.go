@@ -2,7 +2,6 @@ package jsonindent_test
 
 import (
 	"bytes"
-	"io"
 	"strconv"
 	"testing"
 
@@ -10,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
-	"github.com/roce-dissect/roce-dissect/capture"
+	"github.com/roce-dissect/roce-dissect/internal/analyzetest"
 	"github.com/roce-dissect/roce-dissect/internal/jsonindent"
 )
 
@@ -21,19 +20,8 @@ import (
 // floor is the least any encoder of these flows must do: append, for
 // each line of their JSON, a key as long as the line's and a number.
 func BenchmarkFlows(b *testing.B) {
-	r, err := capture.Open("../../testdata/mix_small.pcap")
-	require.NoError(b, err)
-	defer r.Close()
-	a := analyze.New(analyze.Options{})
-	for {
-		ci, data, lt, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(b, err)
-		a.Feed(ci, lt, data)
-	}
-	flows := a.Report().Flows
+	flows := analyzetest.Report(b, "../../testdata/mix_small.pcap", analyze.Options{}).Flows
+	var err error
 	b.Run("floor", func(b *testing.B) {
 		// each flow's lines, as a key and a number to write
 		type line struct {
@@ -77,7 +65,9 @@ func BenchmarkFlows(b *testing.B) {
 		for b.Loop() {
 			n = 0
 			for i := range flows {
-				buf, err = e.Append(buf[:0], &flows[i])
+				if buf, err = e.Append(buf[:0], &flows[i]); err != nil {
+					b.Fatal(err)
+				}
 				n += len(buf)
 			}
 		}
@@ -94,7 +84,9 @@ func BenchmarkFlows(b *testing.B) {
 			n = 0
 			for i := range flows {
 				buf.Reset()
-				err = e.Encode(&flows[i])
+				if err = e.Encode(&flows[i]); err != nil {
+					b.Fatal(err)
+				}
 				n += buf.Len()
 			}
 		}
