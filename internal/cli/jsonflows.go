@@ -56,6 +56,7 @@ func writeFlowsJSON(bw *bufio.Writer, workers int, next func() (analyze.Flow, bo
 		go func() {
 			defer wg.Done()
 			enc := jsonindent.NewEncoder("    ") // one per worker: its plans are built once
+			enc.Prepare(&analyze.Flow{})         // whether it is given flows or not (TestShardNoAllocsPerFrame)
 			for s := range jobs {
 				s.buf, s.n, s.err = encodeFlows(enc, s.buf[:0], s.flows, s.first)
 				clear(s.flows) // their memory goes as soon as they are encoded

@@ -67,6 +67,48 @@ func (e *Encoder) Append(b []byte, v any) ([]byte, error) {
 	return p.encode(e, p, b, rv.UnsafePointer(), 0)
 }
 
+// Prepare builds, ahead of the first value, all that writing values of
+// v's type at the top level needs: the plans of its parts, and their keys
+// at each depth. An encoder that has prepared for a type writes its values
+// with no allocation of its own, however many or whichever values it is
+// given (a worker that is given none has made the same allocations as one
+// given many).
+func (e *Encoder) Prepare(v any) {
+	t := reflect.TypeOf(v)
+	if t == nil {
+		return
+	}
+	p, err := e.plan(t)
+	if err != nil {
+		return
+	}
+	if t.Kind() == reflect.Pointer {
+		p = p.elem
+	}
+	e.prepare(p, 0)
+}
+
+// prepare builds the keys of p's structs, and of its parts', at the
+// depths a value of p at depth reaches (no type holds itself: the depths
+// end).
+func (e *Encoder) prepare(p *plan, depth int) {
+	switch p.kind {
+	case reflect.Pointer:
+		e.prepare(p.elem, depth)
+	case reflect.Slice, reflect.Array, reflect.Map:
+		e.line(depth + 1)
+		e.prepare(p.elem, depth+1)
+	case reflect.Struct:
+		if len(p.fields) > 0 {
+			p.key(e, 0, depth+1)
+		}
+		for _, f := range p.fields {
+			e.prepare(f.plan, depth+1)
+		}
+	}
+	e.line(depth)
+}
+
 // appendFallback appends v as goccy/go-json encodes it.
 func (e *Encoder) appendFallback(b []byte, v any) ([]byte, error) {
 	e.fbuf.Reset()

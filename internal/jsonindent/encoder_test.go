@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/analyzetest"
 	"github.com/roce-dissect/roce-dissect/points"
 )
 
@@ -225,4 +227,23 @@ func FuzzLikeEncodingJSON(f *testing.F) {
 		_, err = e.plan(reflect.TypeOf(v))
 		require.NoError(t, err, "written by the plans, not the fallback")
 	})
+}
+
+// TestPrepared: an encoder prepared for flows writes the flows of a real
+// capture without allocating, the first one included.
+func TestPrepared(t *testing.T) {
+	flows := analyzetest.Report(t, "../../testdata/mix_small.pcap", analyze.Options{}).Flows
+	e := NewEncoder("    ")
+	e.Prepare(&analyze.Flow{})
+	buf := make([]byte, 0, 1<<20)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range flows {
+		var err error
+		if buf, err = e.Append(buf[:0], &flows[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	assert.Zero(t, after.Mallocs-before.Mallocs)
 }
