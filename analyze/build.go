@@ -46,7 +46,8 @@ const releaseEvery = 1 << 15
 func (a *Analyzer) report(release bool) *Report {
 	b := a.startReport(release, false)
 	for i := range a.flowList {
-		b.r.Flows = append(b.r.Flows, b.flow(i))
+		b.r.Flows = append(b.r.Flows, Flow{})
+		b.flow(i, &b.r.Flows[len(b.r.Flows)-1])
 	}
 	return b.end()
 }
@@ -149,17 +150,17 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	return b
 }
 
-// flow builds the report of the i-th flow (in order), releasing the flow
-// when the report does.
-func (b *reportBuild) flow(i int) Flow {
+// flow builds the report of the i-th flow (in order) into fr, releasing
+// the flow when the report does.
+func (b *reportBuild) flow(i int, fr *Flow) {
 	a, fl := b.a, &b.fl
 	f := a.flowList[i]
-	fr := a.flowReport(f, b.release)
-	b.timeline.apply(&fr)
+	*fr = a.flowReport(f, b.release)
+	b.timeline.apply(fr)
 	if !f.hasTransport {
 		fr.Transport = b.cnpTransport[f.index]
 	}
-	cls := a.attribute(b.acc, fl, f, &fr, b.evidence[i], b.sh, i)
+	cls := a.attribute(b.acc, fl, f, fr, b.evidence[i], b.sh, i)
 	if b.lazyNIC {
 		fr.NIC, _ = a.nicReport(f)
 	} else {
@@ -196,7 +197,6 @@ func (b *reportBuild) flow(i int) Flow {
 		x.end = append(x.end, Finding{Frame: pm.frame, Time: pm.at, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
 			Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes) + note})
 	}
-	return fr
 }
 
 // end lists the findings listed while the Analyzer was fed, once every

@@ -33,12 +33,13 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 		// combined where they are, not copied.
 		c.out.Flows = parts[0].Flows
 		for i := range c.out.Flows {
-			c.out.Flows[i] = c.flow(c.flows[i], c.out.Flows[i])
+			c.flow(c.flows[i], &c.out.Flows[i])
 		}
 	} else {
-		c.out.Flows = make([]Flow, 0, len(c.flows))
-		for _, fr := range c.flows {
-			c.out.Flows = append(c.out.Flows, c.flow(fr, parts[fr.s].Flows[fr.i]))
+		c.out.Flows = make([]Flow, len(c.flows))
+		for i, fr := range c.flows {
+			c.out.Flows[i] = parts[fr.s].Flows[fr.i]
+			c.flow(fr, &c.out.Flows[i])
 		}
 	}
 	c.listFindings()
@@ -232,8 +233,8 @@ func replayAcross(parts []*Report) (cutState, error) {
 	return cut, errors.Join(errs...)
 }
 
-// flow is the combined report's flow of fr, f its shard's.
-func (cb *combiner) flow(fr flowRef, f Flow) Flow {
+// flow makes f, the shard's flow of fr, the combined report's.
+func (cb *combiner) flow(fr flowRef, f *Flow) {
 	if f.Connection != nil {
 		if id := cb.remap[fr.s].id(*f.Connection); id != 0 {
 			f.Connection = &id
@@ -241,8 +242,7 @@ func (cb *combiner) flow(fr flowRef, f Flow) Flow {
 			f.Connection = nil // beyond the connection cap (not exact: see capErr)
 		}
 	}
-	cb.timeline.apply(&f)
-	return f
+	cb.timeline.apply(f)
 }
 
 // listFindings lists the combined report's findings.

@@ -72,27 +72,31 @@ func (s *ReportStream) Flows() int {
 	return len(s.b.a.flowList)
 }
 
-// Next returns the report of the next flow, false after the last.
-func (s *ReportStream) Next() (Flow, bool) {
+// Next writes the report of the next flow into f and returns true; it
+// returns false after the last. The whole of f is written: one Flow may
+// take every flow in turn (a Flow is 840 bytes: returned by value, it was
+// copied five times on its way to the output).
+func (s *ReportStream) Next(f *Flow) bool {
 	if s.cb != nil {
 		if s.next >= len(s.cb.flows) {
-			return Flow{}, false
+			return false
 		}
 		fr := s.cb.flows[s.next]
 		s.next++
 		if s.next%releaseEvery == 0 && s.onRelease != nil {
 			s.onRelease()
 		}
-		f, _ := s.parts[fr.s].Next() // CombineShardStreams checked the order
-		f = s.cb.flow(fr, f)
-		s.cb.opts.Pieces.LocalizeFlow(&f)
-		return f, true
+		s.parts[fr.s].Next(f) // CombineShardStreams checked the order
+		s.cb.flow(fr, f)
+		s.cb.opts.Pieces.LocalizeFlow(f)
+		return true
 	}
 	if s.next >= len(s.b.a.flowList) {
-		return Flow{}, false
+		return false
 	}
 	s.next++
-	return s.b.flow(s.next - 1), true // a part's: the combined stream localizes it
+	s.b.flow(s.next-1, f) // a part's: the combined stream localizes it
+	return true
 }
 
 // End builds the flows Next has not given (discarding them) and returns
@@ -101,10 +105,8 @@ func (s *ReportStream) End() *Report {
 	if s.done {
 		return s.Head()
 	}
-	for {
-		if _, ok := s.Next(); !ok {
-			break
-		}
+	var f Flow
+	for s.Next(&f) {
 	}
 	s.done = true
 	if s.cb != nil {
@@ -159,11 +161,11 @@ func (a *Analyzer) refsFullOf(sh *shardInfo) {
 func (s *ReportStream) Report() *Report {
 	var flows []Flow
 	for {
-		f, ok := s.Next()
-		if !ok {
+		flows = append(flows, Flow{})
+		if !s.Next(&flows[len(flows)-1]) {
+			flows = flows[:len(flows)-1]
 			break
 		}
-		flows = append(flows, f)
 	}
 	r := s.End()
 	r.Flows = flows

@@ -44,11 +44,8 @@ func TestFinishStreamIsFinish(t *testing.T) {
 				require.Nil(t, head.Flows)
 				require.Equal(t, len(want.Flows), s.Flows())
 				var flows []analyze.Flow
-				for {
-					f, ok := s.Next()
-					if !ok {
-						break
-					}
+				var f analyze.Flow // one for all: Next writes all of it
+				for s.Next(&f) {
 					flows = append(flows, f)
 				}
 				end := s.End()
@@ -74,11 +71,8 @@ func TestFinishStreamIsFinish(t *testing.T) {
 func streamed(s *analyze.ReportStream) *analyze.Report {
 	head := *s.Head()
 	var flows []analyze.Flow
-	for {
-		f, ok := s.Next()
-		if !ok {
-			break
-		}
+	var f analyze.Flow // one for all: Next writes all of it
+	for s.Next(&f) {
 		flows = append(flows, f)
 	}
 	end := s.End()

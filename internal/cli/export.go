@@ -105,11 +105,8 @@ func (r *runner) streamExport(res fileResult) error {
 	s := res.stream
 	rw.Head(s.Head())
 	keep := r.keepFlows()
-	for {
-		f, ok := r.nextFlow(s, keep)
-		if !ok {
-			break
-		}
+	var f analyze.Flow
+	for r.nextFlow(s, keep, &f) {
 		rw.Flow(&f)
 	}
 	findings := r.filterFindings(s.End().Findings, keep)

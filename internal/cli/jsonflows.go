@@ -32,7 +32,7 @@ const (
 )
 
 // writeFlowsJSON writes the elements of the "flows" list of streamJSON:
-// each flow next gives, indented as encoding/json's MarshalIndent with
+// each flow next writes (into a batch's slot; false after the last), indented as encoding/json's MarshalIndent with
 // prefix "    " indents it, after a comma and a new line (but the first),
 // in order. workers goroutines encode them, a batch at a time, while next
 // builds the following flows and one goroutine writes them, so that
@@ -40,7 +40,7 @@ const (
 // (docs/parallel.md). It returns how many flows it wrote and the first
 // error of encoding or writing; once the writer has seen an error it asks
 // next for no more flows (those asked for before are encoded and dropped).
-func writeFlowsJSON(bw *bufio.Writer, workers int, next func() (analyze.Flow, bool)) (int, error) {
+func writeFlowsJSON(bw *bufio.Writer, workers int, next func(*analyze.Flow) bool) (int, error) {
 	slots := make([]flowSlot, workers*slotsPerWorker)
 	free := make(chan *flowSlot, len(slots))
 	for i := range slots {
@@ -106,9 +106,9 @@ feed:
 			break feed
 		}
 		for !end && len(s.flows) < flowsPerSlot {
-			f, ok := next()
-			if end = !ok; !end {
-				s.flows = append(s.flows, f)
+			s.flows = append(s.flows, analyze.Flow{})
+			if end = !next(&s.flows[len(s.flows)-1]); end {
+				s.flows = s.flows[:len(s.flows)-1]
 			}
 		}
 		if len(s.flows) == 0 {

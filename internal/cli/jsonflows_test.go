@@ -73,12 +73,13 @@ func TestWriteFlowsJSON(t *testing.T) {
 			var got bytes.Buffer
 			bw := bufio.NewWriter(&got)
 			i := 0
-			wrote, err := writeFlowsJSON(bw, workers, func() (analyze.Flow, bool) {
+			wrote, err := writeFlowsJSON(bw, workers, func(f *analyze.Flow) bool {
 				if i == n {
-					return analyze.Flow{}, false
+					return false
 				}
 				i++
-				return flows[i-1], true
+				*f = flows[i-1]
+				return true
 			})
 			require.NoError(t, err)
 			require.NoError(t, bw.Flush())
@@ -103,12 +104,14 @@ func TestWriteFlowsJSON(t *testing.T) {
 			for _, workers := range []int{1, 2, 4} {
 				calls := 0
 				bw := bufio.NewWriterSize(tc.out, 4096)
-				wrote, err := writeFlowsJSON(bw, workers, func() (analyze.Flow, bool) {
+				wrote, err := writeFlowsJSON(bw, workers, func(f *analyze.Flow) bool {
 					calls++
 					if calls-1 == tc.badAt {
-						return bad, true
+						*f = bad
+						return true
 					}
-					return flows[calls%len(flows)], true // endless: only the error stops it
+					*f = flows[calls%len(flows)] // endless: only the error stops it
+					return true
 				})
 				require.Error(t, err)
 				if tc.wantErr != nil {

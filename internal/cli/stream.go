@@ -49,18 +49,19 @@ func (r *runner) streamReport(res fileResult, status int) int {
 	return status
 }
 
-// nextFlow returns the next flow --qp / --flow select, and marks it in
-// keep (keepFlows: nil when every flow is selected).
-func (r *runner) nextFlow(s *analyze.ReportStream, keep map[analyze.FlowID]bool) (analyze.Flow, bool) {
-	for {
-		f, ok := s.Next()
-		if !ok || r.selects(f.Src, f.Dst, f.DestQP) {
-			if ok && keep != nil {
+// nextFlow writes into f the next flow --qp / --flow select, and marks
+// it in keep (not nil: those selected) for their findings; false after the
+// last.
+func (r *runner) nextFlow(s *analyze.ReportStream, keep map[analyze.FlowID]bool, f *analyze.Flow) bool {
+	for s.Next(f) {
+		if r.selects(f.Src, f.Dst, f.DestQP) {
+			if keep != nil {
 				keep[f.ID()] = true
 			}
-			return f, ok
+			return true
 		}
 	}
+	return false
 }
 
 // streamCSV is writeFlowsCSV of a stream.
@@ -69,11 +70,8 @@ func (r *runner) streamCSV(w io.Writer, s *analyze.ReportStream) error {
 	if err := cw.Write(report.FlowCSVHeader()); err != nil {
 		return err
 	}
-	for {
-		f, ok := r.nextFlow(s, nil)
-		if !ok {
-			break
-		}
+	var f analyze.Flow
+	for r.nextFlow(s, nil, &f) {
 		_ = cw.Write(report.FlowCSVRow(&f))
 	}
 	s.End()
@@ -89,16 +87,12 @@ func (r *runner) streamJSON(w io.Writer, s *analyze.ReportStream) error {
 	d := &report.JSONDocument{Capture: &head.Capture, Connections: report.Elements(head.Connections)}
 	if workers := r.jobs(); workers > 1 {
 		d.WriteFlows = func(bw *bufio.Writer) (int, error) {
-			return writeFlowsJSON(bw, workers, func() (analyze.Flow, bool) { return r.nextFlow(s, keep) })
+			return writeFlowsJSON(bw, workers, func(f *analyze.Flow) bool { return r.nextFlow(s, keep, f) })
 		}
 	} else {
 		d.Flows = func(yield func(any) bool) {
 			var f analyze.Flow // one flow at a time, encoded before the next: no copy on the heap per flow
-			for {
-				var ok bool
-				if f, ok = r.nextFlow(s, keep); !ok || !yield(&f) {
-					return
-				}
+			for r.nextFlow(s, keep, &f) && yield(&f) {
 			}
 		}
 	}
@@ -160,11 +154,8 @@ func (r *runner) streamText(res fileResult) {
 	all := r.cfg.allFlows
 	keep := r.keepFlows()
 	n, evicted := 0, 0
-	for {
-		f, ok := r.nextFlow(s, keep)
-		if !ok {
-			break
-		}
+	var f analyze.Flow // each flow in turn; only those kept are copied
+	for r.nextFlow(s, keep, &f) {
 		problem, nic := all || report.FlowHasProblem(&f), false
 		if f.NIC != nil {
 			v, e := report.NICEvents(f.NIC)
