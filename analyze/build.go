@@ -155,7 +155,7 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 func (b *reportBuild) flow(i int, fr *Flow) {
 	a, fl := b.a, &b.fl
 	f := a.flowList[i]
-	*fr = a.flowReport(f, b.release)
+	a.flowReport(f, b.release, fr)
 	b.timeline.apply(fr)
 	if !f.hasTransport {
 		fr.Transport = b.cnpTransport[f.index]
@@ -213,9 +213,10 @@ func (b *reportBuild) end() *Report {
 	return r
 }
 
-// flowReport builds the report of a flow; with move, it takes the flow's
-// slices instead of copying them (Finish: the flow is discarded).
-func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
+// flowReport builds the report of a flow into out (all of it); with move,
+// it takes the flow's slices instead of copying them (Finish: the flow is
+// discarded).
+func (a *Analyzer) flowReport(f *flowState, move bool, out *Flow) {
 	keep := func(v []Sample) []Sample {
 		if move {
 			return v
@@ -223,23 +224,19 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 		return append([]Sample{}, v...)
 	}
 	cold := f.coldOf()
-	src, dst := f.dir.names()
-	out := Flow{
-		Src:             src,
-		Dst:             dst,
-		DestQP:          f.qp,
-		prio:            f.prio,
-		Transport:       f.transport.String(),
-		Packets:         f.packets,
-		WireBytes:       f.wireBytes,
-		PayloadBytes:    f.payloadBytes,
-		FirstTime:       a.firstTime(f),
-		LastTime:        a.lastTime(f),
-		Messages:        Messages{Count: f.msgs.count, Bytes: f.msgs.bytes, MinSize: f.msgs.minSize, MaxSize: f.msgs.maxSize, Incomplete: cold.incomplete, DMALengthMismatches: cold.dmaMismatches},
-		Congestion:      cold.congestion,
-		ICRC:            ICRCCounts{OK: f.icrcOK, Bad: cold.icrcBad, Unverifiable: f.icrcUnverifiable()},
-		IntervalSeconds: a.opts.Interval.Seconds(),
-		Series:          keep(nil),
+	// Cleared, then set: a composite literal was built aside and copied
+	// into out (a Flow is 840 bytes).
+	*out = Flow{}
+	out.Src, out.Dst = f.dir.names()
+	out.DestQP, out.prio, out.Transport = f.qp, f.prio, f.transport.String()
+	out.Packets, out.WireBytes, out.PayloadBytes = f.packets, f.wireBytes, f.payloadBytes
+	out.FirstTime, out.LastTime = a.firstTime(f), a.lastTime(f)
+	out.Messages = Messages{Count: f.msgs.count, Bytes: f.msgs.bytes, MinSize: f.msgs.minSize, MaxSize: f.msgs.maxSize, Incomplete: cold.incomplete, DMALengthMismatches: cold.dmaMismatches}
+	out.Congestion = cold.congestion
+	out.ICRC = ICRCCounts{OK: f.icrcOK, Bad: cold.icrcBad, Unverifiable: f.icrcUnverifiable()}
+	out.IntervalSeconds = a.opts.Interval.Seconds()
+	if !move {
+		out.Series = []Sample{}
 	}
 	if s := f.series; s != nil {
 		out.IntervalSeconds = time.Duration(max(s.interval, int64(a.opts.Interval))).Seconds()
@@ -323,8 +320,7 @@ func (a *Analyzer) flowReport(f *flowState, move bool) Flow {
 			out.Messages.Incomplete++
 		}
 	}
-	setRates(&out)
-	return out
+	setRates(out)
 }
 
 // openOf describes a message still open at the end of the capture.
