@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math/rand/v2"
 	"net/netip"
 	"testing"
 
@@ -46,5 +47,53 @@ func TestFlowTable(t *testing.T) {
 		d := a.dirs[hostsOf(x, y)]
 		assert.Equal(t, n >= dirMapAt, d.qps != nil, "n=%d: the map is made by the %d-th flow", n, dirMapAt)
 		assert.Len(t, a.dirFlows(y, x), n)
+	}
+}
+
+// TestFlowCacheLikeMaps feeds keys built to collide in the flow cache
+// (same last bytes, IPv4 vs IPv4-mapped, LIDs with IP bytes, zero vs ::)
+// in random order under a flow cap, and checks flowFor against a model
+// keyed as the maps are (hostsOf + QP).
+func TestFlowCacheLikeMaps(t *testing.T) {
+	ips := []netip.Addr{
+		netip.MustParseAddr("10.0.1.2"), netip.MustParseAddr("::ffff:10.0.1.2"), netip.MustParseAddr("10.9.1.2"),
+		netip.MustParseAddr("fe80::1:102"), netip.MustParseAddr("fe80::2:102"), netip.MustParseAddr("::"), {},
+		netip.MustParseAddr("fe80::1:102%eth0"),
+	}
+	var addrs []Addr
+	for _, ip := range ips {
+		addrs = append(addrs, Addr{IP: ip})
+		addrs = append(addrs, Addr{IP: ip, LID: 3, IsLID: true})
+	}
+	addrs = append(addrs, Addr{LID: 3, IsLID: true}, Addr{LID: 0x300, IsLID: true}, Addr{LID: 3})
+	type mk struct {
+		h  hostsKey
+		qp uint32
+	}
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		maxFlows := 1 + rng.IntN(400)
+		a := New(Options{MaxFlows: maxFlows})
+		model := map[mk]int32{}
+		for range 20000 {
+			s, d := addrs[rng.IntN(len(addrs))], addrs[rng.IntN(len(addrs))]
+			qp := uint32(rng.IntN(40))
+			if rng.IntN(4) == 0 {
+				qp ^= 1 << 16
+			}
+			k := mk{hostsOf(s, d), qp}
+			want, ok := model[k]
+			if !ok && len(model) < maxFlows {
+				want, ok = int32(len(model)), true
+				model[k] = want
+			}
+			f := a.flowFor(&Packet{Src: s, Dst: d, BTH: &layers.BTH{DestQP: qp}})
+			if !ok {
+				require.Nil(t, f, "seed %d: %v %v %d refused", seed, s, d, qp)
+				continue
+			}
+			require.NotNil(t, f)
+			require.Equal(t, want, f.index, "seed %d: %v -> %v qp %d", seed, s, d, qp)
+		}
 	}
 }

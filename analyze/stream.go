@@ -86,7 +86,9 @@ func (s *ReportStream) Next(f *Flow) bool {
 		if s.next%releaseEvery == 0 && s.onRelease != nil {
 			s.onRelease()
 		}
-		s.parts[fr.s].Next(f) // CombineShardStreams checked the order
+		if !s.parts[fr.s].Next(f) { // CombineShardStreams checked the order: never
+			return false
+		}
 		s.cb.flow(fr, f)
 		s.cb.opts.Pieces.LocalizeFlow(f)
 		return true

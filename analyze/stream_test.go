@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/gopacket/gopacket"
@@ -182,4 +183,72 @@ func checkStreamCombines(t *testing.T, in streamInput, opts analyze.Options, n i
 	require.NoError(t, err)
 	require.Equal(t, string(wj), string(gj))
 	return s != nil
+}
+
+// TestNextReusesFlow: Next into one Flow reused across captures and
+// shard counts is, field by field (unexported too), Next into a new Flow.
+func TestNextReusesFlow(t *testing.T) {
+	ins := streamInputs(t)
+	var reused analyze.Flow
+	checked := 0
+	for _, in := range ins {
+		for _, opts := range []analyze.Options{{}, {MaxFlows: 3, MaxFindings: 5}} {
+			for _, n := range []int{1, 2, 3} {
+				opts.Shard = true
+				mk := func() *analyze.ReportStream {
+					ss := make([]*analyze.ReportStream, n)
+					for i, a := range in.feedShards(opts, n) {
+						ss[i] = a.FinishStream()
+					}
+					s, err := analyze.CombineShardStreams(ss, opts)
+					if err != nil {
+						return nil
+					}
+					return s
+				}
+				a, b := mk(), mk()
+				if a == nil {
+					continue
+				}
+				a.Head()
+				b.Head()
+				for i := 0; ; i++ {
+					var fresh analyze.Flow
+					okA := a.Next(&reused)
+					okB := b.Next(&fresh)
+					require.Equal(t, okB, okA)
+					if !okA {
+						break
+					}
+					checked++
+					if !reflect.DeepEqual(fresh, reused) {
+						require.Equal(t, fresh, reused, fmt.Sprintf("%s n=%d flow %d", in.name, n, i))
+					}
+				}
+			}
+		}
+		// and the unsharded stream
+		for _, opts := range []analyze.Options{{}, {NoSeries: true}} {
+			mk := func() *analyze.ReportStream {
+				x := analyze.New(opts)
+				for i, fr := range in.frames {
+					x.Feed(in.cis[i], in.lt, fr)
+				}
+				return x.FinishStream()
+			}
+			a, b := mk(), mk()
+			for i := 0; ; i++ {
+				var fresh analyze.Flow
+				okA, okB := a.Next(&reused), b.Next(&fresh)
+				require.Equal(t, okB, okA)
+				if !okA {
+					break
+				}
+				if !reflect.DeepEqual(fresh, reused) {
+					require.Equal(t, fresh, reused, fmt.Sprintf("%s flow %d", in.name, i))
+				}
+			}
+		}
+	}
+	require.Positive(t, checked, "flows compared")
 }
