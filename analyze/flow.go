@@ -286,8 +286,7 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 			return f
 		}
 	}
-	mk := k.packed()
-	hk := hostsKey{src: mk.src, dst: mk.dst, lids: mk.lids, kinds: mk.kinds}
+	hk := hostsOf(k.src, k.dst)
 	d := a.dirs[hk]
 	if i, ok := d.flow(k.qp); ok {
 		*slot = cacheSlot{idx: i + 1, mix: mix}
