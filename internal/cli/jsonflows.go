@@ -13,7 +13,7 @@ import (
 // encoding one.
 type flowSlot struct {
 	flows []analyze.Flow
-	n     int  // len(flows) when given, then how many encoded
+	n     int  // how many of flows were encoded
 	first bool // holds the list's first flow: no comma before it
 	buf   []byte
 	err   error
@@ -74,17 +74,14 @@ func writeFlowsJSON(bw *bufio.Writer, workers int, next func(*analyze.Flow) bool
 		defer close(written)
 		for s := range order {
 			<-s.done
-			switch {
-			case werr != nil:
-			default:
+			if werr == nil {
+				// the flows before one that does not encode are written
 				if _, err := bw.Write(s.buf); err != nil {
 					werr = err
-					close(failed)
-					break
-				}
-				n += s.n
-				if s.err != nil {
+				} else if n += s.n; s.err != nil {
 					werr = s.err
+				}
+				if werr != nil {
 					close(failed)
 				}
 			}
@@ -115,7 +112,7 @@ feed:
 			free <- s
 			break
 		}
-		s.n, s.first, first = len(s.flows), first, false
+		s.first, first = first, false
 		order <- s
 		jobs <- s
 	}
