@@ -19,6 +19,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/capture"
+	"github.com/roce-dissect/roce-dissect/internal/analyzetest"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
 )
 
@@ -39,20 +40,7 @@ func eachFrame(t testing.TB, capBytes []byte, fn func(gopacket.CaptureInfo, gpla
 
 // analyzeCapture runs the analyzer over any capture the reader takes.
 func analyzeCapture(t *testing.T, path string, opts analyze.Options) *analyze.Report {
-	t.Helper()
-	r, err := capture.Open(path)
-	require.NoError(t, err)
-	defer r.Close()
-	a := analyze.New(opts)
-	for {
-		ci, data, lt, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
-		a.Feed(ci, lt, data)
-	}
-	return a.Report()
+	return analyzetest.Report(t, path, opts)
 }
 
 // toMap turns a value into its generic JSON form.
