@@ -155,6 +155,8 @@ type Analyzer struct {
 	cut  cutState  // the first frame the capture tool cut
 
 	shard *shardFeed // what the combiner needs (the replays' records only with Options.Shard)
+
+	slab slabs // the flows' state (slab.go)
 }
 
 // withDefaults fills in the defaults of the options left zero.

@@ -213,6 +213,14 @@ func (b *reportBuild) end() *Report {
 	return r
 }
 
+// flowValues holds the values a flow's report points to: one allocation
+// for all of them.
+type flowValues struct {
+	conn                       int
+	psnFirst, psnLast          uint32
+	mtuInferred, mtuNegotiated int
+}
+
 // flowReport builds the report of a flow into out (all of it); with move,
 // it takes the flow's slices instead of copying them (Finish: the flow is
 // discarded).
@@ -246,9 +254,13 @@ func (a *Analyzer) flowReport(f *flowState, move bool, out *Flow) {
 		out.ICRC.PortRewritten = cold.srcPorts.rewritten
 	}
 	out.ICRC.OriginalSrcPorts = cold.srcPorts.list()
+	var vals *flowValues
+	if f.conn >= 0 || f.psn.seen || f.inferredMTU > 0 {
+		vals = &flowValues{}
+	}
 	if f.conn >= 0 {
-		id := a.conns.list[f.conn].ID
-		out.Connection = &id
+		vals.conn = a.conns.list[f.conn].ID
+		out.Connection = &vals.conn
 	}
 	if f.resp != nil {
 		out.Responses = *f.resp
@@ -266,8 +278,8 @@ func (a *Analyzer) flowReport(f *flowState, move bool, out *Flow) {
 		RetransmitCauses: cold.causes,
 	}
 	if f.psn.seen {
-		first, high := f.psn.first, f.psn.high
-		out.Requests.PSNFirst, out.Requests.PSNLast = &first, &high
+		vals.psnFirst, vals.psnLast = f.psn.first, f.psn.high
+		out.Requests.PSNFirst, out.Requests.PSNLast = &vals.psnFirst, &vals.psnLast
 		out.Requests.next, out.Requests.low = f.psn.next, f.psn.low
 		if f.log != nil {
 			out.Requests.head, out.Requests.headMsgs = f.log.head, f.log.msgs
@@ -296,12 +308,12 @@ func (a *Analyzer) flowReport(f *flowState, move bool, out *Flow) {
 	}
 	out.MTU.MaxPayload = int(f.maxPayload)
 	if f.inferredMTU > 0 {
-		m := int(f.inferredMTU)
-		out.MTU.Inferred = &m
+		vals.mtuInferred = int(f.inferredMTU)
+		out.MTU.Inferred = &vals.mtuInferred
 	}
 	if f.conn >= 0 {
-		if neg := a.conns.list[f.conn].pathMTU(); neg > 0 {
-			out.MTU.Negotiated = &neg
+		if vals.mtuNegotiated = a.conns.list[f.conn].pathMTU(); vals.mtuNegotiated > 0 {
+			out.MTU.Negotiated = &vals.mtuNegotiated
 		}
 	}
 	out.MTU.AboveNegotiated = cold.aboveMTU

@@ -236,10 +236,10 @@ func replayAcross(parts []*Report) (cutState, error) {
 // flow makes f, the shard's flow of fr, the combined report's.
 func (cb *combiner) flow(fr flowRef, f *Flow) {
 	if f.Connection != nil {
-		if id := cb.remap[fr.s].id(*f.Connection); id != 0 {
-			f.Connection = &id
-		} else {
+		if id := cb.remap[fr.s].id(*f.Connection); id == 0 {
 			f.Connection = nil // beyond the connection cap (not exact: see capErr)
+		} else if id != *f.Connection { // a new pointer: the part's flow may share the old
+			f.Connection = &id
 		}
 	}
 	cb.timeline.apply(f)

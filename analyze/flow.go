@@ -101,7 +101,14 @@ type hostDir struct {
 	qps      map[uint32]int32 // flow index by destination QP, made by the dirMapAt-th flow
 	srcName  string           // src.String(), made by the first report or finding that names it
 	dstName  string
+	// The first dirInline flows and QPs are kept here: most directions
+	// carry one or two flows, which then allocate no list.
+	inFlows [dirInline]int32
+	inQPs   [dirInline]uint32
 }
+
+// dirInline is how many flows a direction lists without allocating.
+const dirInline = 4
 
 // names returns the direction's source and destination as reports name
 // them: formatted once for all its flows.
@@ -298,7 +305,9 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 		return nil
 	}
 	if d == nil {
-		d = &hostDir{src: k.src, dst: k.dst}
+		d = a.slab.dirs.get()
+		d.src, d.dst = k.src, k.dst
+		d.flows, d.few = d.inFlows[:0], d.inQPs[:0]
 		a.dirs[hk] = d
 	}
 	f := &flowState{dir: d, qp: k.qp, index: int32(len(a.flowList)), peer: -1, conn: -1}

@@ -22,7 +22,8 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 	icrc, _ := bth.ICRCValue()
 	key := reqKey{psn: bth.PSN, op: op, n: uint32(p.CarriedLength), icrc: icrc}
 	if f.log == nil && !a.opts.NoMerge {
-		f.log = &headLog{}
+		f.log = a.slab.logs.get()
+		f.log.head, f.log.msgs = f.log.inHead[:0], f.log.inMsgs[:0]
 	}
 	isDup := f.hasLast && f.lastKey == key
 	f.lastKey, f.hasLast = key, true
@@ -147,6 +148,11 @@ type headLog struct {
 	head       []headReq
 	msgs       []headMsg
 	firstFrame uint64 // frame of the first request
+	// The first requests and message are kept here: a flow of few
+	// requests allocates no list (and a one-packet flow's log costs no
+	// more than with lists of one).
+	inHead [2]headReq
+	inMsgs [1]headMsg
 }
 
 // headMsg is a message completed while the head log was open.

@@ -16,7 +16,8 @@ func (a *Analyzer) addSample(f *flowState, t time.Time, payload, wire int) {
 		return
 	}
 	if f.series == nil {
-		f.series = &flowSeries{interval: int64(a.opts.Interval)}
+		f.series = a.slab.series.get()
+		f.series.interval = int64(a.opts.Interval)
 	}
 	fs := f.series
 	b := bucketStart(t.UnixNano(), fs.interval)
