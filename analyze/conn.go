@@ -169,9 +169,26 @@ func (t *connTable) orphan(o cmOrphan) {
 	t.stats.ignored++
 }
 
+// reqValues holds the values a connection's REQ sets and its report points
+// to: one allocation for all of them. They are never changed once set
+// (a later CM message points to new values), so that a report's copy of
+// the connection keeps what it showed.
+type reqValues struct {
+	requester, responder endpointValues
+	pathMTU              int
+}
+
+// endpointValues holds the values an Endpoint points to.
+type endpointValues struct {
+	lid              uint16
+	lidPlaceholder   bool
+	qpn, startingPSN uint32
+}
+
 // endpointOf fills an endpoint from the packet address and what the REQ
-// captured of its GID and LID (and, for the requester, QPN and PSN).
-func (n *connNames) endpointOf(addr Addr, req *cm.ConnectRequest, got cm.Captured, local bool) Endpoint {
+// captured of its GID and LID (and, for the requester, QPN and PSN),
+// pointing into v.
+func (n *connNames) endpointOf(addr Addr, req *cm.ConnectRequest, got cm.Captured, local bool, v *endpointValues) Endpoint {
 	gidF, lidF, gid, lid := cm.ReqPrimaryRemoteGID, cm.ReqPrimaryRemoteLID, req.PrimaryRemoteGID, req.PrimaryRemoteLID
 	if local {
 		gidF, lidF, gid, lid = cm.ReqPrimaryLocalGID, cm.ReqPrimaryLocalLID, req.PrimaryLocalGID, req.PrimaryLocalLID
@@ -181,13 +198,16 @@ func (n *connNames) endpointOf(addr Addr, req *cm.ConnectRequest, got cm.Capture
 		e.GID = n.gid(gid)
 	}
 	if got.Has(lidF) {
-		e.LID, e.LIDPlaceholder = ptrTo(uint16(lid)), ptrTo(lid.IsPlaceholder())
+		v.lid, v.lidPlaceholder = uint16(lid), lid.IsPlaceholder()
+		e.LID, e.LIDPlaceholder = &v.lid, &v.lidPlaceholder
 	}
 	if local && got.Has(cm.ReqLocalQPN) {
-		e.QPN = ptrTo(req.LocalQPN)
+		v.qpn = req.LocalQPN
+		e.QPN = &v.qpn
 	}
 	if local && got.Has(cm.ReqStartingPSN) {
-		e.StartingPSN = ptrTo(req.StartingPSN)
+		v.startingPSN = req.StartingPSN
+		e.StartingPSN = &v.startingPSN
 	}
 	if got.Has(gidF) && gid.IsIPv4Mapped() {
 		e.IP = n.ip(Addr{IP: gid.Addr().Unmap()})
@@ -236,10 +256,11 @@ func (t *connTable) cmMessage() (cm.Message, cm.Captured) {
 // requested is connection id as the REQ m of packet p sets it up, with the
 // fields got says the REQ held.
 func (t *connTable) requested(id int, p *Packet, m *cm.ConnectRequest, got cm.Captured) Connection {
+	v := &reqValues{}
 	c := Connection{
 		ID:          id,
-		Requester:   t.names.endpointOf(p.Src, m, got, true),
-		Responder:   t.names.endpointOf(p.Dst, m, got, false),
+		Requester:   t.names.endpointOf(p.Src, m, got, true, &v.requester),
+		Responder:   t.names.endpointOf(p.Dst, m, got, false, &v.responder),
 		State:       StateRequested,
 		LocalCommID: m.LocalCommID,
 	}
@@ -254,7 +275,8 @@ func (t *connTable) requested(id int, p *Packet, m *cm.ConnectRequest, got cm.Ca
 		c.Transport = t.names.transport(m.TransportServiceType)
 	}
 	if got.Has(cm.ReqPathMTU) {
-		c.PathMTU = ptrTo(m.PathMTU.Bytes())
+		v.pathMTU = m.PathMTU.Bytes()
+		c.PathMTU = &v.pathMTU
 	}
 	c.ackTimeout, c.ackTimeoutKnown = m.PrimaryLocalACKTimeout, got.Has(cm.ReqPrimaryLocalACKTimeout)
 	if got&reqUsed != reqUsed {
