@@ -282,11 +282,7 @@ func (a *Analyzer) flowReport(f *flowState, move bool, out *Flow) {
 		out.Requests.PSNFirst, out.Requests.PSNLast = &vals.psnFirst, &vals.psnLast
 		out.Requests.next, out.Requests.low = f.psn.next, f.psn.low
 		if f.log != nil {
-			out.Requests.head, out.Requests.headMsgs = f.log.head, f.log.msgs
-			if !move {
-				out.Requests.head = append([]headReq(nil), f.log.head...)
-				out.Requests.headMsgs = append([]headMsg(nil), f.log.msgs...)
-			}
+			out.Requests.head, out.Requests.headMsgs = f.log.lists(move)
 		}
 		out.Requests.lastKey, out.Requests.hasLast = f.lastKey, f.hasLast
 		for _, pm := range f.reqMsg.pending() {

@@ -239,7 +239,8 @@ func (cb *combiner) flow(fr flowRef, f *Flow) {
 		if id := cb.remap[fr.s].id(*f.Connection); id == 0 {
 			f.Connection = nil // beyond the connection cap (not exact: see capErr)
 		} else if id != *f.Connection { // a new pointer: the part's flow may share the old
-			f.Connection = &id
+			renumbered := id // only this branch allocates (&id would move id to the heap for all)
+			f.Connection = &renumbered
 		}
 	}
 	cb.timeline.apply(f)

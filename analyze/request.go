@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/roce-dissect/roce-dissect/layers"
 )
@@ -153,6 +154,21 @@ type headLog struct {
 	// more than with lists of one).
 	inHead [2]headReq
 	inMsgs [1]headMsg
+}
+
+// lists returns the log's requests and messages for a flow's report: the
+// log's own lists when the flow is discarded (move), copies otherwise and
+// of a list still in the log's inline array, which would keep the log,
+// and its slab's array, alive with the report.
+func (l *headLog) lists(move bool) ([]headReq, []headMsg) {
+	head, msgs := l.head, l.msgs
+	if !move || unsafe.SliceData(head) == &l.inHead[0] {
+		head = append([]headReq(nil), head...)
+	}
+	if !move || unsafe.SliceData(msgs) == &l.inMsgs[0] {
+		msgs = append([]headMsg(nil), msgs...)
+	}
+	return head, msgs
 }
 
 // headMsg is a message completed while the head log was open.

@@ -50,8 +50,8 @@ func slabArrays[T any](t *testing.T, n int, mark func(*T)) (sizes []uintptr, ele
 func TestSlab(t *testing.T) {
 	type big struct{ b [slabMax + 8]byte }
 	for _, tc := range []slabCase{
-		{"NIC state", 2000, func(t *testing.T, n int) ([]uintptr, uintptr) {
-			return slabArrays(t, n, func(s *nicState) { s.ringN, s.ringH = 1, 2 })
+		{"responses", 2000, func(t *testing.T, n int) ([]uintptr, uintptr) {
+			return slabArrays(t, n, func(r *Responses) { r.Packets, r.ACKs = 1, 2 })
 		}},
 		{"direction", 700, func(t *testing.T, n int) ([]uintptr, uintptr) {
 			return slabArrays(t, n, func(d *hostDir) { d.inQPs[0] = 9 })
@@ -117,6 +117,58 @@ func TestFlowAllocations(t *testing.T) {
 			t.Logf("%.3f allocations a flow", per)
 			assert.LessOrEqual(t, per, tc.max)
 			require.Len(t, a.flowList, int(qp-0x100))
+		})
+	}
+}
+
+// TestHeadLogLists checks what a flow's report takes of its head log: the
+// log's own grown lists when the flow is discarded, and otherwise, or
+// while a list is still in the log's inline array (which would keep the
+// log and its slab's array alive with the report), copies with the same
+// entries.
+func TestHeadLogLists(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		reqs, msgs   int
+		move         bool
+		ownHead, own bool // whether the report takes the log's own lists
+	}{
+		{"empty, discarded", 0, 0, true, false, false},
+		{"inline, discarded", 2, 1, true, false, false},
+		{"inline, kept", 1, 1, false, false, false},
+		{"grown, discarded", 5, 3, true, true, true},
+		{"grown, kept", 5, 3, false, false, false},
+		{"requests grown, message inline, discarded", 3, 1, true, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s slab[headLog]
+			l := s.get()
+			l.head, l.msgs = l.inHead[:0], l.inMsgs[:0]
+			for i := range tc.reqs {
+				l.head = append(l.head, headReq{psn: uint32(i + 1)})
+			}
+			for i := range tc.msgs {
+				l.msgs = append(l.msgs, headMsg{from: uint32(i), to: uint32(i + 1), bytes: 8})
+			}
+			head, msgs := l.lists(tc.move)
+			require.Len(t, head, tc.reqs)
+			require.Len(t, msgs, tc.msgs)
+			for i := range head {
+				assert.Equal(t, l.head[i], head[i])
+			}
+			for i := range msgs {
+				assert.Equal(t, l.msgs[i], msgs[i])
+			}
+			inLog := func(p, lo, hi unsafe.Pointer) bool { return uintptr(p) >= uintptr(lo) && uintptr(p) < uintptr(hi) }
+			logStart, logEnd := unsafe.Pointer(l), unsafe.Add(unsafe.Pointer(l), unsafe.Sizeof(*l))
+			if len(head) > 0 {
+				assert.False(t, inLog(unsafe.Pointer(&head[0]), logStart, logEnd), "requests in the log's inline array")
+				assert.Equal(t, tc.ownHead, &head[0] == &l.head[0], "the log's own requests")
+			}
+			if len(msgs) > 0 {
+				assert.False(t, inLog(unsafe.Pointer(&msgs[0]), logStart, logEnd), "messages in the log's inline array")
+				assert.Equal(t, tc.own, &msgs[0] == &l.msgs[0], "the log's own messages")
+			}
 		})
 	}
 }
