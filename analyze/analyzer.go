@@ -156,7 +156,7 @@ type Analyzer struct {
 
 	shard *shardFeed // what the combiner needs (the replays' records only with Options.Shard)
 
-	slab slabs // the flows' state (slab.go)
+	slab slabs // the parts of flows' state allocated in arrays (slab.go)
 }
 
 // withDefaults fills in the defaults of the options left zero.

@@ -31,7 +31,7 @@
 //     QinQ, MPLS) and wrapcount.go (their counts in the capture summary).
 //   - Flows: flow.go (the flow table and its keys), flowaddr.go (addresses),
 //     flowbound.go (bounded per-flow state), flowtime.go (flow times),
-//     slab.go (the flows' state allocated in arrays),
+//     slab.go (the parts of flows' state allocated in arrays),
 //     budget.go (the run's flow and connection budgets), sketch.go (the
 //     dropped flows' distinct count), transport.go (a flow's transport
 //     name).

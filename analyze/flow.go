@@ -101,8 +101,8 @@ type hostDir struct {
 	qps      map[uint32]int32 // flow index by destination QP, made by the dirMapAt-th flow
 	srcName  string           // src.String(), made by the first report or finding that names it
 	dstName  string
-	// The first dirInline flows and QPs are kept here: most directions
-	// carry one or two flows, which then allocate no list.
+	// The first dirInline flows and QPs are kept here: a direction of a
+	// few flows allocates no list.
 	inFlows [dirInline]int32
 	inQPs   [dirInline]uint32
 }
