@@ -212,19 +212,7 @@ func TestNextReusesFlow(t *testing.T) {
 				}
 				a.Head()
 				b.Head()
-				for i := 0; ; i++ {
-					var fresh analyze.Flow
-					okA := a.Next(&reused)
-					okB := b.Next(&fresh)
-					require.Equal(t, okB, okA)
-					if !okA {
-						break
-					}
-					checked++
-					if !reflect.DeepEqual(fresh, reused) {
-						require.Equal(t, fresh, reused, fmt.Sprintf("%s n=%d flow %d", in.name, n, i))
-					}
-				}
+				checked += nextAlike(t, a, b, &reused, fmt.Sprintf("%s n=%d", in.name, n))
 			}
 		}
 		// and the unsharded stream
@@ -236,19 +224,26 @@ func TestNextReusesFlow(t *testing.T) {
 				}
 				return x.FinishStream()
 			}
-			a, b := mk(), mk()
-			for i := 0; ; i++ {
-				var fresh analyze.Flow
-				okA, okB := a.Next(&reused), b.Next(&fresh)
-				require.Equal(t, okB, okA)
-				if !okA {
-					break
-				}
-				if !reflect.DeepEqual(fresh, reused) {
-					require.Equal(t, fresh, reused, fmt.Sprintf("%s flow %d", in.name, i))
-				}
-			}
+			nextAlike(t, mk(), mk(), &reused, in.name)
 		}
 	}
 	require.Positive(t, checked, "flows compared")
+}
+
+// nextAlike reads two streams of the same report to their ends, the first
+// into reused, the second into a new Flow each time, requires the same
+// flows of both, and returns how many it compared.
+func nextAlike(t *testing.T, a, b *analyze.ReportStream, reused *analyze.Flow, name string) int {
+	t.Helper()
+	for i := 0; ; i++ {
+		var fresh analyze.Flow
+		okA, okB := a.Next(reused), b.Next(&fresh)
+		require.Equal(t, okB, okA)
+		if !okA {
+			return i
+		}
+		if !reflect.DeepEqual(fresh, *reused) {
+			require.Equal(t, fresh, *reused, fmt.Sprintf("%s flow %d", name, i))
+		}
+	}
 }
