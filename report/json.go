@@ -43,9 +43,9 @@ type JSONDocument struct {
 	Connections iter.Seq[any]
 	Flows       iter.Seq[any]
 	// WriteFlows, when set, writes the elements of the "flows" list in
-	// place of Flows: each indented as by json.MarshalIndent with prefix
-	// "    ", after a comma (but the first) and a new line. It returns how
-	// many it wrote. (roce-dissect encodes flows on several cores.)
+	// place of Flows, as an encoder of JSONElementPrefix writes them
+	// (jsonindent.Encoder.AppendElement). It returns how many it wrote.
+	// (roce-dissect encodes flows on several cores.)
 	WriteFlows func(*bufio.Writer) (int, error)
 	Findings   iter.Seq[any]
 	// Pause is written when not nil (the key is absent without pause
@@ -86,12 +86,29 @@ func (j *jsonWriter) put(prefix string, v any) {
 	if j.err != nil {
 		return
 	}
+	if j.buf, j.err = j.encoder(prefix).Append(j.buf[:0], v); j.err == nil {
+		_, j.err = j.bw.Write(j.buf)
+	}
+}
+
+// encoder returns the encoder of prefix.
+func (j *jsonWriter) encoder(prefix string) *jsonindent.Encoder {
 	enc := j.encs[prefix]
 	if enc == nil {
 		enc = jsonindent.NewEncoder(prefix)
 		j.encs[prefix] = enc
 	}
-	if j.buf, j.err = enc.Append(j.buf[:0], v); j.err == nil {
+	return enc
+}
+
+// JSONElementPrefix is the indentation of the elements of the document's
+// lists.
+const JSONElementPrefix = "    "
+
+// element writes v as an element of a list of the document's top-level
+// object (jsonindent.Encoder.AppendElement).
+func (j *jsonWriter) element(v any, first bool) {
+	if j.buf, j.err = j.encoder(JSONElementPrefix).AppendElement(j.buf[:0], v, first); j.err == nil {
 		_, j.err = j.bw.Write(j.buf)
 	}
 }
@@ -108,11 +125,7 @@ func (j *jsonWriter) list(name string, seq iter.Seq[any], write func(*bufio.Writ
 		n, j.err = write(j.bw)
 	} else if seq != nil {
 		for v := range seq {
-			if n > 0 {
-				j.bw.WriteString(",")
-			}
-			j.bw.WriteString("\n    ")
-			if j.put("    ", v); j.err != nil {
+			if j.element(v, n == 0); j.err != nil {
 				return
 			}
 			n++

@@ -6,6 +6,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/internal/jsonindent"
+	"github.com/roce-dissect/roce-dissect/report"
 )
 
 // flowSlot is a batch of flows on its way through writeFlowsJSON: the
@@ -32,9 +33,8 @@ const (
 )
 
 // writeFlowsJSON writes the elements of the "flows" list of streamJSON:
-// each flow next writes (into a batch's slot; false after the last), indented as encoding/json's MarshalIndent with
-// prefix "    " indents it, after a comma and a new line (but the first),
-// in order. workers goroutines encode them, a batch at a time, while next
+// each flow next writes (into a batch's slot; false after the last), as
+// report.JSONDocument.WriteFlows asks, in order. workers goroutines encode them, a batch at a time, while next
 // builds the following flows and one goroutine writes them, so that
 // encoding, the longest part of writing a flow, takes the cores -j allows
 // (docs/parallel.md). It returns how many flows it wrote and the first
@@ -55,8 +55,8 @@ func writeFlowsJSON(bw *bufio.Writer, workers int, next func(*analyze.Flow) bool
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			enc := jsonindent.NewEncoder("    ") // one per worker: its plans are built once
-			enc.Prepare(&analyze.Flow{})         // whether it is given flows or not (TestShardNoAllocsPerFrame)
+			enc := jsonindent.NewEncoder(report.JSONElementPrefix) // one per worker: its plans are built once
+			enc.Prepare(&analyze.Flow{})                           // whether it is given flows or not (TestShardNoAllocsPerFrame)
 			for s := range jobs {
 				s.buf, s.n, s.err = encodeFlows(enc, s.buf[:0], s.flows, s.first)
 				clear(s.flows) // their memory goes as soon as they are encoded
@@ -123,18 +123,14 @@ feed:
 	return n, werr
 }
 
-// encodeFlows appends the flows' JSON to b, each after a comma (but the
-// list's first) and a new line, and returns how many it appended: all, or
-// those before the first that fails, and its error.
+// encodeFlows appends the flows to b as elements of the list (after a
+// comma but for the list's first), and returns how many it appended: all,
+// or those before the first that fails, and its error.
 func encodeFlows(enc *jsonindent.Encoder, b []byte, flows []analyze.Flow, first bool) ([]byte, int, error) {
 	for i := range flows {
 		mark := len(b)
-		if !first || i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, "\n    "...)
 		var err error
-		if b, err = enc.Append(b, &flows[i]); err != nil {
+		if b, err = enc.AppendElement(b, &flows[i], first && i == 0); err != nil {
 			return b[:mark], i, err
 		}
 	}

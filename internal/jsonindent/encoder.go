@@ -67,6 +67,17 @@ func (e *Encoder) Append(b []byte, v any) ([]byte, error) {
 	return p.encode(e, p, b, rv.UnsafePointer(), 0)
 }
 
+// AppendElement appends v as an element of a list whose elements are
+// written at the encoder's prefix: a comma unless it is the list's first,
+// a new line and the prefix, then v as Append writes it (on an error, as
+// Append).
+func (e *Encoder) AppendElement(b []byte, v any, first bool) ([]byte, error) {
+	if !first {
+		b = append(b, ',')
+	}
+	return e.Append(append(b, e.line(0)...), v)
+}
+
 // Prepare builds, ahead of the first value, all that writing values of
 // v's type at the top level needs: the plans of its parts, and their keys
 // at each depth. An encoder that has prepared for a type writes its values

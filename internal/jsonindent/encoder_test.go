@@ -206,6 +206,44 @@ func TestReportTypesPlanned(t *testing.T) {
 	assert.Error(t, err, "findings: their MarshalJSON")
 }
 
+// TestAppendElement: the elements of a list appended one by one, at the
+// list's prefix and one indent, then the list's brackets, are
+// encoding/json's MarshalIndent of the list: for no, one and several
+// elements, at the top level and deeper.
+func TestAppendElement(t *testing.T) {
+	flows := analyzetest.Report(t, "../../testdata/mix_small.pcap", analyze.Options{}).Flows
+	require.NotEmpty(t, flows)
+	for _, tc := range []struct {
+		name   string
+		prefix string
+		list   []any
+	}{
+		{"empty", "", nil},
+		{"one number", "", []any{7}},
+		{"mixed", "  ", []any{"a", nil, map[string]int{"k": 1}, []int{}, &inner{N: 2}}},
+		{"flows", "  ", []any{&flows[0], &flows[len(flows)-1]}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want, err := json.MarshalIndent(tc.list, tc.prefix, Indent)
+			require.NoError(t, err)
+			e := NewEncoder(tc.prefix + Indent)
+			got := []byte("[")
+			for i, v := range tc.list {
+				got, err = e.AppendElement(got, v, i == 0)
+				require.NoError(t, err)
+			}
+			if len(tc.list) > 0 {
+				got = append(got, "\n"+tc.prefix...)
+			}
+			got = append(got, ']')
+			if tc.list == nil {
+				want = []byte("[]") // MarshalIndent writes a nil list as null
+			}
+			assert.Equal(t, string(want), string(got))
+		})
+	}
+}
+
 // FuzzLikeEncodingJSON: strings, floats and times of any value are
 // written as encoding/json writes them.
 func FuzzLikeEncodingJSON(f *testing.F) {
