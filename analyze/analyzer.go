@@ -133,16 +133,16 @@ type Analyzer struct {
 
 	pkt Packet
 
-	capture   Capture
-	first     time.Time
-	last      time.Time
-	tloc      *time.Location          // the location of the flows' times (flowtime.go)
-	dirs      map[hostsKey]*hostDir   // flows by (source, destination)
-	flowCache [flowCacheLen]cacheSlot // flows by their keys' cacheMix (flow.go)
-	flowList  []*flowState
-	hostMTU   map[hostPair]int
-	conns     connTable
-	findings  findingList // the findings listed, within Options.MaxFindings
+	capture  Capture
+	first    time.Time
+	last     time.Time
+	tloc     *time.Location        // the location of the flows' times (flowtime.go)
+	dirs     map[hostsKey]*hostDir // flows by (source, destination), for new flows and dirFlows
+	index    flowIndex             // flows by key (flowindex.go)
+	flowList []*flowState
+	hostMTU  map[hostPair]int
+	conns    connTable
+	findings findingList // the findings listed, within Options.MaxFindings
 
 	dropSketch sketch
 	shifts     [shiftCacheLen]shiftEntry // ICRC shift factors by length, for recoverSrcPort
@@ -191,6 +191,7 @@ func New(opts Options) *Analyzer {
 		opts:    opts,
 		ib:      ib,
 		dirs:    make(map[hostsKey]*hostDir),
+		index:   newFlowIndex(),
 		hostMTU: make(map[hostPair]int),
 		conns:   newConnTable(),
 	}

@@ -15,7 +15,6 @@ func (a *Analyzer) Report() *Report { return a.combined(a.report(false)) }
 // is hundreds of megabytes). The Analyzer must not be used afterwards.
 func (a *Analyzer) Finish() *Report {
 	a.releaseTables()
-	a.flowCache = [flowCacheLen]cacheSlot{}
 	if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil {
 		a.opts.OnRelease() // before the reports are allocated: the map's memory is free
 	}

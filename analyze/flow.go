@@ -17,7 +17,7 @@ type flowKey struct {
 }
 
 // mapKey is flowKey packed into plain bytes, which compare faster than
-// netip.Addr's handle: the key of the flow cache.
+// netip.Addr's handle: the key of the connections by data flow.
 type mapKey struct {
 	src, dst [16]byte
 	lids     [2]uint16
@@ -37,36 +37,6 @@ func addrKind(a Addr) uint8 {
 
 func (k flowKey) packed() mapKey {
 	return mapKey{src: k.src.IP.As16(), dst: k.dst.IP.As16(), lids: [2]uint16{k.src.LID, k.dst.LID}, qp: k.qp, kinds: addrKind(k.src)<<2 | addrKind(k.dst)}
-}
-
-// flowCache is a direct-mapped cache in front of the flow map: most
-// packets find their flow without hashing. Each slot holds a flow's
-// index plus one (0: empty) and the key's mix (cacheMix), and is checked
-// against the flow's own QP and addresses: 4,096 slots in 32 KB. With 256
-// slots of whole keys (13 KB), the 768 flows of 256 QP pairs between two
-// hosts, whose QP numbers run in sequence, shared half the slots and 27 %
-// of the packets missed into the maps; now 2.4 % do. The mix spares a
-// packet of a new flow the look at the flow that holds its slot, a cache
-// miss when there are many flows (one in eight of the time of 200,000
-// one-packet flows).
-const flowCacheLen = 1 << flowCacheBits
-
-const flowCacheBits = 12
-
-// cacheSlot is a slot of the flow cache.
-type cacheSlot struct {
-	idx int32  // the flow's index plus one; 0: empty
-	mix uint32 // its key's cacheMix
-}
-
-// cacheMix mixes k's QP, LIDs and the addresses' last two bytes into 32
-// bits; its slot in the flow cache is a multiplicative hash of them, so
-// that QPs numbered in sequence in both directions spread over the
-// slots.
-func (k *flowKey) cacheMix() (mix, slot uint32) {
-	s, d := k.src.IP.As16(), k.dst.IP.As16()
-	x := k.qp ^ (uint32(s[14])<<24 | uint32(s[15])<<16 | uint32(d[14])<<8 | uint32(d[15])) ^ (uint32(k.src.LID)<<16|uint32(k.dst.LID))*0x85EBCA6B
-	return x, (x * 0x9E3779B1) >> (32 - flowCacheBits)
 }
 
 // hostPair keys the path MTU inferred between two hosts (either direction).
@@ -91,20 +61,16 @@ func addrLess(x, y Addr) bool {
 }
 
 // hostDir is one direction between two hosts: the flows it carries.
-// Flows are found by direction, then by destination QP, so that a flow's
-// own cost in the tables is a QP and an index (not its two addresses),
-// and the search for the flows of a direction reads one list.
+// A flow's own cost is a QP and an index (not its two addresses), and
+// the search for the flows of a direction reads one list.
 type hostDir struct {
 	src, dst Addr
-	flows    []int32          // flow indices, in creation order
-	few      []uint32         // the destination QPs of flows, until qps is made
-	qps      map[uint32]int32 // flow index by destination QP, made by the dirMapAt-th flow
-	srcName  string           // src.String(), made by the first report or finding that names it
+	flows    []int32 // flow indices, in creation order
+	srcName  string  // src.String(), made by the first report or finding that names it
 	dstName  string
-	// The first dirInline flows and QPs are kept here: a direction of a
-	// few flows allocates no list.
+	// The first dirInline flows are listed here: a direction of a few
+	// flows allocates no list.
 	inFlows [dirInline]int32
-	inQPs   [dirInline]uint32
 }
 
 // dirInline is how many flows a direction lists without allocating.
@@ -119,30 +85,10 @@ func (d *hostDir) names() (src, dst string) {
 	return d.srcName, d.dstName
 }
 
-// dirMapAt is how many flows a direction holds before it indexes them by
-// QP in a map: fewer are found by reading its list.
-const dirMapAt = 8
-
-// flow returns the index of the direction's flow to QP qp (d may be nil).
-func (d *hostDir) flow(qp uint32) (int32, bool) {
-	if d == nil {
-		return 0, false
-	}
-	if d.qps != nil {
-		i, ok := d.qps[qp]
-		return i, ok
-	}
-	for k, q := range d.few { // the QPs beside the indices: no flow state is read
-		if q == qp {
-			return d.flows[k], true
-		}
-	}
-	return 0, false
-}
-
 // flowOf returns the index of the flow of key k.
 func (a *Analyzer) flowOf(k flowKey) (int32, bool) {
-	return a.dirs[hostsOf(k.src, k.dst)].flow(k.qp)
+	hk := hostsOf(k.src, k.dst)
+	return a.find(&k, &hk, a.index.hash(&hk, k.qp))
 }
 
 // dirFlows returns the flows from src to dst, in creation order.
@@ -286,17 +232,9 @@ type flowSeries struct {
 // the flow table is full.
 func (a *Analyzer) flowFor(p *Packet) *flowState {
 	k := flowKey{src: p.Src, dst: p.Dst, qp: p.BTH.DestQP}
-	mix, i := k.cacheMix()
-	slot := &a.flowCache[i]
-	if slot.idx > 0 && slot.mix == mix {
-		if f := a.flowList[slot.idx-1]; f.qp == k.qp && f.dir.src == k.src && f.dir.dst == k.dst {
-			return f
-		}
-	}
 	hk := hostsOf(k.src, k.dst)
-	d := a.dirs[hk]
-	if i, ok := d.flow(k.qp); ok {
-		*slot = cacheSlot{idx: i + 1, mix: mix}
+	h := a.index.hash(&hk, k.qp)
+	if i, ok := a.find(&k, &hk, h); ok {
 		return a.flowList[i]
 	}
 	if len(a.flowList) >= a.opts.MaxFlows || !a.opts.FlowBudget.take() {
@@ -304,29 +242,17 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 		a.shard.noteRefusedFlow(p.Frame)
 		return nil
 	}
+	d := a.dirs[hk]
 	if d == nil {
 		d = a.slab.dirs.get()
 		d.src, d.dst = k.src, k.dst
-		d.flows, d.few = d.inFlows[:0], d.inQPs[:0]
+		d.flows = d.inFlows[:0]
 		a.dirs[hk] = d
 	}
 	f := &flowState{dir: d, qp: k.qp, index: int32(len(a.flowList)), peer: -1, conn: -1}
 	d.flows = append(d.flows, f.index)
-	switch {
-	case d.qps != nil:
-		d.qps[k.qp] = f.index
-	case len(d.flows) >= dirMapAt:
-		d.qps = make(map[uint32]int32, len(d.flows))
-		for j, q := range d.few {
-			d.qps[q] = d.flows[j]
-		}
-		d.qps[k.qp] = f.index
-		d.few = nil
-	default:
-		d.few = append(d.few, k.qp)
-	}
 	a.flowList = append(a.flowList, f)
-	*slot = cacheSlot{idx: f.index + 1, mix: mix}
+	a.index.add(h, f.index)
 	if a.shard.replay { // the only shard's flows are created in the order listed
 		a.shard.created = append(a.shard.created, p.Frame)
 	}
@@ -450,7 +376,7 @@ func hostsOf(src, dst Addr) hostsKey {
 // the flows' reports need only the flows.
 func (a *Analyzer) releaseTables() {
 	for _, d := range a.dirs {
-		d.flows, d.few, d.qps = nil, nil, nil
+		d.flows = nil
 	}
-	a.dirs, a.hostMTU = nil, nil
+	a.dirs, a.hostMTU, a.index.slots = nil, nil, nil
 }

@@ -12,14 +12,13 @@ import (
 )
 
 // TestFlowTable checks that flowFor finds every flow again by its key,
-// whether its direction holds few flows (read as a list) or many (a map
-// by QP), with the flow cache emptied between the two passes, and that
-// the direction of a flow and the reverse direction stay apart.
+// however many flows a direction holds and across the index's growth,
+// and that the direction of a flow and the reverse direction stay apart.
 func TestFlowTable(t *testing.T) {
 	x, y := Addr{IP: netip.MustParseAddr("10.0.0.1")}, Addr{IP: netip.MustParseAddr("10.0.0.2")}
 	g := Addr{IP: netip.MustParseAddr("fe80::1")}
 	lid := Addr{LID: 7, IsLID: true}
-	for _, n := range []int{1, dirMapAt - 1, dirMapAt, dirMapAt + 1, 300} {
+	for _, n := range []int{1, dirInline, dirInline + 1, flowIndexMin, 300} {
 		a := New(Options{})
 		var keys []flowKey
 		for i := range n {
@@ -33,7 +32,8 @@ func TestFlowTable(t *testing.T) {
 			require.NotNil(t, flowAt(k))
 		}
 		require.Len(t, a.flowList, len(keys), "n=%d: one flow per key", n)
-		a.flowCache = [flowCacheLen]cacheSlot{}
+		assert.Equal(t, len(keys), a.index.used)
+		assert.LessOrEqual(t, 8*a.index.used, 7*len(a.index.slots), "n=%d: the index is at most 7/8 full", n)
 		for i, k := range keys {
 			f := flowAt(k)
 			assert.Same(t, a.flowList[i], f, "n=%d key %d", n, i)
@@ -44,17 +44,48 @@ func TestFlowTable(t *testing.T) {
 		}
 		_, ok := a.flowOf(flowKey{src: x, dst: y, qp: 1})
 		assert.False(t, ok, "an unknown QP")
-		d := a.dirs[hostsOf(x, y)]
-		assert.Equal(t, n >= dirMapAt, d.qps != nil, "n=%d: the map is made by the %d-th flow", n, dirMapAt)
 		assert.Len(t, a.dirFlows(y, x), n)
 	}
 }
 
-// TestFlowCacheLikeMaps feeds keys built to collide in the flow cache
-// (same last bytes, IPv4 vs IPv4-mapped, LIDs with IP bytes, zero vs ::)
-// in random order under a flow cap, and checks flowFor against a model
-// keyed as the maps are (hostsOf + QP).
-func TestFlowCacheLikeMaps(t *testing.T) {
+// TestFlowIndexSameHash gives every flow the same hash, as keys crafted
+// against a known seed would: each is still found, by the key checked
+// against the flow each slot names, and an unknown key is not.
+func TestFlowIndexSameHash(t *testing.T) {
+	a := New(Options{})
+	x, y := Addr{IP: netip.MustParseAddr("10.0.0.1")}, Addr{IP: netip.MustParseAddr("10.0.0.2")}
+	var keys []flowKey
+	for qp := range uint32(100) {
+		k := flowKey{src: x, dst: y, qp: qp}
+		if qp%2 == 1 {
+			k = flowKey{src: y, dst: x, qp: qp - 1}
+		}
+		keys = append(keys, k)
+		require.NotNil(t, a.flowFor(&Packet{Src: k.src, Dst: k.dst, BTH: &layers.BTH{DestQP: k.qp}}))
+	}
+	const h = 0x5a5a_0007
+	a.index.slots, a.index.used = nil, 0
+	for i := range keys {
+		a.index.add(h, int32(i))
+	}
+	for i, k := range keys {
+		hk := hostsOf(k.src, k.dst)
+		idx, ok := a.find(&k, &hk, h)
+		require.True(t, ok, "key %d", i)
+		require.Equal(t, int32(i), idx)
+	}
+	k := flowKey{src: x, dst: y, qp: 1000}
+	hk := hostsOf(k.src, k.dst)
+	_, ok := a.find(&k, &hk, h)
+	assert.False(t, ok)
+}
+
+// TestFlowIndexLikeMaps feeds keys that differ only where a hash of
+// their bytes might not tell them apart (same last bytes, IPv4 vs
+// IPv4-mapped, LIDs with IP bytes, zero vs ::, an IPv6 zone) in random
+// order under a flow cap, and checks flowFor against a model keyed by the
+// hosts' key (hostsOf) and the QP in a Go map.
+func TestFlowIndexLikeMaps(t *testing.T) {
 	ips := []netip.Addr{
 		netip.MustParseAddr("10.0.1.2"), netip.MustParseAddr("::ffff:10.0.1.2"), netip.MustParseAddr("10.9.1.2"),
 		netip.MustParseAddr("fe80::1:102"), netip.MustParseAddr("fe80::2:102"), netip.MustParseAddr("::"), {},

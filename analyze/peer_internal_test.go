@@ -23,7 +23,6 @@ func TestPeerSearchBounded(t *testing.T) {
 		f := &flowState{dir: d, qp: k.qp, index: int32(len(a.flowList)), peer: -1, conn: -1}
 		a.flowList = append(a.flowList, f)
 		d.flows = append(d.flows, f.index)
-		d.qps = map[uint32]int32{} // peerOf reads the list only
 		return f
 	}
 	for qp := range uint32(1000) {

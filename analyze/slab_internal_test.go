@@ -54,7 +54,7 @@ func TestSlab(t *testing.T) {
 			return slabArrays(t, n, func(r *Responses) { r.Packets, r.ACKs = 1, 2 })
 		}},
 		{"direction", 700, func(t *testing.T, n int) ([]uintptr, uintptr) {
-			return slabArrays(t, n, func(d *hostDir) { d.inQPs[0] = 9 })
+			return slabArrays(t, n, func(d *hostDir) { d.inFlows[0] = 9 })
 		}},
 		{"head log", 3000, func(t *testing.T, n int) ([]uintptr, uintptr) {
 			return slabArrays(t, n, func(l *headLog) { l.firstFrame = 3 })

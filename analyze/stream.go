@@ -29,7 +29,6 @@ type ReportStream struct {
 // stream combined alone, as Finish does.
 func (a *Analyzer) FinishStream() *ReportStream {
 	a.releaseTables()
-	a.flowCache = [flowCacheLen]cacheSlot{}
 	if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil {
 		a.opts.OnRelease()
 	}
