@@ -11,8 +11,11 @@
 // reuses its buffers: data is valid until the next call, and reading costs
 // no allocation per frame once the buffers have grown. A classic pcap file
 // can instead be read into the caller's buffers (ReadChunks), whose frames
-// stay valid as long as the caller keeps the buffer. Link types are passed
-// on, not judged: which ones to decode is the caller's business.
+// stay valid as long as the caller keeps the buffer. Ahead shows, without
+// reading them, the frames of a classic pcap file the buffer already holds
+// after the last one returned, for a caller that prepares for them. Link
+// types are passed on, not judged: which ones to decode is the caller's
+// business.
 //
 // # Parsing
 //
