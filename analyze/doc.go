@@ -30,7 +30,9 @@
 //     encapsulations a frame arrived in: ERSPAN, VXLAN, GENEVE, NVGRE,
 //     QinQ, MPLS) and wrapcount.go (their counts in the capture summary).
 //   - Flows: flow.go (the flow table and its keys), flowindex.go (flows
-//     found by key in one probe), flowaddr.go (addresses), flowbound.go (bounded per-flow state), flowtime.go (flow times),
+//     found by key in one probe), prefetch.go (the state of the flows of
+//     the next frames read into the caches), flowaddr.go (addresses),
+//     flowbound.go (bounded per-flow state), flowtime.go (flow times),
 //     slab.go (the parts of flows' state allocated in arrays),
 //     budget.go (the run's flow and connection budgets), sketch.go (the
 //     dropped flows' distinct count), transport.go (a flow's transport

@@ -115,6 +115,21 @@ func (b *batch) time(f *batchFrame) time.Time {
 	return time.Unix(0, f.ns).UTC()
 }
 
+// ahead appends to dst the data (in src) of the batch's frames from the
+// i-th on, up to cap(dst), while they are of the i-th frame's link type:
+// the frames Analyzer.Prefetch reads ahead for.
+func (b *batch) ahead(src []byte, i int, dst [][]byte) [][]byte {
+	lt := b.frames[i].lt
+	for _, f := range b.frames[i:] {
+		if len(dst) == cap(dst) || f.lt != lt {
+			break
+		}
+		end := f.off + int64(f.caplen)
+		dst = append(dst, src[f.off:end:end])
+	}
+	return dst
+}
+
 // chunkPool keeps the chunks that no batch needs for reuse.
 type chunkPool struct{ free chan *chunk }
 

@@ -95,6 +95,7 @@ func NewSharded(opts Options, n int) *Sharded {
 // runShard feeds a the frames of the batches of work, and gives each
 // batch back (free) once analyzed, its frames no longer in flight.
 func runShard(a *Analyzer, work <-chan *batch, free chan<- *batch, pool *chunkPool, inflight *atomic.Int64) {
+	ahead := make([][]byte, 0, prefetchMax)
 	for b := range work {
 		src := b.src
 		if src == nil {
@@ -102,6 +103,9 @@ func runShard(a *Analyzer, work <-chan *batch, free chan<- *batch, pool *chunkPo
 		}
 		for i := range b.frames {
 			f := &b.frames[i]
+			if i%prefetchMax == 0 {
+				a.Prefetch(f.lt, b.ahead(src, i, ahead[:0]))
+			}
 			end := f.off + int64(f.caplen)
 			ci := gopacket.CaptureInfo{Timestamp: b.time(f), CaptureLength: int(f.caplen), Length: f.length}
 			a.FeedShard(f.n, f.key, ci, f.lt, src[f.off:end:end])

@@ -257,6 +257,7 @@ func (r *runner) eachFrom(ctx context.Context, cr *capture.Reader, size int64, c
 	var linkErr error
 	var n uint64
 	var fr frame // reused: fn gets it for the call only (no allocation per frame)
+	ahead := cr.Ahead
 	for {
 		if count > 0 && n >= count {
 			break
@@ -282,7 +283,7 @@ func (r *runner) eachFrom(ctx context.Context, cr *capture.Reader, size int64, c
 				linkErr = fmt.Errorf("unsupported link type %d (%s) at frame %d: its frames are counted as other", lt, lt, n)
 			}
 		}
-		fr = frame{ci: ci, data: data, linkType: lt, num: n}
+		fr = frame{ci: ci, data: data, linkType: lt, num: n, ahead: ahead}
 		fn(&fr)
 	}
 	tracker.set(cr.Offset())

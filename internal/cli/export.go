@@ -17,8 +17,10 @@ import (
 // is readSource's, which opens each file's table, and done returns the
 // errors of writing them.
 func (r *runner) exporter(index int, src *source, a *analyze.Analyzer, tap func(*analyze.Packet)) (feed func(*frame), start func(int, *capture.Reader) func(), done func() error) {
+	prefetch := prefetcher(a)
 	if r.cfg.export == "" {
 		return func(f *frame) {
+			prefetch(f)
 			p := a.Feed(f.ci, f.linkType, f.data)
 			if tap != nil {
 				tap(p)
@@ -44,6 +46,7 @@ func (r *runner) exporter(index int, src *source, a *analyze.Analyzer, tap func(
 		}
 	}
 	feed = func(f *frame) {
+		prefetch(f)
 		p := a.Feed(f.ci, f.linkType, f.data)
 		if w := writers[f.file]; w != nil && r.exportSelects(p) {
 			w.Add(p, f.num)

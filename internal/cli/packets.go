@@ -25,7 +25,27 @@ type frame struct {
 	linkType gplayers.LinkType
 	file     int    // the index of its file in the source (readSource)
 	num      uint64 // its number in its file
+	// ahead is its reader's Ahead (nil when none): the frames after it
+	// that the reader holds, whose flows an Analyzer can read into the
+	// caches before it is fed them (prefetcher).
+	ahead func(dst [][]byte) [][]byte
 }
+
+// prefetcher returns what a feed calls before it feeds a frame: every
+// aheadEvery frames, while a reads ahead at all (analyze.Analyzer.Prefetches),
+// a.Prefetch of the frame and those after it that its reader holds.
+func prefetcher(a *analyze.Analyzer) func(*frame) {
+	buf := make([][]byte, 0, aheadEvery)
+	return func(f *frame) {
+		if f.num%aheadEvery == 1 && f.ahead != nil && a.Prefetches() {
+			a.Prefetch(f.linkType, f.ahead(append(buf[:0], f.data)))
+		}
+	}
+}
+
+// aheadEvery is how often a feed reads ahead, and for how many frames:
+// analyze.Analyzer.Prefetch reads the flows of up to 16 at once.
+const aheadEvery = 16
 
 // packetMode prints every RDMA packet: a line (-P), a header tree (-V), an
 // NDJSON object or a CSV row. Files are read one after the other.
