@@ -91,9 +91,12 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	// The last report (release) takes the connections the flows read:
 	// the Analyzer is fed no more, and nothing the report's owner does to
 	// them changes a flow already built.
-	r.Connections = a.conns.list
-	if !release || r.Connections == nil {
-		r.Connections = append([]Connection{}, a.conns.list...)
+	r.Connections = make([]Connection, len(a.conns.list))
+	for i, c := range a.conns.list {
+		r.Connections[i] = *c
+		if release { // the flows read the report's: the slab's arrays are let go
+			a.conns.list[i] = &r.Connections[i]
+		}
 	}
 	if !stream {
 		r.Flows = make([]Flow, 0, len(a.flowList))

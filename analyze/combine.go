@@ -388,7 +388,10 @@ func (cb *combiner) capture(cut cutState) {
 	c.FlowsDropped = sk.estimate()
 	cms.floodAt, cms.floodT = replayFlood(parts)
 	cb.end = Analyzer{opts: opts, capture: Capture{CutFrames: c.CutFrames, ConnectionsDropped: c.ConnectionsDropped}, cut: cut}
-	cb.end.conns.list, cb.end.conns.stats = out.Connections, cms
+	cb.end.conns.list, cb.end.conns.stats = make([]*Connection, len(out.Connections)), cms
+	for i := range out.Connections {
+		cb.end.conns.list[i] = &out.Connections[i]
+	}
 }
 
 // dropCapped counts the flows beyond the flow cap as dropped (only when

@@ -6,7 +6,7 @@ import (
 
 // connTable pairs CM messages into connections.
 type connTable struct {
-	list    []Connection
+	list    []*Connection    // in Analyzer.slab (slabs)
 	byComm  map[uint32]int   // either side's CommID → connection
 	byFlow  map[mapKey]int32 // data flow (packed key: 48 bytes a slot, not 80) → connection
 	reqAt   []flowKey        // requester → responder flow key without QP, per connection
@@ -305,7 +305,9 @@ func (a *Analyzer) handleMAD(p *Packet) {
 		}
 		if !ok {
 			idx = len(t.list)
-			t.list = append(t.list, t.requested(idx+1, p, m, got))
+			c := a.slab.conns.get()
+			*c = t.requested(idx+1, p, m, got)
+			t.list = append(t.list, c)
 			t.reqAt = append(t.reqAt, flowKey{src: p.Src, dst: p.Dst})
 			t.byComm[m.LocalCommID] = idx
 		}
@@ -321,7 +323,7 @@ func (a *Analyzer) handleMAD(p *Packet) {
 			t.orphan(ev)
 			return
 		}
-		c := &t.list[idx]
+		c := t.list[idx]
 		if c.Frames.REP != 0 {
 			// Answered already: a retransmitted REP repeats the first, any
 			// other collides with it. Neither grows the table.
@@ -346,7 +348,7 @@ func (a *Analyzer) handleMAD(p *Packet) {
 			t.orphan(ev)
 			return
 		}
-		c := &t.list[idx]
+		c := t.list[idx]
 		c.apply(ev)
 		if fd := a.finding(p, KindCMReject, SeverityError, nil); fd != nil {
 			fd.Connection, fd.Detail = c.ID, "CM REJ: "+m.Reason.String()
@@ -373,7 +375,7 @@ func (c *Connection) cut(msg string) bool {
 // bindConnection links the two data flows of a connection, those of its
 // QPNs that were captured, to it and to each other.
 func (a *Analyzer) bindConnection(idx int) {
-	c := &a.conns.list[idx]
+	c := a.conns.list[idx]
 	k := a.conns.reqAt[idx]
 	switch {
 	case c.Responder.QPN != nil && c.Requester.QPN != nil:
@@ -430,7 +432,7 @@ func (a *Analyzer) linkConnection(f *flowState) {
 	}
 	idx := int(i)
 	f.conn = int32(idx)
-	c := &a.conns.list[idx]
+	c := a.conns.list[idx]
 	k := a.conns.reqAt[idx]
 	var rev flowKey
 	var qp *uint32

@@ -96,7 +96,7 @@ func (a *Analyzer) nicReport(f *flowState) (*NIC, []Finding) {
 		out.acks = r.resp.ACKs
 	}
 	if f.conn >= 0 {
-		if c := &a.conns.list[f.conn]; c.ackTimeoutKnown && c.ackTimeout > 0 {
+		if c := a.conns.list[f.conn]; c.ackTimeoutKnown && c.ackTimeout > 0 {
 			out.negotiated = true
 			v := int64(4096) << c.ackTimeout
 			out.NegotiatedTimeoutNs = &v

@@ -103,7 +103,7 @@ func (a *Analyzer) touchRefs(f *flowState) uintptr {
 		sum += touch(unsafe.Pointer(f.nic), unsafe.Sizeof(*f.nic))
 	}
 	if f.conn >= 0 && int(f.conn) < len(a.conns.list) {
-		sum += touch(unsafe.Pointer(&a.conns.list[f.conn]), unsafe.Sizeof(Connection{}))
+		sum += touch(unsafe.Pointer(a.conns.list[f.conn]), unsafe.Sizeof(Connection{}))
 	}
 	if b := f.pending.buf; len(b) > 0 {
 		sum += uintptr(b[(int(f.pending.head)+len(b)-1)%len(b)].psn)
