@@ -87,8 +87,7 @@ func (d *hostDir) names() (src, dst string) {
 
 // flowOf returns the index of the flow of key k.
 func (a *Analyzer) flowOf(k flowKey) (int32, bool) {
-	hk := hostsOf(k.src, k.dst)
-	return a.find(&k, &hk, a.index.hash(&hk, k.qp))
+	return a.find(&k.src, &k.dst, k.qp, a.index.hash(&k.src, &k.dst, k.qp))
 }
 
 // dirFlows returns the flows from src to dst, in creation order.
@@ -231,17 +230,18 @@ type flowSeries struct {
 // flowFor returns the state of the packet's flow, creating it; nil when
 // the flow table is full.
 func (a *Analyzer) flowFor(p *Packet) *flowState {
-	k := flowKey{src: p.Src, dst: p.Dst, qp: p.BTH.DestQP}
-	hk := hostsOf(k.src, k.dst)
-	h := a.index.hash(&hk, k.qp)
-	if i, ok := a.find(&k, &hk, h); ok {
+	qp := p.BTH.DestQP
+	h := a.index.hash(&p.Src, &p.Dst, qp)
+	if i, ok := a.find(&p.Src, &p.Dst, qp, h); ok {
 		return a.flowList[i]
 	}
+	k := flowKey{src: p.Src, dst: p.Dst, qp: qp}
 	if len(a.flowList) >= a.opts.MaxFlows || !a.opts.FlowBudget.take() {
 		a.dropSketch.addHash(k.hash())
 		a.shard.noteRefusedFlow(p.Frame)
 		return nil
 	}
+	hk := hostsOf(k.src, k.dst)
 	d := a.dirs[hk]
 	if d == nil {
 		d = a.slab.dirs.get()

@@ -47,13 +47,14 @@ func newFlowIndex() flowIndex {
 	return x
 }
 
-// hash hashes a flow key: the hosts' key (hostsOf, which is how flows
-// are told apart) and the destination QP.
-func (x *flowIndex) hash(hk *hostsKey, qp uint32) uint32 {
-	le := binary.LittleEndian
-	tail := uint64(hk.lids[0]) | uint64(hk.lids[1])<<16 | uint64(hk.kinds)<<32
-	h := mum(le.Uint64(hk.src[:8])^x.seed[0], le.Uint64(hk.src[8:])^x.seed[1]) ^
-		mum(le.Uint64(hk.dst[:8])^x.seed[2], le.Uint64(hk.dst[8:])^x.seed[3]) ^
+// hash hashes a flow key as flows are told apart: what hostsOf keeps of
+// the addresses (without building it), and the destination QP.
+func (x *flowIndex) hash(src, dst *Addr, qp uint32) uint32 {
+	s, d := src.IP.As16(), dst.IP.As16()
+	be := binary.BigEndian
+	tail := uint64(src.LID) | uint64(dst.LID)<<16 | uint64(addrKind(*src)<<2|addrKind(*dst))<<32
+	h := mum(be.Uint64(s[:8])^x.seed[0], be.Uint64(s[8:])^x.seed[1]) ^
+		mum(be.Uint64(d[:8])^x.seed[2], be.Uint64(d[8:])^x.seed[3]) ^
 		mum(tail^x.seed[4], uint64(qp)^x.seed[5])
 	return uint32(mum(h, 0x9E3779B97F4A7C15))
 }
@@ -64,9 +65,9 @@ func mum(a, b uint64) uint64 {
 	return hi ^ lo
 }
 
-// find returns the index of the flow of key k (its hosts' key hk, its
-// hash h), if there is one.
-func (a *Analyzer) find(k *flowKey, hk *hostsKey, h uint32) (int32, bool) {
+// find returns the index of the flow from src to dst's QP qp, whose key
+// hashes to h, if there is one.
+func (a *Analyzer) find(src, dst *Addr, qp, h uint32) (int32, bool) {
 	x := &a.index
 	if len(x.slots) == 0 {
 		return 0, false
@@ -83,7 +84,7 @@ func (a *Analyzer) find(k *flowKey, hk *hostsKey, h uint32) (int32, bool) {
 		f := a.flowList[s.idx-1]
 		// Equal addresses have equal hosts' keys; unequal ones (an IPv6
 		// zone) may still have, and those are compared.
-		if f.qp == k.qp && (f.dir.src == k.src && f.dir.dst == k.dst || hostsOf(f.dir.src, f.dir.dst) == *hk) {
+		if f.qp == qp && (f.dir.src == *src && f.dir.dst == *dst || hostsOf(f.dir.src, f.dir.dst) == hostsOf(*src, *dst)) {
 			return s.idx - 1, true
 		}
 	}

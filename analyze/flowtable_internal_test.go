@@ -69,14 +69,12 @@ func TestFlowIndexSameHash(t *testing.T) {
 		a.index.add(h, int32(i))
 	}
 	for i, k := range keys {
-		hk := hostsOf(k.src, k.dst)
-		idx, ok := a.find(&k, &hk, h)
+		idx, ok := a.find(&k.src, &k.dst, k.qp, h)
 		require.True(t, ok, "key %d", i)
 		require.Equal(t, int32(i), idx)
 	}
 	k := flowKey{src: x, dst: y, qp: 1000}
-	hk := hostsOf(k.src, k.dst)
-	_, ok := a.find(&k, &hk, h)
+	_, ok := a.find(&k.src, &k.dst, k.qp, h)
 	assert.False(t, ok)
 }
 

@@ -61,8 +61,7 @@ func (a *Analyzer) aheadFlows(lt gplayers.LinkType, frames [][]byte, fs *[prefet
 		if !ok {
 			continue
 		}
-		hk := hostsOf(k.src, k.dst)
-		hs[n] = a.index.hash(&hk, k.qp)
+		hs[n] = a.index.hash(&k.src, &k.dst, k.qp)
 		sum += a.index.slots[hs[n]&mask].idx
 		n++
 	}

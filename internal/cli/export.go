@@ -20,7 +20,9 @@ func (r *runner) exporter(index int, src *source, a *analyze.Analyzer, tap func(
 	prefetch := prefetcher(a)
 	if r.cfg.export == "" {
 		return func(f *frame) {
-			prefetch(f)
+			if f.num%aheadEvery == 1 {
+				prefetch(f)
+			}
 			p := a.Feed(f.ci, f.linkType, f.data)
 			if tap != nil {
 				tap(p)
@@ -46,7 +48,9 @@ func (r *runner) exporter(index int, src *source, a *analyze.Analyzer, tap func(
 		}
 	}
 	feed = func(f *frame) {
-		prefetch(f)
+		if f.num%aheadEvery == 1 {
+			prefetch(f)
+		}
 		p := a.Feed(f.ci, f.linkType, f.data)
 		if w := writers[f.file]; w != nil && r.exportSelects(p) {
 			w.Add(p, f.num)

@@ -31,13 +31,14 @@ type frame struct {
 	ahead func(dst [][]byte) [][]byte
 }
 
-// prefetcher returns what a feed calls before it feeds a frame: every
-// aheadEvery frames, while a reads ahead at all (analyze.Analyzer.Prefetches),
-// a.Prefetch of the frame and those after it that its reader holds.
+// prefetcher returns what a feed calls before it feeds every
+// aheadEvery-th frame (f.num%aheadEvery == 1): while a reads ahead at all
+// (analyze.Analyzer.Prefetches), a.Prefetch of the frame and those after
+// it that its reader holds.
 func prefetcher(a *analyze.Analyzer) func(*frame) {
 	buf := make([][]byte, 0, aheadEvery)
 	return func(f *frame) {
-		if f.num%aheadEvery == 1 && f.ahead != nil && a.Prefetches() {
+		if f.ahead != nil && a.Prefetches() {
 			a.Prefetch(f.linkType, f.ahead(append(buf[:0], f.data)))
 		}
 	}
