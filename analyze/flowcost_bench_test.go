@@ -71,8 +71,10 @@ func BenchmarkAnalyzeManyFlows(b *testing.B) {
 // flows are the same; the difference is what the interleaving costs in
 // cache misses (the flows' state is far larger than the caches), the
 // rest of the cost over few flows is the flows' creation and reports
-// (docs/robustness.md, "Scale"). feed-ns/pkt and finish-ns/pkt split the
-// time between the packets and Analyzer.Finish.
+// (docs/robustness.md, "Scale"); capture-order-prefetch feeds in capture
+// order with Analyzer.Prefetch of every 16 frames ahead, as the command
+// does. feed-ns/pkt and finish-ns/pkt split the time between the packets
+// and Analyzer.Finish.
 func BenchmarkAnalyzeFlowLocality(b *testing.B) {
 	fs := generate(b, synth.Config{Scenario: synth.ScenarioMix, Packets: 500_000, QPs: 65536})
 	n := len(fs.ends)
@@ -106,16 +108,25 @@ func BenchmarkAnalyzeFlowLocality(b *testing.B) {
 	byFlow := slices.Clone(captured)
 	slices.SortStableFunc(byFlow, func(x, y int) int { return cmp.Compare(group[x], group[y]) })
 	for _, tc := range []struct {
-		name  string
-		order []int
-	}{{"capture-order", captured}, {"flow-by-flow", byFlow}} {
+		name     string
+		order    []int
+		prefetch bool
+	}{{"capture-order", captured, false}, {"capture-order-prefetch", captured, true}, {"flow-by-flow", byFlow, false}} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var feed, finish time.Duration
+			ahead := make([][]byte, 0, 16)
 			for b.Loop() {
 				t0 := time.Now()
 				a := analyze.New(analyze.Options{})
-				for _, i := range tc.order {
+				for j, i := range tc.order {
+					if tc.prefetch && j%16 == 0 { // as the command reads ahead (internal/cli: prefetcher)
+						ahead = ahead[:0]
+						for _, k := range tc.order[j:min(j+16, n)] {
+							ahead = append(ahead, fs.buf[starts[k]:fs.ends[k]])
+						}
+						a.Prefetch(fs.lt, ahead)
+					}
 					a.Feed(fs.cis[i], fs.lt, fs.buf[starts[i]:fs.ends[i]])
 				}
 				t1 := time.Now()
