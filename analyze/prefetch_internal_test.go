@@ -16,7 +16,7 @@ import (
 	"github.com/roce-dissect/roce-dissect/internal/synth"
 )
 
-// prefetchFrame is a frame read for the prefetch tests.
+// prefetchFrame is a frame read by readFrames.
 type prefetchFrame struct {
 	ci   gopacket.CaptureInfo
 	lt   gplayers.LinkType

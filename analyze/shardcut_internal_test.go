@@ -3,15 +3,11 @@ package analyze
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"testing"
 
-	"github.com/gopacket/gopacket"
-	gplayers "github.com/gopacket/gopacket/layers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/roce-dissect/roce-dissect/capture"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
 )
 
@@ -24,28 +20,13 @@ func TestShortRuns(t *testing.T) {
 	var buf bytes.Buffer
 	_, err := synth.Generate(synth.Config{Scenario: synth.ScenarioMix, Packets: 20000, QPs: 32, Artefacts: synth.Artefacts{CutFrames: 128}}, &buf, nil)
 	require.NoError(t, err)
-	type frame struct {
-		ci   gopacket.CaptureInfo
-		data []byte
-	}
-	var frames []frame
-	var lt gplayers.LinkType
-	r, err := capture.NewReader(&buf)
-	require.NoError(t, err)
-	for {
-		ci, data, l, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
-		frames, lt = append(frames, frame{ci, bytes.Clone(data)}), l
-	}
+	frames := readFrames(t, &buf)
 	seq := New(Options{})
 	shards := []*Analyzer{New(Options{Shard: true}), New(Options{Shard: true}), New(Options{Shard: true})}
 	for i, f := range frames {
-		seq.Feed(f.ci, lt, f.data)
-		key := HostPairKey(lt, f.data)
-		shards[key%uint64(len(shards))].FeedShard(uint64(i+1), key, f.ci, lt, f.data)
+		seq.Feed(f.ci, f.lt, f.data)
+		key := HostPairKey(f.lt, f.data)
+		shards[key%uint64(len(shards))].FeedShard(uint64(i+1), key, f.ci, f.lt, f.data)
 	}
 	want := seq.Finish()
 	require.Greater(t, want.Capture.CutFrames, uint64(10000))
