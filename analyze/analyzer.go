@@ -158,7 +158,8 @@ type Analyzer struct {
 
 	slab slabs // the parts of flows' state allocated in arrays (slab.go)
 
-	prefetched uintptr // what Prefetch read, kept so that its reads are made (prefetch.go)
+	prefetched   uintptr // what Prefetch read, kept so that its reads are made (prefetch.go)
+	prefetchRest int     // the Prefetches that say no before one looks again
 }
 
 // withDefaults fills in the defaults of the options left zero.

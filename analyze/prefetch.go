@@ -28,6 +28,9 @@ func (a *Analyzer) Prefetch(lt gplayers.LinkType, frames [][]byte) {
 	var fs [prefetchMax]*flowState
 	var sum uintptr
 	flows := a.aheadFlows(lt, frames, &fs)
+	if 4*len(flows) < min(len(frames), prefetchMax) {
+		a.prefetchRest = prefetchMax - 1
+	}
 	for _, f := range flows {
 		sum += touch(unsafe.Pointer(f), unsafe.Sizeof(*f))
 	}
@@ -79,10 +82,21 @@ func (a *Analyzer) aheadFlows(lt gplayers.LinkType, frames [][]byte, fs *[prefet
 	return fs[:m]
 }
 
-// Prefetches reports whether Prefetch reads ahead: a caller that gathers
-// the frames ahead for it may skip that while it does not.
+// Prefetches reports whether a Prefetch now would read ahead, so that a
+// caller that gathers the frames ahead for it may skip that when it would
+// not; a call that says no counts as a Prefetch. After a Prefetch that
+// found the flows of fewer than a quarter of its frames (new flows, whose
+// state does not exist yet: a capture of one-packet flows), the next
+// prefetchMax-1 say no: one in 16 looks whether reading ahead pays again.
 func (a *Analyzer) Prefetches() bool {
-	return len(a.flowList) >= prefetchFlows && len(a.index.slots) > 0
+	if len(a.flowList) < prefetchFlows || len(a.index.slots) == 0 {
+		return false
+	}
+	if a.prefetchRest > 0 {
+		a.prefetchRest--
+		return false
+	}
+	return true
 }
 
 // prefetchMax is the most frames Prefetch reads ahead for, and

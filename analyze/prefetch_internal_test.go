@@ -164,3 +164,35 @@ func TestPrefetchChangesNothing(t *testing.T) {
 	require.NotZero(t, with.prefetched, "Prefetch read the flows")
 	require.Equal(t, without.Finish(), with.Finish())
 }
+
+// TestPrefetchRests: a Prefetch whose frames are of flows not yet made
+// (their QPs changed) has the next 15 Prefetches say no, and then one
+// looks again; one whose frames' flows exist does not.
+func TestPrefetchRests(t *testing.T) {
+	frames := manyFlows(t, 2000)
+	a := New(Options{})
+	for _, f := range frames {
+		a.Feed(f.ci, f.lt, f.data)
+	}
+	var known, unknown [][]byte
+	for _, f := range frames[len(frames)-prefetchMax:] {
+		known = append(known, f.data)
+		d := bytes.Clone(f.data)
+		_, ok := a.peekKey(f.lt, d)
+		require.True(t, ok)
+		d[14+20+8+5] ^= 0x80 // the BTH's destination QP, behind Ethernet, IPv4 and UDP
+		k, ok := a.peekKey(f.lt, d)
+		require.True(t, ok)
+		_, exists := a.flowOf(k)
+		require.False(t, exists)
+		unknown = append(unknown, d)
+	}
+	require.True(t, a.Prefetches())
+	a.Prefetch(gplayers.LinkTypeEthernet, known)
+	require.True(t, a.Prefetches(), "the flows were found")
+	a.Prefetch(gplayers.LinkTypeEthernet, unknown)
+	for i := range prefetchMax - 1 {
+		require.False(t, a.Prefetches(), "call %d after", i+1)
+	}
+	require.True(t, a.Prefetches(), "the 16th looks again")
+}
