@@ -88,13 +88,14 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	if r.pause = a.pause.snapshot(); r.pause != nil {
 		r.Pause, r.Capture.LinkSpeedBps, r.Capture.PauseFramesUnlisted = r.pause.stats(), a.opts.LinkSpeed, r.pause.unlisted
 	}
-	// The last report (release) takes the connections the flows read:
+	// The report holds copies of the connections. The flows of the last
+	// report (release) read those, so that the slab's arrays are let go:
 	// the Analyzer is fed no more, and nothing the report's owner does to
 	// them changes a flow already built.
 	r.Connections = make([]Connection, len(a.conns.list))
 	for i, c := range a.conns.list {
 		r.Connections[i] = *c
-		if release { // the flows read the report's: the slab's arrays are let go
+		if release {
 			a.conns.list[i] = &r.Connections[i]
 		}
 	}

@@ -103,7 +103,7 @@ func runShard(a *Analyzer, work <-chan *batch, free chan<- *batch, pool *chunkPo
 		}
 		for i := range b.frames {
 			f := &b.frames[i]
-			if i%prefetchMax == 0 {
+			if i%prefetchMax == 0 && a.Prefetches() {
 				a.Prefetch(f.lt, b.ahead(src, i, ahead[:0]))
 			}
 			end := f.off + int64(f.caplen)
