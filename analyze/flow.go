@@ -378,5 +378,5 @@ func (a *Analyzer) releaseTables() {
 	for _, d := range a.dirs {
 		d.flows = nil
 	}
-	a.dirs, a.hostMTU, a.index.slots = nil, nil, nil
+	a.dirs, a.hostMTU, a.index = nil, nil, flowIndex{}
 }

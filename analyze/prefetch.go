@@ -9,8 +9,9 @@ import (
 )
 
 // Prefetch reads into the CPU's caches the state of the flows of frames,
-// the next frames to be fed (of link type lt), and changes nothing else:
-// what Feed does with them is the same with or without it. A packet of
+// the next frames to be fed (of link type lt), and changes no result:
+// what Feed does with them is the same with or without it (it changes
+// only what later Prefetches answer). A packet of
 // one of many flows finds its flow's state (the flow, its direction, NIC
 // state, connection, pending requests, RTT histogram, series, and the
 // flow it answers) in main memory, about twenty cache misses one after

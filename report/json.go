@@ -86,8 +86,14 @@ func (j *jsonWriter) put(prefix string, v any) {
 	if j.err != nil {
 		return
 	}
-	if j.buf, j.err = j.encoder(prefix).Append(j.buf[:0], v); j.err == nil {
-		_, j.err = j.bw.Write(j.buf)
+	j.write(j.encoder(prefix).Append(j.buf[:0], v))
+}
+
+// write writes b, what an encoder appended to j.buf, unless it failed
+// (err): j.buf keeps b for the next value.
+func (j *jsonWriter) write(b []byte, err error) {
+	if j.buf, j.err = b, err; err == nil {
+		_, j.err = j.bw.Write(b)
 	}
 }
 
@@ -108,9 +114,7 @@ const JSONElementPrefix = "    "
 // element writes v as an element of a list of the document's top-level
 // object (jsonindent.Encoder.AppendElement).
 func (j *jsonWriter) element(v any, first bool) {
-	if j.buf, j.err = j.encoder(JSONElementPrefix).AppendElement(j.buf[:0], v, first); j.err == nil {
-		_, j.err = j.bw.Write(j.buf)
-	}
+	j.write(j.encoder(JSONElementPrefix).AppendElement(j.buf[:0], v, first))
 }
 
 // list writes the list name: the elements of seq, or those write writes
