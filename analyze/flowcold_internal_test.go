@@ -100,8 +100,8 @@ func TestRTTHistFew(t *testing.T) {
 			for i := range ys {
 				ys[i] = rng.Int64N(80_000)
 			}
-			few, dense := &rttHist{}, &rttHist{counts: new([rttBuckets]uint32)}
-			fewY, denseY := &rttHist{}, &rttHist{counts: new([rttBuckets]uint32)}
+			few, dense := &rttHist{}, &rttHist{counts: make([]uint32, rttBuckets)}
+			fewY, denseY := &rttHist{}, &rttHist{counts: make([]uint32, rttBuckets)}
 			for _, v := range xs {
 				few.add(v)
 				dense.add(v)
@@ -111,16 +111,63 @@ func TestRTTHistFew(t *testing.T) {
 				denseY.add(v)
 			}
 			require.Equal(t, dense.summary(), few.summary(), "n=%d", n)
-			assert.Equal(t, *dense.counts, *few.dense(), "n=%d", n)
+			assert.Equal(t, *dense.dense(), *few.dense(), "n=%d", n)
 			before := *few.dense()
 			c := few.clone()
 			c.merge(fewY)
 			dense.merge(denseY)
 			assert.Equal(t, before, *few.dense(), "the clone shares nothing with its source")
 			require.Equal(t, dense.summary(), c.summary(), "n=%d m=%d", n, m)
-			assert.Equal(t, *dense.counts, *c.dense(), "n=%d m=%d", n, m)
+			assert.Equal(t, *dense.dense(), *c.dense(), "n=%d m=%d", n, m)
 			assert.Equal(t, uint64(n), few.n, "the clone shares nothing with its source")
 		}
+	}
+}
+
+// TestRTTHistOctaves checks the window of counts a histogram allocates:
+// the whole octaves from its lowest used bucket to its highest, widened
+// by a later sample or a merge outside it, counting what a histogram of
+// every bucket counts.
+func TestRTTHistOctaves(t *testing.T) {
+	type part struct{ bucket, samples int }
+	for _, tc := range []struct {
+		name        string
+		parts       []part // added to the histogram, in order
+		merged      []part // a second histogram merged into it
+		lo, octaves int
+	}{
+		{"one octave", []part{{160, rttDenseAt + 1}, {175, 3}}, nil, 160, 1},
+		{"widened down, then up", []part{{170, rttDenseAt + 1}, {20, 1}, {900, 1}}, nil, 16, 56},
+		{"the highest an int64 reaches", []part{{959, rttDenseAt + 1}}, nil, 944, 1},
+		{"the first bucket", []part{{0, rttDenseAt + 1}, {15, 1}}, nil, 0, 1},
+		{"past the sparse pairs, not the samples", []part{{16, 100}, {300, 1}}, nil, 0, 0},
+		{"merged, apart", []part{{170, rttDenseAt + 1}}, []part{{400, rttDenseAt + 1}}, 160, 16},
+		{"merged, inside", []part{{170, rttDenseAt + 1}, {500, 1}}, []part{{300, rttDenseAt + 1}}, 160, 22},
+		{"merged into an empty one", nil, []part{{400, rttDenseAt + 1}}, 400, 1},
+		{"merged into a sparse one", []part{{30, 5}}, []part{{400, rttDenseAt + 1}}, 16, 25},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fill := func(h *rttHist, parts []part) {
+				for _, p := range parts {
+					for range p.samples {
+						h.add(bucketMid(p.bucket))
+					}
+				}
+			}
+			var h, o rttHist
+			every := rttHist{counts: make([]uint32, rttBuckets)} // all buckets from the start
+			fill(&h, tc.parts)
+			fill(&o, tc.merged)
+			fill(&every, tc.parts)
+			fill(&every, tc.merged)
+			if tc.merged != nil {
+				h.merge(&o)
+			}
+			assert.Equal(t, tc.lo, int(h.lo))
+			assert.Equal(t, tc.octaves*rttOctave, len(h.counts))
+			assert.Equal(t, *every.dense(), *h.dense())
+			assert.Equal(t, every.summary(), h.summary())
+		})
 	}
 }
 

@@ -11,14 +11,19 @@ import (
 // exactly. It grows with the buckets its samples use: the first rttFew
 // samples keep only their bucket numbers (few); then each used bucket is
 // one (bucket, count) pair, kept sorted (sparse), up to rttSparseMax
-// pairs; only then are the 4 KiB of counts allocated (counts). A flow's
-// RTTs sit in a few buckets, so most flows never need the counts.
+// pairs; only then are the counts allocated (counts), for the octaves
+// (powers of two) from the lowest sample's to the highest's. An
+// octave's 16 counts are 64 bytes, one cache line: a flow's RTTs spread
+// over a few octaves, so its counts take a few lines, not the 4 KiB of
+// all 64 (256 QPs, 2 M packets: peak RSS 26.9 → 23.9 MiB, time the
+// same).
 type rttHist struct {
 	n        uint64
 	min, max int64
 	few      [rttFew]uint16
+	lo       uint16 // the bucket of counts[0], the first of an octave
 	sparse   []rttCount
-	counts   *[rttBuckets]uint32
+	counts   []uint32 // buckets lo … lo+len(counts)-1, whole octaves
 }
 
 // rttCount is one used bucket of a sparse histogram.
@@ -27,17 +32,19 @@ type rttCount struct {
 	c uint32
 }
 
-// rttBuckets is the number of buckets; rttFew how many samples a
-// histogram keeps as bucket numbers before it counts per bucket;
-// rttSparseMax how many buckets it counts in pairs (8 bytes each) before
-// it allocates its counts, and rttDenseAt how many samples: past it the
-// 4 KiB of counts are little beside the flow's traffic (16 bytes a
-// sample), and a sample costs an index, not a search of the pairs. At
+// rttBuckets is the number of buckets, rttOctave the buckets of a power
+// of two; rttFew how many samples a histogram keeps as bucket numbers
+// before it counts per bucket; rttSparseMax how many buckets it counts in
+// pairs (8 bytes each) before it allocates its counts, and rttDenseAt how
+// many samples: past it the counts (at most 4 KiB) are little beside the
+// flow's traffic (16 bytes a sample), and a sample costs an index, not a
+// search of the pairs. At
 // 1,024 samples, the searches were 4 % of the instructions of a mix of
 // 256 QPs, whose RTTs spread over many buckets; at 256, 2 % (3 MB more
 // memory there).
 const (
-	rttBuckets   = 64 * 16
+	rttOctave    = 16
+	rttBuckets   = 64 * rttOctave
 	rttFew       = 8
 	rttSparseMax = 128
 	rttDenseAt   = 256
@@ -59,7 +66,12 @@ func (h *rttHist) bucket(b int) {
 // first.
 func (h *rttHist) addCount(b int, c uint32) {
 	if h.counts != nil {
-		h.counts[b] += c
+		if i := b - int(h.lo); uint(i) < uint(len(h.counts)) {
+			h.counts[i] += c
+			return
+		}
+		h.cover(b, b)
+		h.counts[b-int(h.lo)] += c
 		return
 	}
 	if h.sparse == nil {
@@ -69,9 +81,8 @@ func (h *rttHist) addCount(b int, c uint32) {
 		}
 	}
 	if h.n >= rttDenseAt {
-		h.counts = h.dense()
-		h.sparse = nil
-		h.counts[b] += c
+		h.toCounts()
+		h.addCount(b, c)
 		return
 	}
 	h.sparseAdd(b, c)
@@ -89,26 +100,62 @@ func (h *rttHist) sparseAdd(b int, c uint32) {
 		h.sparse = slices.Insert(h.sparse, i, rttCount{b: uint16(b), c: c})
 		return
 	}
-	h.counts = h.dense()
-	h.sparse = nil
-	h.counts[b] += c
+	h.toCounts()
+	h.addCount(b, c)
 }
 
-// dense returns the counts of every bucket (a new array while the
-// histogram holds few or sparse samples).
-func (h *rttHist) dense() *[rttBuckets]uint32 {
-	if h.counts != nil {
-		return h.counts
+// toCounts moves the few bucket numbers or the sparse pairs into counts
+// (allocated), which then cover the buckets they used.
+func (h *rttHist) toCounts() {
+	lo, hi := rttBuckets, -1
+	each := func(yield func(b int, c uint32)) {
+		if h.sparse != nil {
+			for _, x := range h.sparse {
+				yield(int(x.b), x.c)
+			}
+			return
+		}
+		for _, x := range h.few[:min(h.n, rttFew)] {
+			yield(int(x), 1)
+		}
 	}
+	each(func(b int, _ uint32) { lo, hi = min(lo, b), max(hi, b) })
+	if hi >= 0 { // else no sample yet: cover allocates them for the first
+		h.cover(lo, hi)
+		each(func(b int, c uint32) { h.counts[b-int(h.lo)] += c })
+	}
+	h.sparse = nil
+}
+
+// cover widens counts to the octaves of buckets lo to hi, keeping what
+// they count.
+func (h *rttHist) cover(lo, hi int) {
+	if h.counts != nil {
+		lo, hi = min(lo, int(h.lo)), max(hi, int(h.lo)+len(h.counts)-1)
+	}
+	lo &^= rttOctave - 1
+	hi |= rttOctave - 1
+	c := make([]uint32, hi-lo+1)
+	if h.counts != nil {
+		copy(c[int(h.lo)-lo:], h.counts)
+	}
+	h.counts, h.lo = c, uint16(lo)
+}
+
+// dense returns the counts of every bucket, in a new array.
+func (h *rttHist) dense() *[rttBuckets]uint32 {
 	c := new([rttBuckets]uint32)
-	if h.sparse != nil {
+	switch {
+	case h.counts != nil:
+		copy(c[h.lo:], h.counts)
+	case h.sparse != nil:
 		for _, x := range h.sparse {
 			c[x.b] += x.c
 		}
-		return c
-	}
-	for _, x := range h.few[:h.n] {
-		c[x]++
+	default:
+		for _, x := range h.few[:h.n] {
+			c[x]++
+		}
 	}
 	return c
 }
@@ -116,10 +163,7 @@ func (h *rttHist) dense() *[rttBuckets]uint32 {
 // clone returns a copy that shares no memory with h.
 func (h *rttHist) clone() rttHist {
 	c := *h
-	if h.counts != nil {
-		counts := *h.counts
-		c.counts = &counts
-	}
+	c.counts = slices.Clone(h.counts)
 	c.sparse = slices.Clone(h.sparse)
 	return c
 }
@@ -185,11 +229,11 @@ func (h *rttHist) merge(o *rttHist) {
 		}
 	default:
 		if h.counts == nil {
-			h.counts = h.dense()
-			h.sparse = nil
+			h.toCounts()
 		}
+		h.cover(int(o.lo), int(o.lo)+len(o.counts)-1)
 		for i, c := range o.counts {
-			h.counts[i] += c
+			h.counts[int(o.lo)-int(h.lo)+i] += c
 		}
 	}
 	h.n += o.n
@@ -215,10 +259,10 @@ func (h *rttHist) median() int64 {
 		return h.max
 	}
 	var seen uint64
-	for b, c := range h.counts {
+	for i, c := range h.counts {
 		seen += uint64(c)
 		if seen >= target {
-			return clamp(b)
+			return clamp(int(h.lo) + i)
 		}
 	}
 	return h.max
