@@ -78,8 +78,9 @@ type Options struct {
 	// DSCPPriority maps a DSCP (index 0–63) to the 802.1p priority of an
 	// untagged packet; nil maps DSCP d to d >> 3.
 	DSCPPriority []uint8
-	// OnRelease, when set, is called by Finish once the flow table is
-	// released and again after every 32,768 flows it has turned into
+	// OnRelease, when set, is called by Finish and by a report stream
+	// (FinishStream; once for all shards) once the flow table is
+	// released and again after every 32,768 flows turned into
 	// reports: a caller with millions of flows can collect garbage there
 	// (runtime.GC) so that memory peaks at about the larger of the flow
 	// table and the report rather than their sum. The library itself

@@ -39,12 +39,17 @@ const bthQPOffset = 14 + 20 + 8 + 5
 // feedQPs feeds one frame per destination QP 1…n: the template with its
 // QP patched (its ICRC is then wrong: analyzers run with NoICRC).
 func feedQPs(a *analyze.Analyzer, template []byte, n int) {
+	feedQPsTo(func(ci gopacket.CaptureInfo, lt gplayers.LinkType, data []byte) { a.Feed(ci, lt, data) }, template, n)
+}
+
+// feedQPsTo is feedQPs into any feed (a Sharded's).
+func feedQPsTo(feed func(gopacket.CaptureInfo, gplayers.LinkType, []byte), template []byte, n int) {
 	frame := append([]byte(nil), template...)
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := 1; i <= n; i++ {
 		frame[bthQPOffset], frame[bthQPOffset+1], frame[bthQPOffset+2] = byte(i>>16), byte(i>>8), byte(i)
 		ci := gopacket.CaptureInfo{Timestamp: start.Add(time.Duration(i) * time.Microsecond), CaptureLength: len(frame), Length: len(frame)}
-		a.Feed(ci, gplayers.LinkTypeEthernet, frame)
+		feed(ci, gplayers.LinkTypeEthernet, frame)
 	}
 }
 

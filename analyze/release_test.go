@@ -5,17 +5,38 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
 // TestOnRelease: the library never collects garbage by itself; Finish
-// calls the caller's OnRelease once the flow table is released and after
-// every 32,768 flows turned into reports, and only when there are that
-// many flows.
+// and a report stream call the caller's OnRelease once the flow table is
+// released (once for all shards) and after every 32,768 flows turned into
+// reports, and only when there are that many flows.
 func TestOnRelease(t *testing.T) {
 	template := roceFrame(t, hostA, hostB, &layers.BTH{Opcode: layers.OpcodeRCSendOnly, PKey: 0xFFFF, DestQP: 1, PSN: 1}, gopacket.Payload(make([]byte, 8)))
+	// each way to finish an analysis of n flows, returning the flows reported
+	finishes := map[string]func(opts analyze.Options, n int) int{
+		"Finish": func(opts analyze.Options, n int) int {
+			a := analyze.New(opts)
+			feedQPs(a, template, n)
+			return len(a.Finish().Flows)
+		},
+		"FinishStream": func(opts analyze.Options, n int) int {
+			a := analyze.New(opts)
+			feedQPs(a, template, n)
+			return len(a.FinishStream().Report().Flows)
+		},
+		"Sharded.FinishStream": func(opts analyze.Options, n int) int {
+			s := analyze.NewSharded(opts, 3)
+			feedQPsTo(s.Feed, template, n)
+			st, err := s.FinishStream()
+			require.NoError(t, err)
+			return len(st.Report().Flows)
+		},
+	}
 	for _, tc := range []struct {
 		name  string
 		flows int
@@ -25,13 +46,12 @@ func TestOnRelease(t *testing.T) {
 		{"one batch", 32_768, 2},
 		{"two batches and one more", 2*32_768 + 1, 3},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			calls := 0
-			a := analyze.New(analyze.Options{NoICRC: true, OnRelease: func() { calls++ }})
-			feedQPs(a, template, tc.flows)
-			r := a.Finish()
-			assert.Len(t, r.Flows, tc.flows)
-			assert.Equal(t, tc.calls, calls)
-		})
+		for name, finish := range finishes {
+			t.Run(tc.name+"/"+name, func(t *testing.T) {
+				calls := 0
+				assert.Equal(t, tc.flows, finish(analyze.Options{NoICRC: true, OnRelease: func() { calls++ }}, tc.flows))
+				assert.Equal(t, tc.calls, calls)
+			})
+		}
 	}
 }

@@ -28,10 +28,7 @@ type ReportStream struct {
 // stream of the shard's part, for CombineShardStreams; else the part's
 // stream combined alone, as Finish does.
 func (a *Analyzer) FinishStream() *ReportStream {
-	a.releaseTables()
-	if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil {
-		a.opts.OnRelease()
-	}
+	a.releaseTables() // Options.OnRelease follows, once for all parts (CombineShardStreams)
 	part := &ReportStream{b: a.startReport(true, true)}
 	if a.opts.Shard {
 		return part

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -132,7 +131,7 @@ func (r *runner) options(src *source, multi bool) analyze.Options {
 	o.FlowBudget = r.flowBudget
 	o.MaxConnections, o.ConnectionBudget = r.cfg.maxConns, r.connBudget
 	o.LinkSpeed, o.PauseStorm, o.DSCPPriority = r.cfg.linkGbps*1e9, r.cfg.pauseStorm, r.cfg.dscpPrio
-	o.OnRelease = runtime.GC // Finish hands the flow table's memory to the report
+	o.OnRelease = newCollector().release // Finish hands the flow table's memory to the report (collector.go)
 	if multi {
 		o.File = src.files[0]
 	}
