@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/metrics"
 	"sync"
 	"testing"
@@ -20,8 +21,12 @@ import (
 )
 
 // peakHeap runs fn and returns the most heap its objects held meanwhile
-// (sampled every millisecond, plus at the end).
+// (sampled every millisecond, plus at the end). It collects the garbage
+// first, so that the garbage of the run before (a benchmark's iteration
+// before, which the command leaves to the collector as it ends) does not
+// count as this run's.
 func peakHeap(fn func()) uint64 {
+	runtime.GC()
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
 	var peak uint64
