@@ -46,7 +46,7 @@ func (a *Analyzer) report(release bool) *Report {
 	b := a.startReport(release, false)
 	for i := range a.flowList {
 		b.r.Flows = append(b.r.Flows, Flow{})
-		b.flow(i, &b.r.Flows[len(b.r.Flows)-1])
+		b.flow(i, &b.r.Flows[len(b.r.Flows)-1], nil)
 	}
 	return b.end()
 }
@@ -137,7 +137,7 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 		if b.lazyNIC {
 			fs = a.nicFindings(f)
 		} else {
-			b.nics[i], fs = a.nicReport(f)
+			b.nics[i], fs = a.nicReport(f, nil)
 		}
 		if len(fs) > 0 {
 			b.sh.more(i).nic = fs // the combiner lists them, in the capture's order of flows
@@ -154,8 +154,10 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 }
 
 // flow builds the report of the i-th flow (in order) into fr, releasing
-// the flow when the report does.
-func (b *reportBuild) flow(i int, fr *Flow) {
+// the flow when the report does. A stream's flow (lazyNIC) writes its NIC
+// object into spare when not nil (ReportStream.Reuse); flow returns spare
+// when it did not.
+func (b *reportBuild) flow(i int, fr *Flow, spare *NIC) *NIC {
 	a, fl := b.a, &b.fl
 	f := a.flowList[i]
 	a.flowReport(f, b.release, fr)
@@ -165,7 +167,9 @@ func (b *reportBuild) flow(i int, fr *Flow) {
 	}
 	cls := a.attribute(b.acc, fl, f, fr, b.evidence[i], b.sh, i)
 	if b.lazyNIC {
-		fr.NIC, _ = a.nicReport(f)
+		if fr.NIC, _ = a.nicReport(f, spare); fr.NIC != nil {
+			spare = nil
+		}
 	} else {
 		fr.NIC = b.nics[i]
 	}
@@ -200,6 +204,7 @@ func (b *reportBuild) flow(i int, fr *Flow) {
 		x.end = append(x.end, Finding{Frame: pm.frame, Time: pm.at, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
 			Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes) + note})
 	}
+	return spare
 }
 
 // end lists the findings listed while the Analyzer was fed, once every

@@ -46,7 +46,7 @@ func TestNICStateLazy(t *testing.T) {
 			assert.True(t, f.hasNIC)
 			if tc.ringN == 0 {
 				assert.Nil(t, f.nic)
-				nic, fs := a.nicReport(f)
+				nic, fs := a.nicReport(f, nil)
 				require.NotNil(t, nic, "a request flow has a NIC report from its first request")
 				assert.Empty(t, fs)
 				assert.Equal(t, uint64(1), nic.reqPackets)
@@ -56,7 +56,7 @@ func TestNICStateLazy(t *testing.T) {
 			assert.False(t, f.hasNICFirst)
 			require.Equal(t, tc.ringN, f.nic.ringN)
 			assert.Equal(t, tc.events, f.nic.nicEvents != nil, "event state")
-			nic, _ := a.nicReport(f)
+			nic, _ := a.nicReport(f, nil)
 			require.NotNil(t, nic)
 			assert.Equal(t, tc.timeouts, nic.TimeoutResends)
 			for i, psn := range tc.psns {

@@ -38,14 +38,16 @@ func (a *Analyzer) nicFindings(f *flowState) []Finding {
 	if n := f.nic; n == nil || n.nicEvents == nil || !n.afterOn && n.cands == nil {
 		return nil
 	}
-	_, fs := a.nicReport(f)
+	_, fs := a.nicReport(f, nil)
 	return fs
 }
 
 // nicReport builds the NIC object of a request flow (nil when it has
 // none) and the findings only the end can tell: CNPs closer than half the
-// NIC's minimum interval, and the rate after the last CNP.
-func (a *Analyzer) nicReport(f *flowState) (*NIC, []Finding) {
+// NIC's minimum interval, and the rate after the last CNP. It writes the
+// object into reuse when not nil (all of it, and only it: the figures are
+// new), else into a new one.
+func (a *Analyzer) nicReport(f *flowState, reuse *NIC) (*NIC, []Finding) {
 	if !f.hasNIC {
 		return nil, nil
 	}
@@ -61,7 +63,11 @@ func (a *Analyzer) nicReport(f *flowState) (*NIC, []Finding) {
 	if ev == nil {
 		ev = &idleEv
 	}
-	out := &NIC{GoBackNViolations: ev.gbn, TimeoutResends: ev.timeouts, RNREarly: ev.rnrEarly, CNPs: ev.cnps, CNPNoSlowdown: ev.noSlow,
+	out := reuse
+	if out == nil {
+		out = new(NIC)
+	}
+	*out = NIC{GoBackNViolations: ev.gbn, TimeoutResends: ev.timeouts, RNREarly: ev.rnrEarly, CNPs: ev.cnps, CNPNoSlowdown: ev.noSlow,
 		up: ev.up, down: ev.down, reqPackets: f.requestPackets(), hadCNPs: ev.cnps > 0, hadECNCE: ev.ceSeen}
 	for fig := range nicFigures {
 		if st := n.stat(fig); st != nil {

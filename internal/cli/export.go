@@ -115,6 +115,7 @@ func (r *runner) streamExport(res fileResult) error {
 	var f analyze.Flow
 	for r.nextFlow(s, keep, &f) {
 		rw.Flow(&f)
+		s.Reuse(&f)
 	}
 	findings := r.filterFindings(s.End().Findings, keep)
 	for i := range findings {

@@ -60,6 +60,7 @@ func (r *runner) nextFlow(s *analyze.ReportStream, keep map[analyze.FlowID]bool,
 			}
 			return true
 		}
+		s.Reuse(f)
 	}
 	return false
 }
@@ -73,6 +74,7 @@ func (r *runner) streamCSV(w io.Writer, s *analyze.ReportStream) error {
 	var f analyze.Flow
 	for r.nextFlow(s, nil, &f) {
 		_ = cw.Write(report.FlowCSVRow(&f))
+		s.Reuse(&f)
 	}
 	s.End()
 	cw.Flush()
@@ -93,6 +95,7 @@ func (r *runner) streamJSON(w io.Writer, s *analyze.ReportStream) error {
 		d.Flows = func(yield func(any) bool) {
 			var f analyze.Flow // one flow at a time, encoded before the next: no copy on the heap per flow
 			for r.nextFlow(s, keep, &f) && yield(&f) {
+				s.Reuse(&f)
 			}
 		}
 	}
@@ -185,6 +188,8 @@ func (r *runner) streamText(res fileResult) {
 				top = append(top, k)
 			}
 			kept = append(kept, k)
+		} else {
+			s.Reuse(&f)
 		}
 		n++
 		if evicted > report.TextFlowLimit && evicted > len(kept)/2 { // drop the candidates evicted

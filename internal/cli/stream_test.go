@@ -1,14 +1,20 @@
 package cli
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/stretchr/testify/require"
 
+	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
+	"github.com/roce-dissect/roce-dissect/layers"
 )
 
 // TestStreamedReportIsHeld checks that the report written while it is
@@ -16,8 +22,10 @@ import (
 // command writes from the whole report, which --plot still asks for (the
 // plot reads every flow's series; the series are in the JSON either
 // way, of the interval given): on every testdata and real capture and on a generated mix of 600
-// flows (the text report's top-N summary), -j 1 and -j 2 (sharded), with
-// --qp, --all-flows and a findings cap.
+// flows (the text report's top-N summary) and on testdata's NIC
+// behaviours one after another (nicFlowsCapture: flows with NIC objects
+// after the text report keeps one), -j 1 and -j 2 (sharded), with --qp,
+// --all-flows and a findings cap.
 func TestStreamedReportIsHeld(t *testing.T) {
 	files, err := filepath.Glob("../../testdata/*.pcap*")
 	require.NoError(t, err)
@@ -30,7 +38,7 @@ func TestStreamedReportIsHeld(t *testing.T) {
 	_, err = synth.Generate(synth.Config{Scenario: synth.ScenarioMix, Packets: 20000, QPs: 300}, f, nil)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	files = append(files, mix)
+	files = append(files, mix, nicFlowsCapture(t, dir))
 	plot := filepath.Join(dir, "plot.svg")
 	for _, file := range files {
 		for _, extra := range [][]string{{}, {"--qp", "0x11"}, {"--all-flows"}, {"--max-findings", "3"}} {
@@ -52,4 +60,52 @@ func TestStreamedReportIsHeld(t *testing.T) {
 			}
 		}
 	}
+}
+
+// nicFlowsCapture writes into dir, and returns, testdata's captures of
+// NIC behaviours one after another, each shifted after the one before and
+// between hosts of its own (10.1xx.0.x, its ICRCs made good again): a
+// capture of several flows each with NIC figures of its own, which the
+// text report's NIC section lists.
+func nicFlowsCapture(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "nic_flows.pcap")
+	out, err := os.Create(path)
+	require.NoError(t, err)
+	w := pcapgo.NewWriterNanos(out)
+	require.NoError(t, w.WriteFileHeader(262144, gplayers.LinkTypeEthernet))
+	var last time.Time
+	for i, name := range []string{"ecn_cnp.pcap", "loss_nak_gobackn.pcap", "rnr_corrupt_icrc.pcap", "loss_behind_tap.pcap"} {
+		f, err := os.Open(filepath.Join("..", "..", "testdata", name))
+		require.NoError(t, err)
+		r, err := pcapgo.NewReader(f)
+		require.NoError(t, err)
+		var shift time.Duration
+		for first := true; ; first = false {
+			data, ci, err := r.ReadPacketData()
+			if err != nil {
+				break
+			}
+			if first {
+				shift = last.Sub(ci.Timestamp) + time.Millisecond
+			}
+			ci.Timestamp = ci.Timestamp.Add(shift)
+			last = ci.Timestamp
+			pkt := analyze.New(analyze.Options{}).Feed(ci, gplayers.LinkTypeEthernet, data)
+			if pkt.BTH != nil && pkt.BTH.DestQP == 1 {
+				continue // the files' CM CommIDs are the same: no connection
+			}
+			good := pkt.ICRC.Status == layers.ICRCOK
+			require.Equal(t, uint16(gplayers.EthernetTypeIPv4), binary.BigEndian.Uint16(data[12:14]), name)
+			data[14+12+1], data[14+16+1] = byte(100+i), byte(100+i)
+			if p := analyze.New(analyze.Options{}).Feed(ci, gplayers.LinkTypeEthernet, data); good && p.ICRC.Status == layers.ICRCBad {
+				end := 14 + int(binary.BigEndian.Uint16(data[16:18]))
+				binary.LittleEndian.PutUint32(data[end-4:end], p.ICRC.Expected)
+			}
+			require.NoError(t, w.WritePacket(ci, data))
+		}
+		require.NoError(t, f.Close())
+	}
+	require.NoError(t, out.Close())
+	return path
 }
