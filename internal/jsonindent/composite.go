@@ -86,13 +86,14 @@ func appendMap(e *Encoder, pl *plan, b []byte, p unsafe.Pointer, depth int) ([]b
 func appendStruct(e *Encoder, pl *plan, b []byte, p unsafe.Pointer, depth int) ([]byte, error) {
 	open := false
 	var err error
+	keys := pl.keysAt(e, depth+1)
 	for i := range pl.fields {
 		f := &pl.fields[i]
 		fp := unsafe.Add(p, f.offset)
 		if f.omitEmpty && isEmpty(f.plan, fp) {
 			continue
 		}
-		k := pl.key(e, i, depth+1)
+		k := keys[i]
 		if !open {
 			b = append(b, '{')
 			k = k[1:] // no comma
