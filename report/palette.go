@@ -1,9 +1,8 @@
 package report
 
 import (
-	"fmt"
+	"bytes"
 	"io"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/fatih/color"
@@ -49,6 +48,9 @@ type cell struct {
 	left bool
 }
 
+// spaces pads a table's cells.
+const spaces = "                                                                "
+
 // table writes aligned columns: the header, then n rows that row(i, buf)
 // fills. Widths come from the plain text (a first pass over the rows),
 // colour is added after padding; rows are made twice rather than kept, so
@@ -69,26 +71,33 @@ func (p Palette) table(w io.Writer, indent string, header []cell, n int, row fun
 		buf = row(i, buf[:0])
 		measure(buf)
 	}
-	var b strings.Builder
+	var line []byte // each row in turn: its padding and its line written without a string of their own
+	pad := func(n int) {
+		for ; n > 0; n -= len(spaces) {
+			line = append(line, spaces[:min(n, len(spaces))]...)
+		}
+	}
 	emit := func(cells []cell) {
-		b.Reset()
-		b.WriteString(indent)
+		line = append(line[:0], indent...)
 		for i, c := range cells {
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c.text))
+			n := widths[i] - utf8.RuneCountInString(c.text)
 			text := c.text
 			if c.c != nil {
 				text = c.c.Sprint(c.text)
 			}
+			if !c.left {
+				pad(n)
+			}
+			line = append(line, text...)
 			if c.left {
-				b.WriteString(text + pad)
-			} else {
-				b.WriteString(pad + text)
+				pad(n)
 			}
 			if i < len(cells)-1 {
-				b.WriteString("  ")
+				line = append(line, "  "...)
 			}
 		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+		line = append(bytes.TrimRight(line, " "), '\n')
+		_, _ = w.Write(line)
 	}
 	emit(header)
 	for i := range n {
