@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/analyzetest"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
@@ -380,44 +380,7 @@ func TestCombineShardsSeverityCap(t *testing.T) {
 // missed become info at the end (then evictable) — CombineShards lists
 // what the sequential Analyzer lists.
 func TestCombineShardsSeverityCapTestdata(t *testing.T) {
-	var frames [][]byte
-	var cis []gopacket.CaptureInfo
-	var last time.Time
-	for i, name := range []string{"ecn_cnp.pcap", "loss_behind_tap.pcap", "loss_nak_gobackn.pcap", "rnr_corrupt_icrc.pcap", "dup_reorder.pcap", "tap_drop.pcap"} {
-		check := analyze.New(analyze.Options{})
-		f, err := os.Open(filepath.Join("..", "testdata", name))
-		require.NoError(t, err)
-		r, err := pcapgo.NewReader(f)
-		require.NoError(t, err)
-		require.Equal(t, gplayers.LinkTypeEthernet, r.LinkType(), name)
-		var shift time.Duration
-		for first := true; ; first = false {
-			data, ci, err := r.ReadPacketData()
-			if err != nil {
-				break
-			}
-			if first {
-				shift = last.Sub(ci.Timestamp) + time.Millisecond
-			}
-			ci.Timestamp = ci.Timestamp.Add(shift)
-			last = ci.Timestamp
-			// Each file its own host pair (10.1xx.0.x): the addresses
-			// renamed, a good ICRC made good again.
-			pkt := check.Feed(ci, gplayers.LinkTypeEthernet, data)
-			if i > 0 && pkt.BTH != nil && pkt.BTH.DestQP == 1 {
-				continue // the files' CM CommIDs are the same: one file's connections only
-			}
-			ok := pkt.ICRC.Status == layers.ICRCOK
-			require.Equal(t, uint16(gplayers.EthernetTypeIPv4), binary.BigEndian.Uint16(data[12:14]), name)
-			data[14+12+1], data[14+16+1] = byte(100+i), byte(100+i)
-			if p := analyze.New(analyze.Options{}).Feed(ci, gplayers.LinkTypeEthernet, data); ok && p.ICRC.Status == layers.ICRCBad {
-				end := 14 + int(binary.BigEndian.Uint16(data[16:18]))
-				binary.LittleEndian.PutUint32(data[end-4:end], p.ICRC.Expected)
-			}
-			frames, cis = append(frames, data), append(cis, ci)
-		}
-		require.NoError(t, f.Close())
-	}
+	frames, cis := analyzetest.Concat(t, filepath.Join("..", "testdata"), "ecn_cnp.pcap", "loss_behind_tap.pcap", "loss_nak_gobackn.pcap", "rnr_corrupt_icrc.pcap", "dup_reorder.pcap", "tap_drop.pcap")
 	all := sequential(frames, cis, gplayers.LinkTypeEthernet, analyze.Options{})
 	require.Contains(t, fmt.Sprint(all.Findings), "only PSNs the capture missed", "an incomplete message made info at the end")
 	for max := 1; max <= len(all.Findings)+1; max += 3 {

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
-	"github.com/roce-dissect/roce-dissect/capture"
 	"github.com/roce-dissect/roce-dissect/internal/analyzetest"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
 	"github.com/roce-dissect/roce-dissect/report"
@@ -75,23 +74,19 @@ func assertEncodingJSON(t *testing.T, rep *analyze.Report) {
 // BenchmarkWriteJSON writes the report of a capture of many flows (mix,
 // 512 QPs) as -o json does for a whole report (Merge, capture points).
 func BenchmarkWriteJSON(b *testing.B) {
-	var buf bytes.Buffer
-	_, err := synth.Generate(synth.Config{Scenario: synth.ScenarioMix, Packets: 100_000, QPs: 512, Seed: 3}, &buf, nil)
-	require.NoError(b, err)
-	r, err := capture.NewReader(&buf)
-	require.NoError(b, err)
-	a := analyze.New(analyze.Options{})
-	for {
-		ci, data, lt, err := r.Next()
-		if err != nil {
-			break
-		}
-		a.Feed(ci, lt, data)
-	}
-	rep := a.Finish()
+	rep := mixReport(b, 512)
 	b.ReportAllocs()
 	for b.Loop() {
 		require.NoError(b, report.WriteJSON(io.Discard, rep))
 	}
 	b.ReportMetric(float64(len(rep.Flows)), "flows")
+}
+
+// mixReport is the report of a roce-synth mix of 100,000 packets over qps
+// QPs (seed 3).
+func mixReport(b *testing.B, qps int) *analyze.Report {
+	var buf bytes.Buffer
+	_, err := synth.Generate(synth.Config{Scenario: synth.ScenarioMix, Packets: 100_000, QPs: qps, Seed: 3}, &buf, nil)
+	require.NoError(b, err)
+	return analyzetest.ReportOf(b, &buf, analyze.Options{})
 }

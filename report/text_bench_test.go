@@ -7,9 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/roce-dissect/roce-dissect/analyze"
-	"github.com/roce-dissect/roce-dissect/capture"
-	"github.com/roce-dissect/roce-dissect/internal/synth"
 	"github.com/roce-dissect/roce-dissect/report"
 )
 
@@ -18,20 +15,7 @@ import (
 // writes a report of many connections (BenchmarkSpeed's 65,536 QPs write
 // 24 MB of text).
 func BenchmarkWriteText(b *testing.B) {
-	var buf bytes.Buffer
-	_, err := synth.Generate(synth.Config{Scenario: synth.ScenarioMix, Packets: 100_000, QPs: 4096, Seed: 3}, &buf, nil)
-	require.NoError(b, err)
-	r, err := capture.NewReader(&buf)
-	require.NoError(b, err)
-	a := analyze.New(analyze.Options{})
-	for {
-		ci, data, lt, err := r.Next()
-		if err != nil {
-			break
-		}
-		a.Feed(ci, lt, data)
-	}
-	rep := a.Finish()
+	rep := mixReport(b, 4096)
 	var out bytes.Buffer
 	require.NoError(b, report.WriteText(&out, rep, report.TextOptions{}))
 	b.SetBytes(int64(out.Len()))

@@ -18,6 +18,22 @@ func Report(tb testing.TB, path string, opts analyze.Options) *analyze.Report {
 		tb.Fatal(err)
 	}
 	defer r.Close()
+	return reportOf(tb, r, opts)
+}
+
+// ReportOf is Report of a capture read from in (a generated one).
+func ReportOf(tb testing.TB, in io.Reader, opts analyze.Options) *analyze.Report {
+	tb.Helper()
+	r, err := capture.NewReader(in)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return reportOf(tb, r, opts)
+}
+
+// reportOf feeds every frame of r to one Analyzer with opts.
+func reportOf(tb testing.TB, r *capture.Reader, opts analyze.Options) *analyze.Report {
+	tb.Helper()
 	a := analyze.New(opts)
 	for {
 		ci, data, lt, err := r.Next()

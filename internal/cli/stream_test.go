@@ -1,20 +1,17 @@
 package cli
 
 import (
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	gplayers "github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/stretchr/testify/require"
 
-	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/analyzetest"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
-	"github.com/roce-dissect/roce-dissect/layers"
 )
 
 // TestStreamedReportIsHeld checks that the report written while it is
@@ -63,48 +60,19 @@ func TestStreamedReportIsHeld(t *testing.T) {
 }
 
 // nicFlowsCapture writes into dir, and returns, testdata's captures of
-// NIC behaviours one after another, each shifted after the one before and
-// between hosts of its own (10.1xx.0.x, its ICRCs made good again): a
-// capture of several flows each with NIC figures of its own, which the
-// text report's NIC section lists.
+// NIC behaviours one after another (analyzetest.Concat): a capture of
+// several flows each with NIC figures of its own, which the text report's
+// NIC section lists.
 func nicFlowsCapture(t *testing.T, dir string) string {
 	t.Helper()
+	frames, cis := analyzetest.Concat(t, filepath.Join("..", "..", "testdata"), "ecn_cnp.pcap", "loss_nak_gobackn.pcap", "rnr_corrupt_icrc.pcap", "loss_behind_tap.pcap")
 	path := filepath.Join(dir, "nic_flows.pcap")
 	out, err := os.Create(path)
 	require.NoError(t, err)
 	w := pcapgo.NewWriterNanos(out)
 	require.NoError(t, w.WriteFileHeader(262144, gplayers.LinkTypeEthernet))
-	var last time.Time
-	for i, name := range []string{"ecn_cnp.pcap", "loss_nak_gobackn.pcap", "rnr_corrupt_icrc.pcap", "loss_behind_tap.pcap"} {
-		f, err := os.Open(filepath.Join("..", "..", "testdata", name))
-		require.NoError(t, err)
-		r, err := pcapgo.NewReader(f)
-		require.NoError(t, err)
-		var shift time.Duration
-		for first := true; ; first = false {
-			data, ci, err := r.ReadPacketData()
-			if err != nil {
-				break
-			}
-			if first {
-				shift = last.Sub(ci.Timestamp) + time.Millisecond
-			}
-			ci.Timestamp = ci.Timestamp.Add(shift)
-			last = ci.Timestamp
-			pkt := analyze.New(analyze.Options{}).Feed(ci, gplayers.LinkTypeEthernet, data)
-			if pkt.BTH != nil && pkt.BTH.DestQP == 1 {
-				continue // the files' CM CommIDs are the same: no connection
-			}
-			good := pkt.ICRC.Status == layers.ICRCOK
-			require.Equal(t, uint16(gplayers.EthernetTypeIPv4), binary.BigEndian.Uint16(data[12:14]), name)
-			data[14+12+1], data[14+16+1] = byte(100+i), byte(100+i)
-			if p := analyze.New(analyze.Options{}).Feed(ci, gplayers.LinkTypeEthernet, data); good && p.ICRC.Status == layers.ICRCBad {
-				end := 14 + int(binary.BigEndian.Uint16(data[16:18]))
-				binary.LittleEndian.PutUint32(data[end-4:end], p.ICRC.Expected)
-			}
-			require.NoError(t, w.WritePacket(ci, data))
-		}
-		require.NoError(t, f.Close())
+	for i, data := range frames {
+		require.NoError(t, w.WritePacket(cis[i], data))
 	}
 	require.NoError(t, out.Close())
 	return path
