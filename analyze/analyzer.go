@@ -79,9 +79,9 @@ type Options struct {
 	// untagged packet; nil maps DSCP d to d >> 3.
 	DSCPPriority []uint8
 	// OnRelease, when set, is called by Finish and by a report stream
-	// (FinishStream; once for all shards) once the flow table is
-	// released and again after every 32,768 flows turned into
-	// reports: a caller with millions of flows can collect garbage there
+	// (FinishStream, then CombineShardStreams once its combiner is built)
+	// once the flow table is released and again after every 32,768 flows
+	// turned into reports: a caller with millions of flows can collect garbage there
 	// (runtime.GC) so that memory peaks at about the larger of the flow
 	// table and the report rather than their sum. The library itself
 	// never runs the garbage collector.

@@ -29,7 +29,10 @@ type ReportStream struct {
 // stream of the shard's part, for CombineShardStreams; else the part's
 // stream combined alone, as Finish does.
 func (a *Analyzer) FinishStream() *ReportStream {
-	a.releaseTables() // Options.OnRelease follows, once for all parts (CombineShardStreams)
+	a.releaseTables()
+	if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil {
+		a.opts.OnRelease() // before the report is allocated; CombineShardStreams calls it again once the combiner is
+	}
 	part := &ReportStream{b: a.startReport(true, true)}
 	if a.opts.Shard {
 		return part

@@ -132,7 +132,7 @@ func (r *runner) options(src *source, multi bool) analyze.Options {
 	o.FlowBudget = r.flowBudget
 	o.MaxConnections, o.ConnectionBudget = r.cfg.maxConns, r.connBudget
 	o.LinkSpeed, o.PauseStorm, o.DSCPPriority = r.cfg.linkGbps*1e9, r.cfg.pauseStorm, r.cfg.dscpPrio
-	o.OnRelease = collectBeside(runtime.GC) // Finish hands the flow table's memory to the report (release.go)
+	o.OnRelease = runtime.GC // Finish hands the flow table's memory to the report
 	if multi {
 		o.File = src.files[0]
 	}
