@@ -81,10 +81,10 @@ type Options struct {
 	// OnRelease, when set, is called by Finish and by a report stream
 	// (FinishStream, then CombineShardStreams once its combiner is built)
 	// once the flow table is released and again after every 32,768 flows
-	// turned into reports: a caller with millions of flows can collect garbage there
-	// (runtime.GC) so that memory peaks at about the larger of the flow
-	// table and the report rather than their sum. The library itself
-	// never runs the garbage collector.
+	// turned into reports: a caller with millions of flows can collect
+	// garbage there (runtime.GC) so that memory peaks at about the larger
+	// of the flow table and the report rather than their sum. The library
+	// itself never runs the garbage collector.
 	OnRelease func()
 	// OnMessage, when set, is called for every message counted in its
 	// flow's Messages.Count, during the Feed of the packet that completes

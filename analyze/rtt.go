@@ -38,10 +38,9 @@ type rttCount struct {
 // pairs (8 bytes each) before it allocates its counts, and rttDenseAt how
 // many samples: past it the counts (at most 4 KiB) are little beside the
 // flow's traffic (16 bytes a sample), and a sample costs an index, not a
-// search of the pairs. At
-// 1,024 samples, the searches were 4 % of the instructions of a mix of
-// 256 QPs, whose RTTs spread over many buckets; at 256, 2 % (3 MB more
-// memory there).
+// search of the pairs. At 1,024 samples, the searches were 4 % of the
+// instructions of a mix of 256 QPs, whose RTTs spread over many buckets;
+// at 256, 2 % (3 MB more memory there).
 const (
 	rttOctave    = 16
 	rttBuckets   = 64 * rttOctave
@@ -107,24 +106,33 @@ func (h *rttHist) sparseAdd(b int, c uint32) {
 // toCounts moves the few bucket numbers or the sparse pairs into counts
 // (allocated), which then cover the buckets they used.
 func (h *rttHist) toCounts() {
+	old := *h // the few or the sparse form, which each reads
 	lo, hi := rttBuckets, -1
-	each := func(yield func(b int, c uint32)) {
-		if h.sparse != nil {
-			for _, x := range h.sparse {
-				yield(int(x.b), x.c)
-			}
-			return
+	old.each(func(b int, _ uint32) { lo, hi = min(lo, b), max(hi, b) })
+	if hi >= 0 { // else no sample yet: cover allocates them for the first
+		h.cover(lo, hi)
+		old.each(func(b int, c uint32) { h.counts[b-int(h.lo)] += c })
+	}
+	h.sparse = nil
+}
+
+// each gives the counts of the used buckets, whichever form holds them:
+// the few bucket numbers a sample each, the sparse pairs, or the counts.
+func (h *rttHist) each(yield func(b int, c uint32)) {
+	switch {
+	case h.counts != nil:
+		for i, c := range h.counts {
+			yield(int(h.lo)+i, c)
 		}
+	case h.sparse != nil:
+		for _, x := range h.sparse {
+			yield(int(x.b), x.c)
+		}
+	default:
 		for _, x := range h.few[:min(h.n, rttFew)] {
 			yield(int(x), 1)
 		}
 	}
-	each(func(b int, _ uint32) { lo, hi = min(lo, b), max(hi, b) })
-	if hi >= 0 { // else no sample yet: cover allocates them for the first
-		h.cover(lo, hi)
-		each(func(b int, c uint32) { h.counts[b-int(h.lo)] += c })
-	}
-	h.sparse = nil
 }
 
 // cover widens counts to the octaves of buckets lo to hi, keeping what
@@ -145,18 +153,7 @@ func (h *rttHist) cover(lo, hi int) {
 // dense returns the counts of every bucket, in a new array.
 func (h *rttHist) dense() *[rttBuckets]uint32 {
 	c := new([rttBuckets]uint32)
-	switch {
-	case h.counts != nil:
-		copy(c[h.lo:], h.counts)
-	case h.sparse != nil:
-		for _, x := range h.sparse {
-			c[x.b] += x.c
-		}
-	default:
-		for _, x := range h.few[:h.n] {
-			c[x]++
-		}
-	}
+	h.each(func(b int, n uint32) { c[b] += n })
 	return c
 }
 
