@@ -80,11 +80,13 @@ type Options struct {
 	DSCPPriority []uint8
 	// OnRelease, when set, is called by Finish and by a report stream
 	// (FinishStream, then CombineShardStreams once its combiner is built)
-	// once the flow table is released and again after every 32,768 flows
-	// turned into reports: a caller with millions of flows can collect
-	// garbage there (runtime.GC) so that memory peaks at about the larger
-	// of the flow table and the report rather than their sum. The library
-	// itself never runs the garbage collector.
+	// of 32,768 flows or more: once the flow table is released; while the
+	// flows are turned into reports, when the heap would otherwise grow
+	// past its size at that first call (checked every 8,192 flows); and
+	// once the last flow is released. A caller with millions of flows can
+	// collect garbage there (runtime.GC) so that memory peaks at about the
+	// larger of the flow table and the report rather than their sum. The
+	// library itself never runs the garbage collector.
 	OnRelease func()
 	// OnMessage, when set, is called for every message counted in its
 	// flow's Messages.Count, during the Feed of the packet that completes

@@ -14,10 +14,6 @@ func (a *Analyzer) Report() *Report { return a.combined(a.report(false)) }
 // larger of the two rather than at their sum (with a million flows, each
 // is hundreds of megabytes). The Analyzer must not be used afterwards.
 func (a *Analyzer) Finish() *Report {
-	a.releaseTables()
-	if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil {
-		a.opts.OnRelease() // before the reports are allocated: the map's memory is free
-	}
 	return a.combined(a.report(true))
 }
 
@@ -35,11 +31,6 @@ func (a *Analyzer) combined(part *Report) *Report {
 	return r
 }
 
-// releaseEvery is how many flows Finish turns into reports between two
-// garbage collections, which hand the memory of the flows released to the
-// reports that follow.
-const releaseEvery = 1 << 15
-
 // report builds the Analyzer's part of the report (combined builds the
 // report).
 func (a *Analyzer) report(release bool) *Report {
@@ -48,6 +39,7 @@ func (a *Analyzer) report(release bool) *Report {
 		b.r.Flows = append(b.r.Flows, Flow{})
 		b.flow(i, &b.r.Flows[len(b.r.Flows)-1], nil)
 	}
+	b.rel.last()
 	return b.end()
 }
 
@@ -60,7 +52,7 @@ type reportBuild struct {
 	acc          *Report // where the flows add to the capture's totals
 	fl           findingList
 	release      bool
-	every        int // Options.OnRelease after every this many flows released (0: never; a combined stream calls it)
+	rel          *releaser // Options.OnRelease while the flows are released (nil: never; a combined stream calls it)
 	cnpTransport map[int32]string
 	evidence     []lossEvidence
 	nics         []*NIC
@@ -79,6 +71,14 @@ type reportBuild struct {
 // capture's totals the flows add to are computed first and the flows are
 // not listed in the report (FinishStream).
 func (a *Analyzer) startReport(release, stream bool) *reportBuild {
+	var rel *releaser
+	if release {
+		a.releaseTables()
+		if len(a.flowList) >= releaseEvery {
+			rel = newReleaser(a.opts.OnRelease)
+			rel.call() // before the report is allocated: the tables' memory is free
+		}
+	}
 	r := &Report{
 		Capture:   a.capture,
 		cmOrphans: append([]cmOrphan(nil), a.conns.orphans...),
@@ -102,7 +102,7 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	if !stream {
 		r.Flows = make([]Flow, 0, len(a.flowList))
 	}
-	b := &reportBuild{a: a, r: r, acc: r, release: release, every: releaseEvery, timeline: r.pause.timeline()}
+	b := &reportBuild{a: a, r: r, acc: r, release: release, rel: rel, timeline: r.pause.timeline()}
 	b.fl = a.findings // the findings of the report: those listed, and those only the end can tell
 	if !release {
 		b.fl = a.findings.clone()
@@ -181,16 +181,13 @@ func (b *reportBuild) flow(i int, fr *Flow, spare *NIC) *NIC {
 			a.flowList[p] = nil
 		}
 		b.evidence[i] = lossEvidence{}
-		if b.every > 0 && (i+1)%b.every == 0 && a.opts.OnRelease != nil {
-			a.opts.OnRelease()
-		}
 	} else if b.release {
 		a.flowList[i] = nil
 		b.nics[i] = nil
 		b.evidence[i] = lossEvidence{}
-		if b.every > 0 && (i+1)%b.every == 0 && a.opts.OnRelease != nil {
-			a.opts.OnRelease()
-		}
+	}
+	if b.release && (i+1)%releaseCheck == 0 {
+		b.rel.maybe()
 	}
 	for _, pm := range f.reqMsg.pending() {
 		if pm.reported {

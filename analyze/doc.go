@@ -55,8 +55,9 @@
 //   - Reports: report.go (the Report and its JSON contract), build.go
 //     (Finish, Report: the Analyzer's part of the report, which the
 //     combiner makes the report, alone or with other shards' parts),
-//     stream.go (a report written flow by flow), pieces.go (frame
-//     references of a capture read from several files).
+//     stream.go (a report written flow by flow), release.go (when a
+//     report calls Options.OnRelease), pieces.go (frame references of a
+//     capture read from several files).
 //   - Combining: merge.go, mergecm.go and mergepsn.go (Report.Merge of
 //     separately analyzed files); sharded.go (Sharded: a capture on several
 //     cores), shardbatch.go (the batches of frames it hands its shards),

@@ -1,6 +1,7 @@
 package analyze_test
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/gopacket/gopacket"
@@ -12,59 +13,86 @@ import (
 )
 
 // TestOnRelease: the library never collects garbage by itself; Finish
-// and a report stream call the caller's OnRelease once the flow table is
-// released and after every 32,768 flows turned into reports, and only
-// when there are that many flows. A stream calls it once more at its
-// start: its Analyzer (each shard of 32,768 flows or more: here one host
-// pair, so one shard, holds every flow) before its report is allocated,
-// the combined stream once the combiner is (its startReport and
-// newCombiner leave garbage: with -j 2 on 65,536 QPs, leaving that call
-// out raised the peak RSS 257-261 -> 276-281 MB).
+// and a report stream of 32,768 flows or more call the caller's
+// OnRelease once the flow table is released, and once the last flow is.
+// A stream calls it once more at its start: its Analyzer (each shard of
+// 32,768 flows or more: here one host pair, so one shard, holds every
+// flow) before its report is allocated, the combined stream once the
+// combiner is (its startReport and newCombiner leave garbage: with -j 2
+// on 65,536 QPs, leaving that call out raised the peak RSS 257-261 ->
+// 276-281 MB). In between, every 8,192 flows, it calls it only when the
+// heap would grow past its size at the first call (release.go,
+// TestReleaser): here the test's collector is the runtime's, so that
+// many calls is the most.
 func TestOnRelease(t *testing.T) {
 	template := roceFrame(t, hostA, hostB, &layers.BTH{Opcode: layers.OpcodeRCSendOnly, PKey: 0xFFFF, DestQP: 1, PSN: 1}, gopacket.Payload(make([]byte, 8)))
+	// given counts the flows a stream gave; at each call, the test notes it
+	var given int
+	discard := func(st *analyze.ReportStream) int {
+		var f analyze.Flow
+		for st.Next(&f) {
+			st.Reuse(&f)
+			given++
+		}
+		st.End()
+		return given
+	}
 	// each way to finish an analysis of n flows, returning the flows
-	// reported, and the calls it makes at its start beyond Finish's
+	// reported; the calls it makes at its start; whether it gives its
+	// flows one by one (given)
 	type finish struct {
-		run   func(opts analyze.Options, n int) int
-		extra int
+		run    func(opts analyze.Options, n int) int
+		start  int
+		stream bool
 	}
 	finishes := map[string]finish{
 		"Finish": {func(opts analyze.Options, n int) int {
 			a := analyze.New(opts)
 			feedQPs(a, template, n)
 			return len(a.Finish().Flows)
-		}, 0},
-		"FinishStream": {func(opts analyze.Options, n int) int {
+		}, 1, false},
+		"FinishStream.Report": {func(opts analyze.Options, n int) int {
 			a := analyze.New(opts)
 			feedQPs(a, template, n)
 			return len(a.FinishStream().Report().Flows)
-		}, 1},
-		"Sharded.FinishStream": {func(opts analyze.Options, n int) int {
+		}, 2, false},
+		"FinishStream.Next": {func(opts analyze.Options, n int) int {
+			a := analyze.New(opts)
+			feedQPs(a, template, n)
+			return discard(a.FinishStream())
+		}, 2, true},
+		"Sharded.FinishStream.Next": {func(opts analyze.Options, n int) int {
 			s := analyze.NewSharded(opts, 3)
 			feedQPsTo(s.Feed, template, n)
 			st, err := s.FinishStream()
 			require.NoError(t, err)
-			return len(st.Report().Flows)
-		}, 1},
+			return discard(st)
+		}, 2, true},
 	}
 	for _, tc := range []struct {
 		name  string
 		flows int
-		calls int
 	}{
-		{"few flows", 1_000, 0},
-		{"one batch", 32_768, 2},
-		{"two batches and one more", 2*32_768 + 1, 3},
+		{"few flows", 1_000},
+		{"one batch", 32_768},
+		{"two batches and one more", 2*32_768 + 1},
 	} {
 		for name, fin := range finishes {
 			t.Run(tc.name+"/"+name, func(t *testing.T) {
-				calls := 0
-				assert.Equal(t, tc.flows, fin.run(analyze.Options{NoICRC: true, OnRelease: func() { calls++ }}, tc.flows))
-				want := tc.calls
-				if want > 0 {
-					want += fin.extra
+				var at []int // given at each call
+				given = 0
+				collect := func() { at = append(at, given); runtime.GC() }
+				assert.Equal(t, tc.flows, fin.run(analyze.Options{NoICRC: true, OnRelease: collect}, tc.flows))
+				if tc.flows < 32_768 {
+					assert.Empty(t, at)
+					return
 				}
-				assert.Equal(t, want, calls)
+				require.GreaterOrEqual(t, len(at), fin.start+1)
+				assert.LessOrEqual(t, len(at), fin.start+1+tc.flows/8_192)
+				if fin.stream {
+					assert.Equal(t, make([]int, fin.start), at[:fin.start], "the calls at the start, before the first flow")
+					assert.Equal(t, tc.flows, at[len(at)-1], "the last call, once every flow was given")
+				}
 			})
 		}
 	}

@@ -16,10 +16,10 @@ type ReportStream struct {
 	// (CombineShardStreams).
 	cb    *combiner
 	parts []*ReportStream
-	// onRelease is the combined stream's Options.OnRelease, called every
-	// releaseEvery flows of all shards (the shards call none).
-	onRelease func()
-	spare     *NIC // given back by Reuse, for Next to write a flow's NIC object into
+	// rel calls the combined stream's Options.OnRelease while the flows
+	// of all shards are released (the shards call none).
+	rel   *releaser
+	spare *NIC // given back by Reuse, for Next to write a flow's NIC object into
 }
 
 // FinishStream is Finish for a report written while it is built: the
@@ -29,11 +29,7 @@ type ReportStream struct {
 // stream of the shard's part, for CombineShardStreams; else the part's
 // stream combined alone, as Finish does.
 func (a *Analyzer) FinishStream() *ReportStream {
-	a.releaseTables()
-	if len(a.flowList) >= releaseEvery && a.opts.OnRelease != nil {
-		a.opts.OnRelease() // before the report is allocated; CombineShardStreams calls it again once the combiner is
-	}
-	part := &ReportStream{b: a.startReport(true, true)}
+	part := &ReportStream{b: a.startReport(true, true)} // CombineShardStreams calls OnRelease again once the combiner is built
 	if a.opts.Shard {
 		return part
 	}
@@ -98,12 +94,13 @@ func (s *ReportStream) Reuse(f *Flow) {
 func (s *ReportStream) nextFlow(f *Flow, spare *NIC) (bool, *NIC) {
 	if s.cb != nil {
 		if s.next >= len(s.cb.flows) {
+			s.rel.last()
 			return false, spare
 		}
 		fr := s.cb.flows[s.next]
 		s.next++
-		if s.next%releaseEvery == 0 && s.onRelease != nil {
-			s.onRelease()
+		if s.next%releaseCheck == 0 {
+			s.rel.maybe()
 		}
 		ok, spare := s.parts[fr.s].nextFlow(f, spare)
 		if !ok { // CombineShardStreams checked the order: never
@@ -218,12 +215,19 @@ func CombineShardStreams(parts []*ReportStream, opts Options) (*ReportStream, er
 		return nil, err
 	}
 	flows := 0
-	for _, p := range parts { // Options.OnRelease every releaseEvery flows of all shards, called by the combined stream
-		p.b.every = 0
+	var rel *releaser // Options.OnRelease for the flows of all shards, called by the combined stream
+	for _, p := range parts {
 		flows += len(p.b.a.flowList)
 	}
-	if flows >= releaseEvery && opts.OnRelease != nil {
-		opts.OnRelease() // once for all shards, their flow tables released (FinishStream)
+	if flows >= releaseEvery {
+		rel = newReleaser(opts.OnRelease)
+		for _, p := range parts { // the heap not to pass: the largest when a shard's report began
+			rel.inherit(p.b.rel)
+		}
+		rel.call() // once for all shards, their flow tables released (FinishStream)
+	}
+	for _, p := range parts {
+		p.b.rel = nil
 	}
 	next := make([]int, len(parts))
 	for _, fr := range cb.flows {
@@ -235,5 +239,5 @@ func CombineShardStreams(parts []*ReportStream, opts Options) (*ReportStream, er
 	for _, h := range heads {
 		h.shard.feed.cm = cmLog{} // replayed (newCombiner): the stream combines them no more
 	}
-	return &ReportStream{cb: cb, parts: parts, onRelease: opts.OnRelease}, nil
+	return &ReportStream{cb: cb, parts: parts, rel: rel}, nil
 }
