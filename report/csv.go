@@ -55,15 +55,19 @@ func WriteFlowsCSV(w io.Writer, rep *analyze.Report) error {
 	if err := cw.Write(flowCSVHeader); err != nil {
 		return err
 	}
+	var row []string
 	for i := range rep.Flows {
-		_ = cw.Write(FlowCSVRow(&rep.Flows[i]))
+		row = AppendFlowCSVRow(row[:0], &rep.Flows[i])
+		_ = cw.Write(row)
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
-// FlowCSVRow is the row of a flow in the CSV flow table.
-func FlowCSVRow(f *analyze.Flow) []string {
+// AppendFlowCSVRow appends the cells of a flow's row in the CSV flow
+// table to row and returns it: a writer of many flows passes the row of
+// the flow before, emptied (a new row was 640 bytes of garbage a flow).
+func AppendFlowCSVRow(row []string, f *analyze.Flow) []string {
 	conn := ""
 	if f.Connection != nil {
 		conn = strconv.Itoa(*f.Connection)
@@ -78,7 +82,7 @@ func FlowCSVRow(f *analyze.Flow) []string {
 	if ns, ok := f.PausedTime(); ok {
 		prio, paused = strconv.Itoa(*f.Priority), strconv.FormatInt(ns, 10)
 	}
-	return []string{
+	return append(row,
 		CSVText(f.Src), CSVText(f.Dst), u(uint64(f.DestQP)), f.Transport, conn, u(f.Packets), u(f.WireBytes), u(f.PayloadBytes),
 		f.FirstTime.UTC().Format(time.RFC3339Nano), f.LastTime.UTC().Format(time.RFC3339Nano),
 		strconv.FormatFloat(f.LastTime.Sub(f.FirstTime).Seconds(), 'f', 9, 64), optF(f.ThroughputBps), optF(f.WireBps),
@@ -90,7 +94,7 @@ func FlowCSVRow(f *analyze.Flow) []string {
 		u(f.Congestion.ECNCE), u(f.Congestion.FECN), u(f.Congestion.BECN), u(f.Congestion.CNPs),
 		u(f.ICRC.OK), u(f.ICRC.Bad), u(f.ICRC.Unverifiable),
 		prio, paused,
-	}
+	)
 }
 
 // CSVText is s as a CSV cell that a spreadsheet reads as text, never as

@@ -72,8 +72,10 @@ func (r *runner) streamCSV(w io.Writer, s *analyze.ReportStream) error {
 		return err
 	}
 	var f analyze.Flow
+	var row []string
 	for r.nextFlow(s, nil, &f) {
-		_ = cw.Write(report.FlowCSVRow(&f))
+		row = report.AppendFlowCSVRow(row[:0], &f)
+		_ = cw.Write(row)
 		s.Reuse(&f)
 	}
 	s.End()
