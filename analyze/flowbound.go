@@ -32,14 +32,16 @@ package analyze
 // a bounded list, a few KiB at most, allocated when first needed.
 
 // growSeries returns s one sample longer (the new sample's contents are
-// left to the caller), growing its capacity by doubling but never past
-// maxSeries+1: append would double a full series of 512 samples to 1,024
-// before addSample coarsens it back.
+// left to the caller), growing its capacity by doubling from one sample
+// but never past maxSeries+1: append would double a full series of 512
+// samples to 1,024 before addSample coarsens it back. A series starts
+// with room for one sample, not four: a flow of one interval (200,000
+// one-packet flows written as JSON: 39 MB) does not hold three empty.
 func growSeries(s []Sample) []Sample {
 	if len(s) < cap(s) {
 		return s[:len(s)+1]
 	}
-	ns := make([]Sample, len(s)+1, min(max(2*cap(s), 4), maxSeries+1))
+	ns := make([]Sample, len(s)+1, min(max(2*cap(s), 1), maxSeries+1))
 	copy(ns, s)
 	return ns
 }
