@@ -20,10 +20,10 @@ const (
 //     flows released wait: a report that keeps few of its flows grows
 //     the heap by little, and a collection would only mark the flows
 //     not yet released (200,000 one-packet flows written as text
-//     allocate 6 MB in all, and 5 of their 8 collections, each marking
-//     and sweeping 20 to 80 MB, went). A report that keeps its flows
-//     (the text report of 65,536 QPs keeps 19,000 of them) is
-//     collected about as often as before;
+//     allocate 6 MB in all, and 4 of their 8 collections, each marking
+//     and sweeping 20 to 80 MB, went). A report that keeps many of its
+//     flows (the text report of 65,536 QPs: about 19 MB every 32,768
+//     flows) is collected about as often as before;
 //   - last: once the last flow is released, for what the caller
 //     allocates next (the text report's tables) to take the memory of
 //     the flows released since the last call.
