@@ -82,7 +82,7 @@ type Options struct {
 	// (FinishStream, then CombineShardStreams once its combiner is built)
 	// of 32,768 flows or more: once the flow table is released; while the
 	// flows are turned into reports, when the heap would otherwise grow
-	// past its size at that first call (checked every 8,192 flows); and
+	// past the largest it was at a call (checked every 8,192 flows); and
 	// once the last flow is released. A caller with millions of flows can
 	// collect garbage there (runtime.GC) so that memory peaks at about the
 	// larger of the flow table and the report rather than their sum. The
@@ -96,6 +96,9 @@ type Options struct {
 	// shared is what the shards of one Sharded share besides the budgets
 	// (nil: shards fed otherwise).
 	shared *shardShared
+	// heap is the heap a report's releaser reads (nil: the runtime's;
+	// tests set their own).
+	heap func() uint64
 }
 
 const (

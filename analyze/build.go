@@ -75,7 +75,7 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	if release {
 		a.releaseTables()
 		if len(a.flowList) >= releaseEvery {
-			rel = newReleaser(a.opts.OnRelease)
+			rel = newReleaser(a.opts.OnRelease, a.opts.heap)
 			rel.call() // before the report is allocated: the tables' memory is free
 		}
 	}

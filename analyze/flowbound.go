@@ -35,8 +35,8 @@ package analyze
 // left to the caller), growing its capacity by doubling from one sample
 // but never past maxSeries+1: append would double a full series of 512
 // samples to 1,024 before addSample coarsens it back. A series starts
-// with room for one sample, not four: a flow of one interval (200,000
-// one-packet flows written as JSON: 39 MB) does not hold three empty.
+// with room for one sample, not four: a flow of one interval does not
+// hold three empty (200,000 one-packet flows written as JSON: 29 MB).
 func growSeries(s []Sample) []Sample {
 	if len(s) < cap(s) {
 		return s[:len(s)+1]

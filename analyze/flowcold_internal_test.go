@@ -34,8 +34,8 @@ const maxIdleFlowBytes = 400
 const headLogBytes = 128
 
 // seriesSampleBytes is what the series costs an idle flow: its holder
-// (flowSeries, 32 bytes) and one slice of four samples.
-const seriesSampleBytes = 32 + 4*48
+// (flowSeries, 32 bytes) and one slice of one sample.
+const seriesSampleBytes = 32 + 48
 
 // idleFlowBytes feeds n one-packet flows (a SEND ONLY to each of n QPs)
 // with opts and returns the heap the analyzer holds per flow.

@@ -11,9 +11,10 @@ const (
 
 // releaser calls Options.OnRelease for a report being built, whose flows
 // are released one after another, so that the heap grows no larger than
-// it was when the report began:
+// the largest it was at a call (the level; a combined stream takes the
+// largest of its shards'):
 //   - call: once the flow table is released, before the report is
-//     allocated. The heap then is the level not to pass;
+//     allocated. The heap then is the first level;
 //   - maybe: every releaseCheck flows, only when the heap (the objects
 //     live and those not yet collected), growing by as much again as
 //     since the last check, would pass that level. Until then the
@@ -23,7 +24,9 @@ const (
 //     allocate 6 MB in all, and 4 of their 8 collections, each marking
 //     and sweeping 20 to 80 MB, went). A report that keeps many of its
 //     flows (the text report of 65,536 QPs: about 19 MB every 32,768
-//     flows) is collected about as often as before;
+//     flows) is collected about as often as before; one that keeps
+//     every flow (a library's Report of a stream) may be collected more
+//     often, so that its peak is no higher;
 //   - last: once the last flow is released, for what the caller
 //     allocates next (the text report's tables) to take the memory of
 //     the flows released since the last call.
@@ -35,14 +38,17 @@ type releaser struct {
 	ended bool          // last called fn
 }
 
-// newReleaser returns the releaser of fn, which reads the runtime's
-// metrics; nil when fn is nil.
-func newReleaser(fn func()) *releaser {
+// newReleaser returns the releaser of fn, which reads heap (nil: the
+// runtime's metrics); nil when fn is nil.
+func newReleaser(fn func(), heap func() uint64) *releaser {
 	if fn == nil {
 		return nil
 	}
+	if heap != nil {
+		return &releaser{fn: fn, heap: heap}
+	}
 	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	heap := func() uint64 {
+	heap = func() uint64 {
 		metrics.Read(samples)
 		if samples[0].Value.Kind() != metrics.KindUint64 {
 			return 0 // a runtime without it: maybe calls fn every time

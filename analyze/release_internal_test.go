@@ -1,10 +1,18 @@
 package analyze
 
 import (
+	"runtime"
+	"runtime/debug"
 	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/layers"
 )
 
 // TestReleaser: the calls a releaser makes, on a heap whose sizes the
@@ -90,17 +98,75 @@ func TestReleaserInherit(t *testing.T) {
 
 	var none *releaser
 	assert.NotPanics(t, func() { none.call(); none.maybe(); none.last(); none.inherit(r); r.inherit(none) })
-	assert.Nil(t, newReleaser(nil))
+	assert.Nil(t, newReleaser(nil, nil))
 	assert.Equal(t, 4, calls)
 }
 
 // TestReleaserReadsHeap: the releaser of the runtime reads a heap that
-// holds what the test allocated.
+// holds what the test allocated (no collection in between: one would
+// shrink it).
 func TestReleaserReadsHeap(t *testing.T) {
-	r := newReleaser(func() {})
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	runtime.GC()
+	r := newReleaser(func() {}, nil)
 	before := r.heap()
 	keep := make([]byte, 8<<20)
 	after := r.heap()
 	assert.GreaterOrEqual(t, after, before+uint64(len(keep))-1<<20, "an 8 MB allocation")
 	keep[0] = 1
+}
+
+// TestReleaserInReports: Finish and a stream call OnRelease by the rule
+// of their releaser (on a heap the test sets): at the start, at a check
+// only when the heap would pass the level, and once after the last flow,
+// when no flow is left in the flow table.
+func TestReleaserInReports(t *testing.T) {
+	const n = 2*releaseEvery + 1 // 8 checks
+	only := ibFrame(t, hostA, hostB, &layers.BTH{Opcode: layers.OpcodeRCSendOnly, PKey: 0xFFFF, AckReq: true}, gopacket.Payload(make([]byte, 16)))
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		stream    bool
+		collected uint64 // the heap after a call (100 before the first)
+		calls     int
+	}{
+		{"Finish, the heap back below the level", false, 50, 1 + 1},
+		{"Finish, the heap at the level", false, 100, 1 + n/releaseCheck + 1},
+		{"FinishStream, the heap back below the level", true, 50, 2 + 1},
+		{"FinishStream, the heap at the level", true, 100, 2 + n/releaseCheck + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var a *Analyzer
+			heap := uint64(100)
+			var left []int // the flows in the flow table at each call
+			release := func() {
+				k := 0
+				for _, f := range a.flowList {
+					if f != nil {
+						k++
+					}
+				}
+				left = append(left, k)
+				heap = tc.collected
+			}
+			a = New(Options{NoICRC: true, OnRelease: release, heap: func() uint64 { return heap }})
+			for i := range n {
+				setQP(only, uint32(0x100+i))
+				a.Feed(gopacket.CaptureInfo{Timestamp: ts.Add(time.Duration(i) * time.Microsecond), CaptureLength: len(only), Length: len(only)}, gplayers.LinkTypeEthernet, only)
+			}
+			if tc.stream {
+				s := a.FinishStream()
+				var f Flow
+				for s.Next(&f) {
+					s.Reuse(&f)
+				}
+				s.End()
+			} else {
+				require.Len(t, a.Finish().Flows, n)
+			}
+			require.Len(t, left, tc.calls)
+			assert.Equal(t, n, left[0], "the first call, before any flow is released")
+			assert.Zero(t, left[len(left)-1], "the last call, every flow released")
+		})
+	}
 }

@@ -21,9 +21,10 @@ import (
 // combiner is (its startReport and newCombiner leave garbage: with -j 2
 // on 65,536 QPs, leaving that call out raised the peak RSS 257-261 ->
 // 276-281 MB). In between, every 8,192 flows, it calls it only when the
-// heap would grow past its size at the first call (release.go,
-// TestReleaser): here the test's collector is the runtime's, so that
-// many calls is the most.
+// heap would grow past the largest it was at a call (release.go;
+// TestReleaser and TestReleaserInReports run that rule on a heap they
+// set): here the test's collector is the runtime's, so that many calls
+// is the most.
 func TestOnRelease(t *testing.T) {
 	template := roceFrame(t, hostA, hostB, &layers.BTH{Opcode: layers.OpcodeRCSendOnly, PKey: 0xFFFF, DestQP: 1, PSN: 1}, gopacket.Payload(make([]byte, 8)))
 	// given counts the flows a stream gave; at each call, the test notes it

@@ -220,7 +220,7 @@ func CombineShardStreams(parts []*ReportStream, opts Options) (*ReportStream, er
 		flows += len(p.b.a.flowList)
 	}
 	if flows >= releaseEvery {
-		rel = newReleaser(opts.OnRelease)
+		rel = newReleaser(opts.OnRelease, opts.heap)
 		for _, p := range parts { // the heap not to pass: the largest when a shard's report began
 			rel.inherit(p.b.rel)
 		}
