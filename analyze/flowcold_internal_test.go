@@ -41,21 +41,28 @@ const seriesSampleBytes = 32 + 48
 // with opts and returns the heap the analyzer holds per flow.
 func idleFlowBytes(t testing.TB, n int, opts Options) int64 {
 	only := ibFrame(t, hostA, hostB, &layers.BTH{Opcode: layers.OpcodeRCSendOnly, PKey: 0xFFFF, AckReq: true}, gopacket.Payload(make([]byte, 64)))
-	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	a := New(opts)
-	for i := range n {
-		setQP(only, uint32(0x100+i))
-		setPSN(only, uint32(i))
-		a.Feed(gopacket.CaptureInfo{Timestamp: ts.Add(time.Duration(i) * time.Microsecond), CaptureLength: len(only), Length: len(only)}, gplayers.LinkTypeEthernet, only)
-	}
+	feedIdleFlows(a, only, n)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	require.Len(t, a.flowList, n)
 	runtime.KeepAlive(a)
 	return (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / int64(n)
+}
+
+// feedIdleFlows feeds a n one-packet flows: the frame only (a request
+// from one host to another) to QPs 0x100 on, with PSNs 0 on, a
+// microsecond apart.
+func feedIdleFlows(a *Analyzer, only []byte, n int) {
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		setQP(only, uint32(0x100+i))
+		setPSN(only, uint32(i))
+		a.Feed(gopacket.CaptureInfo{Timestamp: ts.Add(time.Duration(i) * time.Microsecond), CaptureLength: len(only), Length: len(only)}, gplayers.LinkTypeEthernet, only)
+	}
 }
 
 // TestIdleFlowMemory checks that an idle flow costs at most

@@ -4,10 +4,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"testing"
-	"time"
 
 	"github.com/gopacket/gopacket"
-	gplayers "github.com/gopacket/gopacket/layers"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -123,7 +121,6 @@ func TestReleaserReadsHeap(t *testing.T) {
 func TestReleaserInReports(t *testing.T) {
 	const n = 2*releaseEvery + 1 // 8 checks
 	only := ibFrame(t, hostA, hostB, &layers.BTH{Opcode: layers.OpcodeRCSendOnly, PKey: 0xFFFF, AckReq: true}, gopacket.Payload(make([]byte, 16)))
-	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name      string
 		stream    bool
@@ -150,10 +147,7 @@ func TestReleaserInReports(t *testing.T) {
 				heap = tc.collected
 			}
 			a = New(Options{NoICRC: true, OnRelease: release, heap: func() uint64 { return heap }})
-			for i := range n {
-				setQP(only, uint32(0x100+i))
-				a.Feed(gopacket.CaptureInfo{Timestamp: ts.Add(time.Duration(i) * time.Microsecond), CaptureLength: len(only), Length: len(only)}, gplayers.LinkTypeEthernet, only)
-			}
+			feedIdleFlows(a, only, n)
 			if tc.stream {
 				s := a.FinishStream()
 				var f Flow

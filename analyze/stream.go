@@ -215,20 +215,18 @@ func CombineShardStreams(parts []*ReportStream, opts Options) (*ReportStream, er
 		return nil, err
 	}
 	flows := 0
-	var rel *releaser // Options.OnRelease for the flows of all shards, called by the combined stream
 	for _, p := range parts {
 		flows += len(p.b.a.flowList)
 	}
+	var rel *releaser // Options.OnRelease for the flows of all shards, called by the combined stream
 	if flows >= releaseEvery {
 		rel = newReleaser(opts.OnRelease, opts.heap)
-		for _, p := range parts { // the heap not to pass: the largest when a shard's report began
-			rel.inherit(p.b.rel)
-		}
-		rel.call() // once for all shards, their flow tables released (FinishStream)
 	}
-	for _, p := range parts {
+	for _, p := range parts { // the heap not to pass: the largest when a shard's report began
+		rel.inherit(p.b.rel)
 		p.b.rel = nil
 	}
+	rel.call() // once for all shards, their flow tables released (FinishStream)
 	next := make([]int, len(parts))
 	for _, fr := range cb.flows {
 		if int(fr.i) != next[fr.s] {

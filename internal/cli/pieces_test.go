@@ -83,14 +83,7 @@ func rotate(t *testing.T, dir, file string, n int) (rotation, bool) {
 	base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	for k := range len(cuts) - 1 {
 		name := filepath.Join(dir, fmt.Sprintf("%s_%05d.pcap", base, k))
-		f, err := os.Create(name)
-		require.NoError(t, err)
-		w := pcapgo.NewWriterNanos(f)
-		require.NoError(t, w.WriteFileHeader(262144, lt))
-		for i := cuts[k]; i < cuts[k+1]; i++ {
-			require.NoError(t, w.WritePacket(cis[i], frames[i]))
-		}
-		require.NoError(t, f.Close())
+		writePcap(t, name, lt, frames[cuts[k]:cuts[k+1]], cis[cuts[k]:cuts[k+1]])
 		rot.files = append(rot.files, name)
 		rot.first[name] = uint64(cuts[k] + 1)
 		rot.sizes[name] = uint64(cuts[k+1] - cuts[k])

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/stretchr/testify/require"
@@ -67,13 +68,20 @@ func nicFlowsCapture(t *testing.T, dir string) string {
 	t.Helper()
 	frames, cis := analyzetest.Concat(t, filepath.Join("..", "..", "testdata"), "ecn_cnp.pcap", "loss_nak_gobackn.pcap", "rnr_corrupt_icrc.pcap", "loss_behind_tap.pcap")
 	path := filepath.Join(dir, "nic_flows.pcap")
-	out, err := os.Create(path)
+	writePcap(t, path, gplayers.LinkTypeEthernet, frames, cis)
+	return path
+}
+
+// writePcap writes frames, captured as cis say, to a pcap file at path
+// (nanosecond times, snap length 262,144).
+func writePcap(t *testing.T, path string, lt gplayers.LinkType, frames [][]byte, cis []gopacket.CaptureInfo) {
+	t.Helper()
+	f, err := os.Create(path)
 	require.NoError(t, err)
-	w := pcapgo.NewWriterNanos(out)
-	require.NoError(t, w.WriteFileHeader(262144, gplayers.LinkTypeEthernet))
+	w := pcapgo.NewWriterNanos(f)
+	require.NoError(t, w.WriteFileHeader(262144, lt))
 	for i, data := range frames {
 		require.NoError(t, w.WritePacket(cis[i], data))
 	}
-	require.NoError(t, out.Close())
-	return path
+	require.NoError(t, f.Close())
 }
