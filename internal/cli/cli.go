@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	gplayers "github.com/gopacket/gopacket/layers"
 	"github.com/mattn/go-isatty"
@@ -59,23 +60,29 @@ func RunWithStdin(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		fmt.Fprintf(stderr, "roce-dissect: %s and %s hold the same capture (the same frames): give each capture once (run 'roce-dissect --help' for the flags and examples)\n", a, b)
 		return ExitUsage
 	}
-	if cfg.export != "" {
-		// Once, before any file is written: the directory, no input
-		// overwritten, no earlier export's table left (issue 22).
-		if err := export.PrepareDir(cfg.export, files); err != nil {
-			fmt.Fprintf(stderr, "roce-dissect: --export %s: %v\n", cfg.export, err)
-			return ExitDamaged
-		}
-	}
 	out := newOutput(stdout)
 	out.perFrame = isTerminal(stdout) || slices.Contains(files, "-") && isLive(stdin)
 	colour := colourOn(cfg.color, stdout)
 	r := &runner{cfg: cfg, stdin: stdin, stdout: out, out: out, stderr: stderr, colour: colour, pal: report.NewPalette(colour)}
+	if cfg.export != "" {
+		// Once, before any file is read: the directory, no input
+		// overwritten, and where the tables are written until the run
+		// has written them all (export.Export).
+		exp, err := export.Begin(cfg.export, files)
+		if err != nil {
+			fmt.Fprintf(stderr, "roce-dissect: --export %s: %v\n", cfg.export, err)
+			return ExitDamaged
+		}
+		r.exp = exp
+	}
 	var code int
 	if cfg.packets || cfg.verbose || cfg.hex {
 		code = r.packetMode(ctx, files)
 	} else {
 		code = r.reportMode(ctx, files)
+	}
+	if r.exp != nil && !r.commitExport() {
+		code = max(code, ExitDamaged)
 	}
 	if err := out.Flush(); err != nil {
 		r.outputError(err)
@@ -117,6 +124,12 @@ type runner struct {
 	// (trace.go); nil without --trace.
 	traces     []*trace.Collector
 	traceFiles []string
+	// exp is the --export under way (nil without --export); exported
+	// says its report tables were written, exportFailed that a table
+	// could not be (commitExport).
+	exp          *export.Export
+	exported     bool
+	exportFailed atomic.Bool
 }
 
 func (r *runner) options(src *source, multi bool) analyze.Options {

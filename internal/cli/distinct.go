@@ -62,12 +62,23 @@ func checkInputs(cfg *config, files []string) error {
 	return nil
 }
 
-// checkOutputs refuses an output file (--html, --plot, --trace) that is
-// one of the inputs, by path or os.SameFile (a hard link): no output is
-// ever written over an input. (--export DIR: export.PrepareDir.)
+// checkOutputs refuses an output of the report (--html, --plot, --trace,
+// --export) asked for with the per-packet views (-P, -V, -x), which
+// write no report, and an output file that is one of the inputs, by path
+// or os.SameFile (a hard link): no output is ever written over an input.
+// (--export DIR: export.Begin.)
 func checkOutputs(cfg *config, files []string) error {
-	for _, out := range []struct{ flag, name string }{{"--html", cfg.html}, {"--plot", cfg.plot}, {"--trace", cfg.trace}} {
+	perPacket := cfg.packets || cfg.verbose || cfg.hex
+	for _, out := range []struct{ flag, name, what string }{
+		{"--html", cfg.html, "page"}, {"--plot", cfg.plot, "plot"}, {"--trace", cfg.trace, "timeline"}, {"--export", cfg.export, "tables"},
+	} {
 		if out.name == "" {
+			continue
+		}
+		if perPacket {
+			return fmt.Errorf("%w: %s writes the report's %s: give it without -P, -V or -x", errUsage, out.flag, out.what)
+		}
+		if out.flag == "--export" {
 			continue
 		}
 		for _, f := range files {

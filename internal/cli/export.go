@@ -34,15 +34,17 @@ func (r *runner) exporter(index int, src *source, a *analyze.Analyzer, tap func(
 	writers := make([]*export.PacketWriter, len(src.files))
 	var errs []error
 	start = func(i int, _ *capture.Reader) func() {
-		w, err := export.NewPacketWriter(filepath.Join(r.cfg.export, export.PacketsFile(index+i, 0)), displayName(src.files[i]))
+		w, err := export.NewPacketWriter(filepath.Join(r.exp.Dir(), export.PacketsFile(index+i, 0)), displayName(src.files[i]))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("--export: %w", err))
+			r.exportFailed.Store(true)
 			return func() {}
 		}
 		writers[i] = w
 		return func() {
 			if err := w.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("--export: %w", err))
+				r.exportFailed.Store(true)
 			}
 			writers[i] = nil
 		}
@@ -93,10 +95,12 @@ func exportNames(files []string) (capture, file string) {
 // of the run's report; it reports a failure on stderr and returns false.
 func (r *runner) exportReport(files []string, rep *analyze.Report) bool {
 	capture, file := exportNames(files)
-	if err := export.WriteReport(r.cfg.export, capture, file, rep); err != nil {
+	if err := export.WriteReport(r.exp.Dir(), capture, file, rep); err != nil {
 		fmt.Fprintf(r.stderr, "roce-dissect: --export %s: %v\n", r.cfg.export, err)
+		r.exportFailed.Store(true)
 		return false
 	}
+	r.exported = true
 	return true
 }
 
@@ -105,8 +109,9 @@ func (r *runner) exportReport(files []string, rep *analyze.Report) bool {
 // written before the next flow is built: the same rows as exportReport.
 func (r *runner) streamExport(res fileResult) error {
 	capture, file := exportNames(res.exportFiles([]string{res.name}))
-	rw, err := export.NewReportWriter(r.cfg.export, capture, file)
+	rw, err := export.NewReportWriter(r.exp.Dir(), capture, file)
 	if err != nil {
+		r.exportFailed.Store(true)
 		return fmt.Errorf("--export %s: %w", r.cfg.export, err)
 	}
 	s := res.stream
@@ -122,7 +127,25 @@ func (r *runner) streamExport(res fileResult) error {
 		rw.Finding(&findings[i])
 	}
 	if err := rw.Close(); err != nil {
+		r.exportFailed.Store(true)
 		return fmt.Errorf("--export %s: %w", r.cfg.export, err)
 	}
+	r.exported = true
 	return nil
+}
+
+// commitExport puts the export's tables in place when the run wrote them
+// all, and otherwise removes them, leaving the last export as it was; it
+// says so on stderr and returns false when it did not commit.
+func (r *runner) commitExport() bool {
+	if !r.exported || r.exportFailed.Load() {
+		r.exp.Abort()
+		fmt.Fprintf(r.stderr, "roce-dissect: --export %s: nothing exported, as the run did not complete: the last export there is left as it was\n", r.cfg.export)
+		return false
+	}
+	if err := r.exp.Commit(); err != nil {
+		fmt.Fprintf(r.stderr, "roce-dissect: --export %s: %v\n", r.cfg.export, err)
+		return false
+	}
+	return true
 }

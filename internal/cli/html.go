@@ -1,8 +1,7 @@
 package cli
 
 import (
-	"bufio"
-	"os"
+	"io"
 	"strings"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
@@ -21,8 +20,8 @@ func (r *runner) htmlCollectors(n int) []*htmlreport.Collector {
 	return cols
 }
 
-// writeHTML writes the --html page of the (filtered, merged) report.
-func (r *runner) writeHTML(files []string, rep *analyze.Report, cols []*htmlreport.Collector, pieces *analyze.Pieces) error {
+// writeHTML writes the --html page of the (filtered, merged) report to w.
+func (r *runner) writeHTML(w io.Writer, files []string, rep *analyze.Report, cols []*htmlreport.Collector, pieces *analyze.Pieces) error {
 	srcs := make([]htmlreport.Source, len(files))
 	names := make([]string, len(files))
 	for i, name := range files {
@@ -32,17 +31,5 @@ func (r *runner) writeHTML(files []string, rep *analyze.Report, cols []*htmlrepo
 	if len(files) == 1 {
 		srcs[0].Files = pieces // several files read as one: their frames named by file
 	}
-	f, err := os.Create(r.cfg.html)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	err = htmlreport.Write(w, "roce-dissect: "+strings.Join(names, ", "), rep, srcs)
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return htmlreport.Write(w, "roce-dissect: "+strings.Join(names, ", "), rep, srcs)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/outfile"
 )
 
 // plotReport builds a report of flows whose 1 µs series are given as
@@ -107,7 +109,7 @@ func TestPlotData(t *testing.T) {
 		assert.InDelta(t, float64(0x1d*10)*8/1e-6, peak, 1, "the named flows set the scale")
 		assert.InDelta(t, float64(want)*8/1e-6, others, 1)
 		svg := filepath.Join(t.TempDir(), "p.svg")
-		require.NoError(t, writePlot(svg, plotReport(t0, 3*time.Microsecond, flows), 0))
+		require.NoError(t, outfile.Write(svg, func(w io.Writer) error { return writePlot(w, svg, plotReport(t0, 3*time.Microsecond, flows), 0) }))
 		b, err := os.ReadFile(svg)
 		require.NoError(t, err)
 		assert.Contains(t, string(b), "others (6 flows), up to", "the legend says the others leave the scale")

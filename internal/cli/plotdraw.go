@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 	"strings"
 	"time"
@@ -58,8 +59,9 @@ func rateUnit(peak float64) (float64, string) {
 	return scale, units[len(units)-1]
 }
 
-// writePlot draws the plot of a report into path (.svg or .png).
-func writePlot(path string, rep *analyze.Report, interval time.Duration) error {
+// writePlot draws the plot of a report to w, as PNG when path (the file
+// w writes) ends in .png, else as SVG.
+func writePlot(w io.Writer, path string, rep *analyze.Report, interval time.Duration) error {
 	d, err := buildPlot(rep, interval)
 	if err != nil {
 		return err
@@ -171,7 +173,8 @@ func writePlot(path string, rep *analyze.Report, interval time.Duration) error {
 			y -= vg.Points(11)
 		}
 	}
-	return saveTo(path, c)
+	_, err = c.WriteTo(w)
+	return err
 }
 
 // niceCeil rounds v up to a round axis end (1, 1.2, 1.5, 2, 2.5, 3, 4, 5,

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/internal/htmlreport"
+	"github.com/roce-dissect/roce-dissect/internal/outfile"
 	"github.com/roce-dissect/roce-dissect/points"
 	"github.com/roce-dissect/roce-dissect/report"
 )
@@ -215,28 +217,29 @@ func (r *runner) writeOutputs(files []string, results []fileResult, merged *anal
 	}
 	if err != nil {
 		r.outputError(err)
-		return ExitDamaged
+		status = ExitDamaged
 	}
-	if r.cfg.plot != "" {
-		var iv time.Duration
-		if r.cfg.intervalSet {
-			iv = r.cfg.interval
-		}
-		if err := writePlot(r.cfg.plot, merged, iv); err != nil {
-			fmt.Fprintf(r.stderr, "roce-dissect: --plot %s: %v\n", r.cfg.plot, err)
-			return ExitDamaged
-		}
+	// Each file is attempted, whichever failed before it, and each
+	// failure said once: a file not written keeps the last run's.
+	files = results[0].htmlFiles(files)
+	var iv time.Duration // the plot's interval: its own unless set
+	if r.cfg.intervalSet {
+		iv = r.cfg.interval
 	}
-	if r.cfg.html != "" {
-		if err := r.writeHTML(results[0].htmlFiles(files), merged, collectors, results[0].pieces()); err != nil {
-			fmt.Fprintf(r.stderr, "roce-dissect: --html %s: %v\n", r.cfg.html, err)
-			return ExitDamaged
+	for _, out := range []struct {
+		flag, path string
+		write      func(io.Writer) error
+	}{
+		{"--plot", r.cfg.plot, func(w io.Writer) error { return writePlot(w, r.cfg.plot, merged, iv) }},
+		{"--html", r.cfg.html, func(w io.Writer) error { return r.writeHTML(w, files, merged, collectors, results[0].pieces()) }},
+		{"--trace", r.cfg.trace, func(w io.Writer) error { return r.writeTrace(w, merged, pts, results[0].pieces()) }},
+	} {
+		if out.path == "" {
+			continue
 		}
-	}
-	if r.cfg.trace != "" {
-		if err := r.writeTrace(merged, pts, results[0].pieces()); err != nil {
-			fmt.Fprintf(r.stderr, "roce-dissect: --trace %s: %v\n", r.cfg.trace, err)
-			return ExitDamaged
+		if err := outfile.Write(out.path, out.write); err != nil {
+			fmt.Fprintf(r.stderr, "roce-dissect: %s %s: %v\n", out.flag, out.path, err)
+			status = ExitDamaged
 		}
 	}
 	return status

@@ -1,9 +1,8 @@
 package cli
 
 import (
-	"bufio"
 	"fmt"
-	"os"
+	"io"
 	"strings"
 	"time"
 
@@ -22,10 +21,7 @@ func checkTrace(cfg *config) error {
 	if !strings.HasSuffix(cfg.trace, ".json") {
 		return fmt.Errorf("%w: --trace wants a .json file", errUsage)
 	}
-	if cfg.packets || cfg.verbose || cfg.hex {
-		return fmt.Errorf("%w: --trace is the report's timeline: give it without -P, -V or -x", errUsage)
-	}
-	return nil // an input named as the trace: checkOutputs
+	return nil // -P, -V, -x, and an input named as the trace: checkOutputs
 }
 
 // traceCollectors makes one trace collector per file for --trace (nil
@@ -53,9 +49,9 @@ func (r *runner) traceMessages(index int) func(analyze.Message) {
 	return r.traces[index].Message
 }
 
-// writeTrace writes the --trace timeline of the (filtered, merged) report,
-// the files of capture points (pts, nil for none) on its clock.
-func (r *runner) writeTrace(rep *analyze.Report, pts *points.Report, pieces *analyze.Pieces) error {
+// writeTrace writes the --trace timeline of the (filtered, merged) report
+// to w, the files of capture points (pts, nil for none) on its clock.
+func (r *runner) writeTrace(w io.Writer, rep *analyze.Report, pts *points.Report, pieces *analyze.Pieces) error {
 	srcs := make([]trace.Source, len(r.traces))
 	for i := range srcs {
 		srcs[i] = trace.Source{Name: r.traceFiles[i], Collector: r.traces[i]}
@@ -68,19 +64,7 @@ func (r *runner) writeTrace(rep *analyze.Report, pts *points.Report, pieces *ana
 			}
 		}
 	}
-	f, err := os.Create(r.cfg.trace)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	err = trace.Write(w, rep, srcs, trace.DefaultLimits)
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return trace.Write(w, rep, srcs, trace.DefaultLimits)
 }
 
 // ptsFiles are the capture points' files, none for nil.

@@ -1,68 +1,47 @@
 package export
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+
+	"github.com/roce-dissect/roce-dissect/internal/outfile"
 )
 
-// outFile is a table's file while it is written: under a temporary name
-// of its own in the table's directory (created exclusively, so that no
-// symlink planted there is followed), renamed to the table's name when
-// whole. A rename replaces a symlink of that name, never its target.
+// outFile is a table's file while it is written (outfile.File: under a
+// temporary name, renamed to the table's name when whole), and the
+// writer the table writes to.
 type outFile struct {
-	f    *os.File
-	w    io.Writer // f, or what wrapWriter made of it
-	path string    // the table's name
+	*outfile.File
+	w io.Writer // the File, or what wrapWriter made of it
 }
 
 // wrapWriter, when set (by tests), wraps every table file's writer: an
 // injected write error (a full disk).
 var wrapWriter func(io.Writer) io.Writer
 
-// createOut creates path's directory and its temporary file.
+// createOut creates path's directory and the temporary file of the table
+// at path.
 func createOut(path string) (*outFile, error) {
-	dir, name := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
+	f, err := outfile.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, err
-	}
-	o := &outFile{f: f, w: io.Writer(f), path: path}
+	o := &outFile{File: f, w: io.Writer(f)}
 	if wrapWriter != nil {
 		o.w = wrapWriter(f)
 	}
 	return o, nil
 }
 
-// finish closes the file and, when err (the writing's) is nil and the
-// close succeeds, renames it to its name; otherwise it removes it, so
-// that no file without its footer is left. It returns the first error.
-func (o *outFile) finish(err error) error {
-	if cerr := o.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(o.f.Name(), o.path)
-	}
-	if err != nil {
-		os.Remove(o.f.Name())
-	}
-	return err
-}
+// finish puts the table's file under its name when err (the writing's)
+// is nil, and removes it otherwise (outfile.File.Commit).
+func (o *outFile) finish(err error) error { return o.Commit(err) }
 
 // packetsName matches the names PacketsFile makes.
 var packetsName = regexp.MustCompile(`^packets-[0-9]{5}-[0-9]{3}\.parquet$`)
@@ -76,19 +55,104 @@ func isOutputName(name string) bool {
 	return packetsName.MatchString(name)
 }
 
-// PrepareDir readies dir for an export of the capture files inputs: it
-// creates dir, refuses it when an entry of an output's name is one of
-// the inputs (os.SameFile: it would be overwritten), and removes the
-// entries of the outputs' names an earlier export left (symlinks are
-// removed, not followed), so that none of them outlives this run (a run
-// of fewer files writes fewer packets files). Other files are left.
-func PrepareDir(dir string, inputs []string) error {
+// Export is an export under way into a directory: its tables are written
+// into a staging directory of its own inside it (Dir), and Commit puts
+// them in place of the last export's tables in one step that either
+// completes or leaves the last export as it was. Until then the last
+// export stays whole: a run that fails (an input that cannot be read, a
+// full disk, an output that cannot be replaced) never leaves a directory
+// of some new tables and some old, or of some tables and not others.
+type Export struct {
+	dir   string // the user's directory
+	stage string // where the tables are written, inside dir
+	// rename is os.Rename; tests make it fail on a name.
+	rename func(from, to string) error
+}
+
+// stagePrefix starts the names of the staging directories an Export makes
+// in the user's directory (hidden, so that a glob of the tables, as the
+// fleet's SQL reads them, never sees a table being written).
+const stagePrefix = ".roce-dissect-export-"
+
+// Begin readies dir for an export of the capture files inputs: it creates
+// dir, refuses it when an entry of an output's name is one of the inputs
+// (os.SameFile: a commit would remove it) or is a directory, and creates
+// the staging directory the tables are written to (Dir).
+func Begin(dir string, inputs []string) (*Export, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return nil, err
 	}
-	entries, err := os.ReadDir(dir)
+	if _, err := oldOutputs(dir, inputs); err != nil {
+		return nil, err
+	}
+	stage, err := os.MkdirTemp(dir, stagePrefix+"*")
+	if err != nil {
+		return nil, err
+	}
+	return &Export{dir: dir, stage: stage, rename: os.Rename}, nil
+}
+
+// Dir is the directory to write the export's tables to.
+func (e *Export) Dir() string { return e.stage }
+
+// Abort removes the tables written, and leaves the last export as it was.
+func (e *Export) Abort() { os.RemoveAll(e.stage) }
+
+// Commit puts the tables written in place of the last export's: the last
+// export's tables are moved aside, this one's moved in, and the last
+// export's removed, so that none of them outlives this run (a run of
+// fewer files writes fewer packets files; symlinks are moved, not
+// followed). When a move fails, the moves made are undone, the tables
+// written removed, and the last export is left as it was.
+func (e *Export) Commit() error {
+	defer os.RemoveAll(e.stage)
+	old, err := oldOutputs(e.dir, nil)
 	if err != nil {
 		return err
+	}
+	entries, err := os.ReadDir(e.stage)
+	if err != nil {
+		return err
+	}
+	aside, err := os.MkdirTemp(e.dir, stagePrefix+"old-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(aside)
+	var undo []func()
+	rollback := func(err error) error {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+		return fmt.Errorf("%w: the last export is left as it was", err)
+	}
+	move := func(dir1, dir2, name string) error {
+		from, to := filepath.Join(dir1, name), filepath.Join(dir2, name)
+		if err := e.rename(from, to); err != nil {
+			return err
+		}
+		undo = append(undo, func() { e.rename(to, from) })
+		return nil
+	}
+	for _, name := range old {
+		if err := move(e.dir, aside, name); err != nil {
+			return rollback(err)
+		}
+	}
+	for _, en := range entries {
+		if err := move(e.stage, e.dir, en.Name()); err != nil {
+			return rollback(err)
+		}
+	}
+	return nil
+}
+
+// oldOutputs returns the names of the entries of dir that an export
+// writes, and refuses one that is one of the inputs or a directory.
+func oldOutputs(dir string, inputs []string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
 	}
 	var ins []os.FileInfo
 	for _, in := range inputs {
@@ -104,21 +168,17 @@ func PrepareDir(dir string, inputs []string) error {
 		path := filepath.Join(dir, e.Name())
 		fi, err := os.Lstat(path)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for i, in := range ins {
 			if os.SameFile(fi, in) {
-				return fmt.Errorf("%s is an input (%s): an export would overwrite it", path, inputs[i])
+				return nil, fmt.Errorf("%s is an input (%s): an export would overwrite it", path, inputs[i])
 			}
 		}
 		if fi.IsDir() {
-			return fmt.Errorf("%s is a directory", path)
+			return nil, fmt.Errorf("%s is a directory", path)
 		}
-		old = append(old, path)
+		old = append(old, e.Name())
 	}
-	var errs []error
-	for _, path := range old {
-		errs = append(errs, os.Remove(path))
-	}
-	return errors.Join(errs...)
+	return old, nil
 }

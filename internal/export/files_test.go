@@ -85,33 +85,118 @@ func writePackets(dir string, ps []analyze.Packet) error {
 	return pw.Close()
 }
 
-// TestPrepareDir: PrepareDir refuses a directory where an output's name
-// is an input, and otherwise removes the outputs an earlier export left
-// (a symlink itself, not its target), and nothing else.
-func TestPrepareDir(t *testing.T) {
-	base := t.TempDir()
-	dir := filepath.Join(base, "x")
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	for _, name := range []string{FlowsFile, PacketsFile(3, 0), "notes.txt", "packets-1-0.parquet"} {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(name), 0o644))
-	}
-	target := filepath.Join(base, "target")
-	require.NoError(t, os.WriteFile(target, []byte("precious"), 0o644))
-	require.NoError(t, os.Symlink(target, filepath.Join(dir, PauseFile)))
-
-	err := PrepareDir(dir, []string{filepath.Join(dir, PacketsFile(3, 0))})
-	require.ErrorContains(t, err, "is an input")
-	assert.FileExists(t, filepath.Join(dir, PacketsFile(3, 0)))
-
-	require.NoError(t, PrepareDir(dir, []string{target, filepath.Join(dir, "notes.txt")}))
+// dirFiles returns the entries of dir with their contents (a symlink's
+// as "-> target").
+func dirFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
 	es, err := os.ReadDir(dir)
 	require.NoError(t, err)
-	var left []string
+	files := map[string]string{}
 	for _, e := range es {
-		left = append(left, e.Name())
+		path := filepath.Join(dir, e.Name())
+		if e.Type()&os.ModeSymlink != 0 {
+			target, err := os.Readlink(path)
+			require.NoError(t, err)
+			files[e.Name()] = "-> " + target
+			continue
+		}
+		if e.IsDir() {
+			files[e.Name()] = "dir"
+			continue
+		}
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		files[e.Name()] = string(b)
 	}
-	assert.Equal(t, []string{"notes.txt", "packets-1-0.parquet"}, left)
-	b, err := os.ReadFile(target)
-	require.NoError(t, err)
-	assert.Equal(t, "precious", string(b))
+	return files
+}
+
+// TestExport: Begin refuses a directory where an output's name is an
+// input or a directory. A committed export's tables replace the last
+// export's, none of which outlives it (a symlink is removed, not its
+// target), and nothing else; an aborted one, or one whose commit fails
+// at any move, leaves the last export as it was, and no staging
+// directory behind.
+func TestExport(t *testing.T) {
+	last := map[string]string{
+		FlowsFile: "old flows", PacketsFile(3, 0): "old packets 3", "notes.txt": "notes",
+		"packets-1-0.parquet": "not ours",
+	}
+	written := map[string]string{FlowsFile: "new flows", PacketsFile(0, 0): "new packets 0", PauseFile: "new pause"}
+	cases := []struct {
+		name     string
+		end      func(e *Export) error
+		failOn   string // the name whose rename fails
+		want     map[string]string
+		wantErr  string
+		keepLast bool
+	}{
+		{name: "commit", end: (*Export).Commit, want: map[string]string{
+			FlowsFile: "new flows", PacketsFile(0, 0): "new packets 0", PauseFile: "new pause", "notes.txt": "notes", "packets-1-0.parquet": "not ours"}},
+		{name: "abort", end: func(e *Export) error { e.Abort(); return nil }, keepLast: true},
+		{name: "an old table cannot be moved aside", end: (*Export).Commit, failOn: PacketsFile(3, 0), wantErr: "left as it was", keepLast: true},
+		{name: "a new table cannot be moved in", end: (*Export).Commit, failOn: PauseFile, wantErr: "left as it was", keepLast: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			dir := filepath.Join(base, "x")
+			require.NoError(t, os.MkdirAll(dir, 0o755))
+			for name, content := range last {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+			}
+			target := filepath.Join(base, "target")
+			require.NoError(t, os.WriteFile(target, []byte("precious"), 0o644))
+			require.NoError(t, os.Symlink(target, filepath.Join(dir, ConnectionsFile)))
+			before := dirFiles(t, dir)
+
+			e, err := Begin(dir, []string{target, filepath.Join(dir, "notes.txt")})
+			require.NoError(t, err)
+			for name, content := range written {
+				require.NoError(t, os.WriteFile(filepath.Join(e.Dir(), name), []byte(content), 0o644))
+			}
+			if tc.failOn != "" {
+				e.rename = func(from, to string) error {
+					if filepath.Base(from) == tc.failOn {
+						return syscall.EPERM
+					}
+					return os.Rename(from, to)
+				}
+			}
+			err = tc.end(e)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				require.ErrorIs(t, err, syscall.EPERM)
+			} else {
+				require.NoError(t, err)
+			}
+			want := tc.want
+			if tc.keepLast {
+				want = before
+			}
+			assert.Equal(t, want, dirFiles(t, dir))
+			b, err := os.ReadFile(target)
+			require.NoError(t, err)
+			assert.Equal(t, "precious", string(b))
+		})
+	}
+}
+
+// TestBeginRefuses: an entry of an output's name that is an input (a
+// commit would remove it) or a directory stops the export before it
+// begins, and nothing of dir is touched.
+func TestBeginRefuses(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, PacketsFile(3, 0))
+	require.NoError(t, os.WriteFile(input, []byte("capture"), 0o644))
+	_, err := Begin(dir, []string{input})
+	require.ErrorContains(t, err, "is an input")
+
+	dir2 := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir2, FlowsFile), 0o755))
+	_, err = Begin(dir2, nil)
+	require.ErrorContains(t, err, "is a directory")
+
+	assert.Equal(t, map[string]string{PacketsFile(3, 0): "capture"}, dirFiles(t, dir))
+	assert.Equal(t, map[string]string{FlowsFile: "dir"}, dirFiles(t, dir2))
 }

@@ -2,7 +2,6 @@ package export
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 
 	"github.com/parquet-go/parquet-go"
@@ -29,9 +28,6 @@ type ReportWriter struct {
 // temporary name until Close puts it under its own (outFile); capture
 // and file are those of WriteReport.
 func NewReportWriter(dir, capture, file string) (*ReportWriter, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
 	rw := &ReportWriter{capture: capture, file: file}
 	var err error
 	if rw.flows, err = newTableWriter[FlowRow](filepath.Join(dir, FlowsFile)); err != nil {
