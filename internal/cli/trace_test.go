@@ -92,6 +92,10 @@ func TestTraceMatchesJSONReport(t *testing.T) {
 			var slices, spans, procs, cnpCounts int
 			var gotFindings, wantFindings []string
 			for _, ev := range tr.TraceEvents {
+				if ev.Ph != "M" {
+					require.NotNil(t, ev.Ts, "%s %s", ev.Ph, ev.Name)
+					assert.GreaterOrEqual(t, *ev.Ts, 0.0, "%s %s: Perfetto refuses a negative timestamp", ev.Ph, ev.Name)
+				}
 				switch ev.Ph {
 				case "X":
 					slices++

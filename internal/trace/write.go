@@ -205,7 +205,10 @@ func (tw *writer) series(flows []analyze.Flow, places map[analyze.FlowID]place, 
 		for j, s := range f.Series {
 			ns := s.Start.UnixNano()
 			gbps := float64(s.PayloadBytes) * 8 / float64(iv)
-			tw.event(pl.pid, pl.tid, "C", name, ns, -1, `"args":{"Gb/s":`+strconv.FormatFloat(gbps, 'g', 6, 64)+"}")
+			// An interval may begin before the capture's first frame;
+			// its value starts with the capture (Perfetto refuses a
+			// time before the trace's start).
+			tw.event(pl.pid, pl.tid, "C", name, max(ns, tw.base), -1, `"args":{"Gb/s":`+strconv.FormatFloat(gbps, 'g', 6, 64)+"}")
 			if j+1 == len(f.Series) || f.Series[j+1].Start.UnixNano() != ns+iv {
 				if zero := min(ns+iv, end); zero > ns {
 					tw.event(pl.pid, pl.tid, "C", name, zero, -1, `"args":{"Gb/s":0}`)
