@@ -30,9 +30,9 @@ func TestTraceNeverBeforeCapture(t *testing.T) {
 			require.NoError(t, err)
 			var tr struct {
 				TraceEvents []struct {
-					Ph   string         `json:"ph"`
-					Name string         `json:"name"`
-					Ts   float64        `json:"ts"`
+					Ph   string  `json:"ph"`
+					Name string  `json:"name"`
+					Ts   float64 `json:"ts"`
 				} `json:"traceEvents"`
 			}
 			require.NoError(t, json.Unmarshal(b, &tr))
