@@ -193,13 +193,17 @@ func (b *reportBuild) flow(i int, fr *Flow, spare *NIC) *NIC {
 		if pm.reported {
 			continue
 		}
-		sev, note := SeverityWarning, ""
-		if !pm.noStart && cls.onlyNotCaptured(pm.from, pm.to) {
-			sev, note = SeverityInfo, notCapturedNote
+		sev, detail := SeverityWarning, fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes)
+		switch {
+		case pm.noStart:
+			// No message of the stream ended before it and its FIRST
+			// never came: where it began is unknown, before the capture.
+			sev, detail = SeverityInfo, fmt.Sprintf("message ending at PSN %d began before the flow's first captured packet (%d bytes seen): the capture started inside it", pm.to, pm.bytes)
+		case cls.onlyNotCaptured(pm.from, pm.to):
+			sev, detail = SeverityInfo, detail+notCapturedNote
 		}
 		x := b.sh.more(i) // the combiner lists it, within the capture's cap
-		x.end = append(x.end, Finding{Frame: pm.frame, Time: pm.at, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File,
-			Detail: fmt.Sprintf("message of PSNs %d–%d never completed: PSNs inside it are missing (%d bytes seen)", pm.from, pm.to, pm.bytes) + note})
+		x.end = append(x.end, Finding{Frame: pm.frame, Time: pm.at, Kind: KindIncomplete, Severity: sev, Flow: f.flowID(), File: a.opts.File, Detail: detail})
 	}
 	return spare
 }
