@@ -1,7 +1,9 @@
 -- sql/points_links.sql: what happened to each flow between two capture
 -- points, as the in-process capture points analysis reports it (JSON
 -- points.links), from the packets tables of one export per point. One
--- row per flow and ordered pair of captures that both saw it:
+-- row per flow and pair of captures that both saw it, from the upstream
+-- capture to the downstream one (where neither the TTL nor the delays
+-- tell which is upstream, from the first capture by name to the other):
 --   matched             transmissions seen at both (corrupted ones too)
 --   corrupted           good ICRC at from_capture, bad at to_capture
 --   missing_downstream  seen at from_capture, never at to_capture: lost
@@ -29,7 +31,7 @@
 -- last: a copy lost on the way is an earlier one, which its resend
 -- followed (the analysis pairs them by the flow's delay instead).
 -- The analysis reports only pairs next to each other on the path; the
--- rows with upstream true of those pairs carry its counts.
+-- rows of those pairs carry its counts.
 WITH tx AS (
   SELECT capture, src, dst, dest_qp, psn, opcode,
          coalesce(ip_id, -1) AS ip_id, coalesce(payload_len, -1) AS payload_len,
@@ -122,4 +124,5 @@ LEFT JOIN matched AS m
  AND m.src = p.src AND m.dst = p.dst AND m.dest_qp = p.dest_qp
 LEFT JOIN clocks AS c
   ON c.from_capture = p.from_capture AND c.to_capture = p.to_capture
+WHERE coalesce(m.upstream, p.from_capture < p.to_capture)
 ORDER BY p.src, p.dst, p.dest_qp, p.from_capture, p.to_capture;

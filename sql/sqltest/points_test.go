@@ -110,8 +110,22 @@ func TestPointsLinks(t *testing.T) {
 			for i := range res.rows {
 				r := res.row(i)
 				k := strings.Join([]string{r["src"], r["dst"], r["dest_qp"], r["from_capture"], r["to_capture"]}, " ")
-				require.NotContains(t, rows, k, "one row per flow and ordered pair")
+				back := strings.Join([]string{r["src"], r["dst"], r["dest_qp"], r["to_capture"], r["from_capture"]}, " ")
+				require.NotContains(t, rows, k, "one row per flow and pair")
+				require.NotContains(t, rows, back, "one row per flow and pair: not also the other way")
 				rows[k] = r
+				if r["upstream"] != "NULL" {
+					assert.Equal(t, "true", r["upstream"], "%s: from the upstream capture", k)
+				}
+			}
+			// Each flow's row for each pair of the points that saw it.
+			perFlow := map[string]int{}
+			for _, r := range rows {
+				perFlow[r["src"]+" "+r["dst"]+" "+r["dest_qp"]]++
+			}
+			n := len(tc.points)
+			for f, got := range perFlow {
+				assert.Equal(t, n*(n-1)/2, got, "%s: a row per pair of points", f)
 			}
 			for _, l := range rep.Points.Links {
 				from, to := pointName(l.From), pointName(l.To)
