@@ -148,6 +148,25 @@ func TestNotCapture(t *testing.T) {
 			msg: []string{"magic 0x68656c6c inside the gzip stream"}},
 		{name: "pcap magic swapped halves", file: []byte{0xc3, 0xd4, 0xa1, 0xb2, 0, 0, 0, 0}, kind: capture.ErrNotCapture,
 			msg: []string{"magic 0xc3d4a1b2"}},
+		// Other formats, by the bytes their files start with (Wireshark's
+		// wiretap: ngsniffer.c, netxray.c, snoop.c, netmon.c, libpcap.c;
+		// the compressors' own magic numbers), with what to do.
+		{name: "Sniffer (DOS)", file: []byte("TRSNIFF data    \x1a\x02\x00\x04\x00"), kind: capture.ErrNotCapture,
+			msg: []string{"capture: not a pcap or pcapng file (magic 0x5452534e): a Sniffer (DOS) capture: convert it with editcap -F pcap FILE OUT.pcap"}},
+		{name: "NetXRay", file: []byte("XCP\x00002.001"), kind: capture.ErrNotCapture, msg: []string{"a NetXRay or Windows Sniffer capture"}},
+		{name: "snoop", file: []byte("snoop\x00\x00\x00\x00\x00\x00\x02\x00\x00\x00\x04"), kind: capture.ErrNotCapture,
+			msg: []string{"(magic 0x736e6f6f): a Solaris snoop capture: convert it with editcap"}},
+		{name: "Network Monitor 2", file: []byte("GMBU\x00\x02"), kind: capture.ErrNotCapture, msg: []string{"Network Monitor 2.x"}},
+		{name: "Network Monitor 1", file: []byte("RTSS\x01\x01"), kind: capture.ErrNotCapture, msg: []string{"Network Monitor 1.x"}},
+		{name: "Kuznetzov pcap", file: []byte{0x34, 0xcd, 0xb2, 0xa1, 2, 0, 4, 0}, kind: capture.ErrNotCapture,
+			msg: []string{"(magic 0x34cdb2a1): a pcap with Kuznetzov's modified record headers"}},
+		{name: "bzip2", file: []byte("BZh91AY&SY"), kind: capture.ErrNotCapture, msg: []string{"bzip2-compressed (only gzip is read): decompress it first"}},
+		{name: "xz", file: []byte("\xfd7zXZ\x00\x00\x04"), kind: capture.ErrNotCapture, msg: []string{"xz-compressed"}},
+		{name: "zstd", file: []byte{0x28, 0xb5, 0x2f, 0xfd, 0x24, 0x00}, kind: capture.ErrNotCapture, msg: []string{"zstd-compressed"}},
+		{name: "lz4", file: []byte{0x04, 0x22, 0x4d, 0x18, 0x64, 0x40}, kind: capture.ErrNotCapture, msg: []string{"lz4-compressed"}},
+		{name: "zip", file: []byte("PK\x03\x04\x14\x00"), kind: capture.ErrNotCapture, msg: []string{"a zip archive"}},
+		{name: "snoop inside gzip", file: gz(t, []byte("snoop\x00\x00\x00\x00\x00\x00\x02")), kind: capture.ErrNotCapture,
+			msg: []string{"(magic 0x736e6f6f inside the gzip stream): a Solaris snoop capture"}},
 	}
 	for _, tc := range tests {
 		tc.frames = -1

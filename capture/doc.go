@@ -48,6 +48,7 @@
 // ErrNotCapture, ErrEmpty, ErrTruncated or ErrCorrupt:
 //
 //	capture: not a pcap or pcapng file (magic 0x7f454c46)
+//	capture: not a pcap or pcapng file (magic 0x5452534e): a Sniffer (DOS) capture: convert it with editcap -F pcap FILE OUT.pcap
 //	capture: truncated record at byte offset 4120: packet data has 60 of 1514 bytes
 //	capture: corrupt record at byte offset 40: captured length 70000 exceeds the snap length 65535
 //	capture: corrupt block at byte offset 212: enhanced packet block length 13 is not a multiple of 4

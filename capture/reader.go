@@ -174,11 +174,16 @@ func (r *Reader) sniff() error {
 	case magicPcapNG:
 		return r.initPcapNG()
 	default:
+		where, what := "", ""
 		if r.format.Gzip {
-			return newError(ErrNotCapture, 0, nil,
-				"capture: not a pcap or pcapng file (magic 0x%08x inside the gzip stream)", m)
+			where = " inside the gzip stream"
 		}
-		return newError(ErrNotCapture, 0, nil, "capture: not a pcap or pcapng file (magic 0x%08x)", m)
+		if lead, _ := r.in.Peek(maxForeignLead); len(lead) > 0 {
+			if what = foreignFormat(lead); what != "" {
+				what = ": " + what
+			}
+		}
+		return newError(ErrNotCapture, 0, nil, "capture: not a pcap or pcapng file (magic 0x%08x%s)%s", m, where, what)
 	}
 }
 
