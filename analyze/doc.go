@@ -1,6 +1,22 @@
 // Package analyze is the streaming analyzer of roce-dissect: frames go in
 // one by one (gopacket.CaptureInfo, link type, bytes), a Report comes out.
 //
+// Use it with any source of frames (package capture reads files):
+//
+//	a := analyze.New(analyze.Options{})
+//	for each frame {
+//		a.Feed(ci, linkType, data) // the decoded *Packet, for per-packet views
+//	}
+//	rep := a.Finish() // connections, flows, findings (worst first), pause
+//
+// Options sets the throughput interval, the caps and the link speed; its
+// zero value is the command's defaults. For a capture too large to hold
+// its report, FinishStream hands the flows out one at a time
+// (ReportStream). NewSharded analyzes one capture on several cores with
+// the same report as one core's. Reports of files analyzed separately
+// combine with Report.Merge. The package's Example shows a PSN the
+// capture missed.
+//
 // The report answers what a capture of RDMA traffic cannot show packet by
 // packet: which queue pairs talked and what the CM handshake set up
 // (Connections), and for every flow — network source, network
