@@ -100,7 +100,7 @@ func (a *Analyzer) nakResend(f *flowState, n *nicState, p *Packet, t int64) {
 	switch {
 	case n.nakRNR:
 		n.add(figRNR, d)
-		if d >= n.nakTimer || d < 0 { // d < 0: the clock went back, nothing measured
+		if d >= n.nakTimer || wentBack(n.nakT, t) {
 			break
 		}
 		n.rnrEarly++
@@ -245,7 +245,7 @@ func (a *Analyzer) nicCNP(c *flowState, p *Packet) {
 	n.events()
 	t := p.Time.UnixNano()
 	if n.cnps > 0 {
-		if d := t - n.lastCNP; d >= 0 { // else the clock went back: no interval
+		if d := t - n.lastCNP; !wentBack(n.lastCNP, t) {
 			n.add(figCNPInterval, d)
 			n.addCand(cnpCand{ns: d, frame: p.Frame, prev: n.lastFrame, t: p.Time})
 		}
