@@ -55,11 +55,17 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 	}
 	n.push(txRec{psn: psn, bytes: uint32(p.CarriedLength), t: t})
 	if p.ECN == 3 {
-		n.down++
-		n.ceSeen = true
-		if !n.cePending {
-			n.cePending, n.ceT = true, t
-		}
+		n.markCE(t)
+	}
+}
+
+// markCE notes a CE-marked request at t: the network marked it before
+// the capture point, and the next CNP is timed from it.
+func (n *nicState) markCE(t int64) {
+	n.down++
+	n.ceSeen = true
+	if !n.cePending {
+		n.cePending, n.ceT = true, t
 	}
 }
 
