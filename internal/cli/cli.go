@@ -243,6 +243,41 @@ func (r *runner) each(ctx context.Context, name string, fn func(*frame)) error {
 	return r.eachFrom(ctx, cr, size, r.cfg.count, fn)
 }
 
+// interruptedError is a reading the context stopped (Ctrl-C) after
+// frames frames, all given to the analysis: what is reported of them
+// is partial, not wrong.
+type interruptedError struct {
+	frames uint64
+	err    error // the context's
+}
+
+func (e *interruptedError) Error() string {
+	return fmt.Sprintf("interrupted after %d frames: the report covers only the frames read", e.frames)
+}
+
+func (e *interruptedError) Unwrap() error { return e.err }
+
+// markInterrupted marks the report of a reading the context stopped as
+// partial (Capture.Interrupted), and counts in its error the frames it
+// covers: those of every file read, not of the one being read then.
+func (res *fileResult) markInterrupted() {
+	var ie *interruptedError
+	if !errors.As(res.err, &ie) {
+		return
+	}
+	var c *analyze.Capture
+	switch {
+	case res.stream != nil:
+		c = &res.stream.Head().Capture
+	case res.report != nil:
+		c = &res.report.Capture
+	default:
+		return
+	}
+	c.Interrupted = true
+	res.err = &interruptedError{frames: c.Frames, err: ie.err}
+}
+
 // eachFrom is each on an open capture of size bytes (0: unknown), which
 // it leaves open, giving fn at most count frames (0: all).
 func (r *runner) eachFrom(ctx context.Context, cr *capture.Reader, size int64, count uint64, fn func(*frame)) error {
@@ -264,7 +299,7 @@ func (r *runner) eachFrom(ctx context.Context, cr *capture.Reader, size int64, c
 		}
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return err
+				return &interruptedError{frames: n, err: err}
 			}
 			tracker.set(cr.Offset())
 		}
