@@ -257,6 +257,18 @@ func (e *interruptedError) Error() string {
 
 func (e *interruptedError) Unwrap() error { return e.err }
 
+// capture is the capture of res's report (streamed or whole), nil
+// without one.
+func (res *fileResult) capture() *analyze.Capture {
+	switch {
+	case res.stream != nil:
+		return &res.stream.Head().Capture
+	case res.report != nil:
+		return &res.report.Capture
+	}
+	return nil
+}
+
 // markInterrupted marks the report of a reading the context stopped as
 // partial (Capture.Interrupted), and counts in its error the frames it
 // covers: those of every file read, not of the one being read then.
@@ -265,13 +277,8 @@ func (res *fileResult) markInterrupted() {
 	if !errors.As(res.err, &ie) {
 		return
 	}
-	var c *analyze.Capture
-	switch {
-	case res.stream != nil:
-		c = &res.stream.Head().Capture
-	case res.report != nil:
-		c = &res.report.Capture
-	default:
+	c := res.capture()
+	if c == nil {
 		return
 	}
 	c.Interrupted = true

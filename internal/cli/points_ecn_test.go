@@ -24,23 +24,18 @@ import (
 // only, counted none of them (issue 41: 225 in the downstream file, 0
 // combined).
 func TestCapturePointsECNMarks(t *testing.T) {
-	psns := func(s string) []synth.PSNRef {
-		l, err := synth.ParsePSNList(s)
-		require.NoError(t, err)
-		return l
-	}
 	for _, tc := range []struct {
 		name   string
 		base   synth.Config
 		points []synth.Point
 	}{
-		{"two points, marks on the hop and at the sender (µs)", synth.Config{Scenario: "write-bw", Messages: 8, Impairments: synth.Impairments{ECN: psns("+12")}},
-			[]synth.Point{{Name: "host-a"}, {Name: "host-b", ClockOffset: 1500 * time.Microsecond, Delay: 3 * time.Microsecond, TTLDec: 1, ECN: psns("+2,+5,+9")}}},
+		{"two points, marks on the hop and at the sender (µs)", synth.Config{Scenario: "write-bw", Messages: 8, Impairments: synth.Impairments{ECN: mustPSNs(t, "+12")}},
+			[]synth.Point{{Name: "host-a"}, {Name: "host-b", ClockOffset: 1500 * time.Microsecond, Delay: 3 * time.Microsecond, TTLDec: 1, ECN: mustPSNs(t, "+2,+5,+9")}}},
 		{"three points ipv6, marks on both hops (ns)", synth.Config{Scenario: "send-bw", Encap: synth.EncapIPv6, Messages: 10, Nanos: true},
 			[]synth.Point{
 				{Name: "host-a", ClockOffset: -2 * time.Millisecond},
-				{Name: "mirror", ClockOffset: 40 * time.Microsecond, Delay: time.Microsecond, Jitter: 100 * time.Nanosecond, TTLDec: 1, ECN: psns("+3")},
-				{Name: "host-b", ClockOffset: 7 * time.Millisecond, Delay: 2 * time.Microsecond, TTLDec: 1, ECN: psns("+3,+6,+7")},
+				{Name: "mirror", ClockOffset: 40 * time.Microsecond, Delay: time.Microsecond, Jitter: 100 * time.Nanosecond, TTLDec: 1, ECN: mustPSNs(t, "+3")},
+				{Name: "host-b", ClockOffset: 7 * time.Millisecond, Delay: 2 * time.Microsecond, TTLDec: 1, ECN: mustPSNs(t, "+3,+6,+7")},
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

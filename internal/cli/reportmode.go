@@ -115,14 +115,7 @@ func (r *runner) analyzeSource(ctx context.Context, src *source) (fileResult, []
 	}
 	res := r.analyzeFile(ctx, 0, src, false, make(chan struct{}, 1), tap)
 	r.progress.stop()
-	var c *analyze.Capture
-	switch {
-	case res.stream != nil:
-		c = &res.stream.Head().Capture
-	case res.report != nil:
-		c = &res.report.Capture
-	}
-	if c != nil {
+	if c := res.capture(); c != nil {
 		c.Files, c.FilesMerged = src.captureFiles(), src.merged
 	}
 	return res, collectors

@@ -16,7 +16,7 @@ import (
 	"github.com/roce-dissect/roce-dissect/internal/cli"
 )
 
-// readAll returns the frames of a capture.
+// readAll returns the frames of a capture: the oracle of what it holds.
 func readAll(t *testing.T, name string) [][]byte {
 	t.Helper()
 	cr, err := capture.Open(name)
