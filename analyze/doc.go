@@ -65,7 +65,9 @@
 //     time).
 //   - Loss and the NIC: loss.go (where a missing PSN was lost),
 //     lossclass.go (its classification), nic.go, nicpacket.go and
-//     nicreport.go (how the NICs recovered, and the capture side).
+//     nicreport.go (how the NICs recovered, and the capture side),
+//     markce.go (an ECN CE mark a later sighting of a packet showed: a
+//     capture point downstream, package points).
 //   - Findings: findings.go (the kinds, one table), findinglist.go (the
 //     severity-aware cap).
 //   - Reports: report.go (the Report and its JSON contract), build.go

@@ -323,7 +323,7 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 	if p.ECN == 3 {
 		f.rare().congestion.ECNCE++
 		if fd := a.finding(p, KindECNCE, SeverityInfo, f); fd != nil {
-			fd.Detail = fmt.Sprintf("ECN CE mark on %s PSN %d", bth.OpcodeName(), bth.PSN)
+			fd.Detail = ceDetail(bth)
 		}
 	}
 	if bth.FECN {

@@ -55,6 +55,7 @@ func (r *Report) Merge(o *Report) error {
 	c.OriginalLengthsClamped += oc.OriginalLengthsClamped
 	c.CutFrames += oc.CutFrames
 	c.ConnectionsDropped += oc.ConnectionsDropped
+	c.Interrupted = c.Interrupted || oc.Interrupted
 	c.addWraps(oc)
 	r.addPause(o)
 	if oc.FirstTime != nil && (c.FirstTime == nil || oc.FirstTime.Before(*c.FirstTime)) {

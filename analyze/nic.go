@@ -266,7 +266,7 @@ type nicEvents struct {
 // add adds a sample to a figure.
 func (n *nicState) add(fig int, v int64) {
 	if v < 0 {
-		return // measured across the capture's clock going back: no figure
+		return // measured across the capture's clock going back (wentBack): no figure
 	}
 	st := &n.resp
 	if fig != figResponse {

@@ -55,11 +55,17 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 	}
 	n.push(txRec{psn: psn, bytes: uint32(p.CarriedLength), t: t})
 	if p.ECN == 3 {
-		n.down++
-		n.ceSeen = true
-		if !n.cePending {
-			n.cePending, n.ceT = true, t
-		}
+		n.markCE(t)
+	}
+}
+
+// markCE notes a CE-marked request at t: the network marked it before
+// the capture point, and the next CNP is timed from it.
+func (n *nicState) markCE(t int64) {
+	n.down++
+	n.ceSeen = true
+	if !n.cePending {
+		n.cePending, n.ceT = true, t
 	}
 }
 
@@ -100,7 +106,7 @@ func (a *Analyzer) nakResend(f *flowState, n *nicState, p *Packet, t int64) {
 	switch {
 	case n.nakRNR:
 		n.add(figRNR, d)
-		if d >= n.nakTimer || d < 0 { // d < 0: the clock went back, nothing measured
+		if d >= n.nakTimer || wentBack(n.nakT, t) {
 			break
 		}
 		n.rnrEarly++
@@ -245,7 +251,7 @@ func (a *Analyzer) nicCNP(c *flowState, p *Packet) {
 	n.events()
 	t := p.Time.UnixNano()
 	if n.cnps > 0 {
-		if d := t - n.lastCNP; d >= 0 { // else the clock went back: no interval
+		if d := t - n.lastCNP; !wentBack(n.lastCNP, t) {
 			n.add(figCNPInterval, d)
 			n.addCand(cnpCand{ns: d, frame: p.Frame, prev: n.lastFrame, t: p.Time})
 		}

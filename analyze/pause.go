@@ -25,7 +25,10 @@ import (
 // paused time is the sum of the stretches (the union of the pause
 // intervals), and a stretch longer than Options.PauseStorm is a storm:
 // one pause_storm finding per sender and priority, at the XOFF that began
-// its first storm. The flows' priorities and paused time are
+// its first storm. A stretch that ends before it began (the capture's
+// clock went back between its XOFF and its end: wentBack) measures
+// nothing, like a NIC time measured across it: it adds no paused time
+// and no stretch, never a negative one. The flows' priorities and paused time are
 // pausetime.go's.
 
 // Defaults of the pause options.
@@ -188,6 +191,9 @@ func (s *pauseState) note(pt *pauseTrack, frame uint64, at time.Time, q uint16) 
 // close ends the open stretch at end.
 func (s *pauseState) close(pt *pauseTrack, end int64) {
 	s.open = false
+	if wentBack(s.start, end) {
+		return
+	}
 	s.account(pt, interval{s.start, end}, s.startFrame, s.startT)
 }
 

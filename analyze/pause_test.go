@@ -2,9 +2,13 @@ package analyze_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/stretchr/testify/assert"
@@ -141,4 +145,92 @@ func checkPauseTruth(t *testing.T, truth *synth.Truth, rep *analyze.Report) {
 		}
 		within(w.PausedNs, paused, fmt.Sprintf("flow %s → %s QP %d paused_ns", w.Src, w.Dst, w.DestQP))
 	}
+}
+
+// TestPauseClockBack: a PFC XON timestamped before the XOFF that began
+// its stretch (the capture's clock went back) ends a stretch that
+// measures nothing, like a NIC time measured across the clock going
+// back: no negative paused time (issue 41: paused_ns -300000000), the
+// stretch adds nothing, the other stretches are the generator's truth;
+// sequentially and in shards.
+func TestPauseClockBack(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		kind synth.PauseKind
+		spec string
+	}{
+		{"pfc", synth.PausePFC, "3,episodes=2"},
+		{"802.3x", synth.Pause8023x, "quanta=1000,episodes=3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := synth.Config{Scenario: synth.ScenarioWriteBW, Encap: synth.EncapIPv4, Messages: 20, MsgSize: 4096, MTU: 1024}
+			ps, err := synth.ParsePauseSpec(tc.kind, false, tc.spec)
+			require.NoError(t, err)
+			cfg.Pause.Streams = []synth.PauseStream{ps}
+			frames, cis, lt, _ := genFrames(t, cfg)
+			truth, err := synth.Generate(cfg, io.Discard, nil)
+			require.NoError(t, err)
+			require.Len(t, truth.Pause, 1)
+			// The first stretch: from the first pause frame (its XOFF)
+			// to the first XON (the generator refreshes the XOFF before
+			// it expires).
+			first, xon := -1, -1
+			for i, f := range frames {
+				if len(f) < 18 || binary.BigEndian.Uint16(f[12:]) != 0x8808 {
+					continue
+				}
+				if first < 0 {
+					first = i
+				}
+				if q := pauseQuanta(f); q == 0 {
+					xon = i
+					break
+				}
+			}
+			require.True(t, first >= 0 && xon > first, "no XON after an XOFF")
+			stretch := cis[xon].Timestamp.Sub(cis[first].Timestamp).Nanoseconds()
+			require.Positive(t, stretch)
+			back := slices.Clone(cis)
+			back[xon].Timestamp = cis[first].Timestamp.Add(-300 * time.Millisecond)
+			want := truth.Pause[0]
+			want.PausedNs -= stretch
+			opts := analyze.Options{LinkSpeed: float64(truth.LinkSpeedBps)}
+			a, s := analyze.New(opts), analyze.NewSharded(opts, 3)
+			for i, f := range frames {
+				a.Feed(back[i], lt, f)
+				s.Feed(back[i], lt, f)
+			}
+			sharded, err := s.Finish()
+			require.NoError(t, err)
+			for name, rep := range map[string]*analyze.Report{"sequential": a.Finish(), "sharded": sharded} {
+				require.Len(t, rep.Pause, 1, name)
+				g := rep.Pause[0]
+				assert.Equal(t, uint64(want.Frames), g.Frames, name)
+				assert.Equal(t, uint64(want.XONFrames), g.XONFrames, name)
+				assert.InDelta(t, want.PausedNs, g.PausedNs, 0.01*float64(want.PausedNs)+1, name)
+				assert.GreaterOrEqual(t, g.LongestPauseNs, int64(0), name)
+				assert.LessOrEqual(t, g.LongestPauseNs, want.PausedNs, name)
+				for _, f := range rep.Flows {
+					if f.PausedNs != nil {
+						assert.GreaterOrEqual(t, *f.PausedNs, int64(0), name)
+					}
+				}
+			}
+		})
+	}
+}
+
+// pauseQuanta is the time a generated pause frame asks for: an 802.3x
+// PAUSE's pause_time, a PFC frame's time of its first enabled priority.
+func pauseQuanta(f []byte) uint16 {
+	if binary.BigEndian.Uint16(f[14:]) == 0x0001 {
+		return binary.BigEndian.Uint16(f[16:])
+	}
+	vec := binary.BigEndian.Uint16(f[16:])
+	for i := range 8 {
+		if vec&(1<<i) != 0 {
+			return binary.BigEndian.Uint16(f[18+2*i:])
+		}
+	}
+	return 0
 }

@@ -101,6 +101,11 @@ type Capture struct {
 	// overlap: each next frame is the earliest of the files' next frames,
 	// as mergecap merges them) rather than read one after another.
 	FilesMerged bool `json:"files_merged,omitempty"`
+	// Interrupted says the reading was stopped (Ctrl-C) before the end of
+	// the input: the report covers only the Frames read. Set by the
+	// reader of the files, not the Analyzer; absent when the input was
+	// read to its end.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // CaptureFile is one file of a capture read as several (Capture.Files).

@@ -28,6 +28,7 @@ type sighting struct {
 	icrc    uint32
 	hasICRC bool
 	status  layers.ICRCStatus
+	ce      bool // ECN Congestion Experienced
 }
 
 // sightingOf returns the sighting of p, false for packets without a BTH
@@ -42,7 +43,7 @@ func sightingOf(p *analyze.Packet) (sighting, bool) {
 		opcode:     p.BTH.Opcode,
 		ipID:       p.IPID,
 		payloadLen: int32(p.PayloadLen),
-	}, status: p.ICRC.Status}
+	}, status: p.ICRC.Status, ce: p.ECN == 3}
 	s.icrc, s.hasICRC = p.BTH.ICRCValue()
 	return s, true
 }

@@ -64,6 +64,7 @@ type Matcher struct {
 
 	sightings, transmissions uint64
 	maxLive                  int
+	addedCE                  bool // AddedCE
 }
 
 // mkey is Key with the flow as its index: a small map key.
@@ -86,6 +87,7 @@ type entry struct {
 	seen            uint64 // files that saw it
 	good            uint64 // files where its ICRC verified
 	bad             uint64 // files where its ICRC failed
+	ce              uint64 // files where it was ECN CE-marked
 	prev            uint64 // seq+1 of the previous entry with the same key
 }
 
@@ -125,6 +127,7 @@ func (m *Matcher) Offset(file int) time.Duration { return time.Duration(m.off[fi
 // when the same transmission was already seen at another point. Packets
 // without a BTH are always first.
 func (m *Matcher) Add(file int, p *analyze.Packet) bool {
+	m.addedCE = false
 	sg, ok := sightingOf(p)
 	if !ok || file < 0 || file >= m.n {
 		return true
@@ -145,6 +148,13 @@ func (m *Matcher) Add(file int, p *analyze.Packet) bool {
 	m.transmit(mk, fi, fs, file, t, p, sg)
 	return true
 }
+
+// AddedCE reports whether the packet last given to Add, a later sighting
+// of a transmission seen before, is ECN CE-marked where none of its
+// earlier sightings was: the network marked it between the points that
+// saw it unmarked and this one. A combined report fed only the first
+// sightings has not seen the mark (analyze.Analyzer.MarkCE counts it).
+func (m *Matcher) AddedCE() bool { return m.addedCE }
 
 // flowIndex is the index of key's flow in m.fl, from the one-entry
 // cache unless key is of another flow, or is a request in a flow known
@@ -207,6 +217,7 @@ func (m *Matcher) resight(best uint64, fs *flowState, file int, t int64, p *anal
 	bit := uint64(1) << file
 	slot := (best - 1) % uint64(len(m.ring))
 	e := &m.ring[slot]
+	m.addedCE = sg.ce && e.ce == 0
 	m.mark(e, slot, file, t, p, sg)
 	if fs.path.placed != 1<<m.n-1 {
 		m.place(fs, e, slot, file, e.seen|bit, t)
@@ -275,6 +286,9 @@ func (m *Matcher) mark(e *entry, slot uint64, file int, t int64, p *analyze.Pack
 		e.good |= 1 << file
 	case layers.ICRCBad:
 		e.bad |= 1 << file
+	}
+	if sg.ce {
+		e.ce |= 1 << file
 	}
 	if !e.hasICRC && sg.hasICRC {
 		e.hasICRC, e.icrc = true, sg.icrc
@@ -351,6 +365,12 @@ func (m *Matcher) account(fs *flowState, acc *pairAcc, e *entry, base int) {
 			acc.corrupt(0, e.key.psn, m.frames[base+j], m.maxPSNs)
 		case e.good>>j&1 != 0 && e.bad>>i&1 != 0:
 			acc.corrupt(1, e.key.psn, m.frames[base+i], m.maxPSNs)
+		}
+		switch ci, cj := e.ce>>i&1 != 0, e.ce>>j&1 != 0; {
+		case cj && !ci:
+			acc.ceAdded[0]++
+		case ci && !cj:
+			acc.ceAdded[1]++
 		}
 	case si && m.covers(j, m.times[base+i]+fs.path.expect(i, j)):
 		m.miss(fs, acc, 0, e, m.frames[base+i], m.times[base+i])

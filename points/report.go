@@ -60,7 +60,10 @@ type Link struct {
 	CorruptedFrames []uint64 `json:"corrupted_frames"`
 	// Reordered counts transmissions that reached To after one that left
 	// From later.
-	Reordered     uint64 `json:"reordered"`
+	Reordered uint64 `json:"reordered"`
+	// ECNCEAdded counts the matched transmissions ECN CE-marked at To and
+	// not at From: the marks the network added between the points.
+	ECNCEAdded    uint64 `json:"ecn_ce_added"`
 	OneWayDelayNs Delay  `json:"one_way_delay_ns"`
 }
 
@@ -93,6 +96,7 @@ type pairAcc struct {
 	corruptPSNs   [2][]uint32
 	corruptFrames [2][]uint64
 	reordered     [2]uint64
+	ceAdded       [2]uint64
 	maxFrom       [2]int64
 	anyFrom       [2]bool
 }
@@ -239,7 +243,7 @@ func (m *Matcher) links(fs *flowState) []Link {
 			Matched: a.matched, Lost: a.lost[o], LostPSNs: orEmpty(a.lostPSNs[o]), LostFrames: orEmpty(a.lostFrames[o]),
 			NotCaptured: a.notCaptured[o], Corrupted: a.corrupted[o], CorruptedPSNs: orEmpty(a.corruptPSNs[o]),
 			CorruptedFrames: orEmpty(a.corruptFrames[o]), Reordered: a.reordered[o],
-			OneWayDelayNs: a.delays.delay(o == 1),
+			OneWayDelayNs: a.delays.delay(o == 1), ECNCEAdded: a.ceAdded[o],
 		})
 	}
 	return out

@@ -55,7 +55,8 @@ func (t *textWriter) writePoints(pts *points.Report) {
 	}
 }
 
-// writeLinkLosses lists a link's lost and corrupted PSNs with their frames.
+// writeLinkLosses lists a link's lost and corrupted PSNs with their
+// frames, and the ECN CE marks added on it.
 func writeLinkLosses(w io.Writer, p Palette, l *points.Link) {
 	for k, psn := range l.LostPSNs {
 		p.Red.Fprintf(w, "  lost between %s and %s: PSN %d (%s frame %d), %s\n", l.From, l.To, psn, l.From, l.LostFrames[k], linkFlow(l))
@@ -65,6 +66,9 @@ func writeLinkLosses(w io.Writer, p Palette, l *points.Link) {
 	}
 	if n := uint64(len(l.LostPSNs)); l.Lost > n {
 		fmt.Fprintf(w, "  … and %d more lost\n", l.Lost-n)
+	}
+	if l.ECNCEAdded > 0 {
+		p.Yellow.Fprintf(w, "  ECN CE marks added between %s and %s: %d (ecn_ce findings at %s), %s\n", l.From, l.To, l.ECNCEAdded, l.To, linkFlow(l))
 	}
 }
 

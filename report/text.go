@@ -261,8 +261,11 @@ func writeCaptureFiles(w io.Writer, files []analyze.CaptureFile, merged bool) {
 	width := [2]int{}
 	for i, f := range files {
 		rows[i] = [3]string{f.File, fmt.Sprintf("%d frames", f.Frames), ""}
-		if f.FirstTime != nil {
+		switch {
+		case f.FirstTime != nil:
 			rows[i][2] = fmt.Sprintf("%s to %s", f.FirstTime.UTC().Format(time.RFC3339Nano), f.LastTime.UTC().Format(time.RFC3339Nano))
+		case f.Frames > 0:
+			rows[i][2] = "no timestamps (pcapng simple packet blocks)"
 		}
 		width[0], width[1] = max(width[0], len(rows[i][0])), max(width[1], len(rows[i][1]))
 	}

@@ -256,6 +256,48 @@ func (r *runner) each(ctx context.Context, name string, fn func(*frame)) error {
 	return r.eachFrom(ctx, cr, size, r.cfg.count, fn)
 }
 
+// interruptedError is a reading the context stopped (Ctrl-C) after
+// frames frames, all given to the analysis: what is reported of them
+// is partial, not wrong.
+type interruptedError struct {
+	frames uint64
+	err    error // the context's
+}
+
+func (e *interruptedError) Error() string {
+	return fmt.Sprintf("interrupted after %d frames: the report covers only the frames read", e.frames)
+}
+
+func (e *interruptedError) Unwrap() error { return e.err }
+
+// capture is the capture of res's report (streamed or whole), nil
+// without one.
+func (res *fileResult) capture() *analyze.Capture {
+	switch {
+	case res.stream != nil:
+		return &res.stream.Head().Capture
+	case res.report != nil:
+		return &res.report.Capture
+	}
+	return nil
+}
+
+// markInterrupted marks the report of a reading the context stopped as
+// partial (Capture.Interrupted), and counts in its error the frames it
+// covers: those of every file read, not of the one being read then.
+func (res *fileResult) markInterrupted() {
+	var ie *interruptedError
+	if !errors.As(res.err, &ie) {
+		return
+	}
+	c := res.capture()
+	if c == nil {
+		return
+	}
+	c.Interrupted = true
+	res.err = &interruptedError{frames: c.Frames, err: ie.err}
+}
+
 // eachFrom is each on an open capture of size bytes (0: unknown), which
 // it leaves open, giving fn at most count frames (0: all).
 func (r *runner) eachFrom(ctx context.Context, cr *capture.Reader, size int64, count uint64, fn func(*frame)) error {
@@ -277,7 +319,7 @@ func (r *runner) eachFrom(ctx context.Context, cr *capture.Reader, size int64, c
 		}
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return err
+				return &interruptedError{frames: n, err: err}
 			}
 			tracker.set(cr.Offset())
 		}

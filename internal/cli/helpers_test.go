@@ -21,3 +21,31 @@ func pcapBytes(linkType uint32, frames [][]byte) []byte {
 	}
 	return b
 }
+
+// pcapngSPB writes a little-endian pcapng of the given link type whose
+// frames are simple packet blocks: no timestamps.
+func pcapngSPB(linkType uint16, frames [][]byte) []byte {
+	block := func(b []byte, typ uint32, body []byte) []byte {
+		n := uint32(12 + len(body))
+		b = binary.LittleEndian.AppendUint32(b, typ)
+		b = binary.LittleEndian.AppendUint32(b, n)
+		b = append(b, body...)
+		return binary.LittleEndian.AppendUint32(b, n)
+	}
+	shb := binary.LittleEndian.AppendUint32(nil, 0x1A2B3C4D)
+	shb = binary.LittleEndian.AppendUint16(shb, 1)
+	shb = binary.LittleEndian.AppendUint16(shb, 0)
+	shb = binary.LittleEndian.AppendUint64(shb, ^uint64(0)) // section length unknown
+	b := block(nil, 0x0A0D0D0A, shb)
+	idb := binary.LittleEndian.AppendUint16(nil, linkType)
+	idb = binary.LittleEndian.AppendUint16(idb, 0)
+	idb = binary.LittleEndian.AppendUint32(idb, 65535)
+	b = block(b, 1, idb)
+	for _, f := range frames {
+		spb := binary.LittleEndian.AppendUint32(nil, uint32(len(f)))
+		spb = append(spb, f...)
+		spb = append(spb, make([]byte, (4-len(f)%4)%4)...)
+		b = block(b, 3, spb)
+	}
+	return b
+}

@@ -48,7 +48,7 @@ func (r *runner) readMerged(ctx context.Context, src *source, start func(i int, 
 				}
 			})
 			if err != nil && (fctx.Err() == nil || ctx.Err() != nil) { // not stopped by readMerged
-				errs[i] = fmt.Errorf("%s: %v", displayName(name), err)
+				errs[i] = fmt.Errorf("%s: %w", displayName(name), err) // %w: an interruption is told (markInterrupted)
 			}
 		})
 		h.cancel = cancel

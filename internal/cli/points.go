@@ -217,15 +217,46 @@ func (r *runner) matchGroup(ctx context.Context, files, allNames []string, sampl
 			if pc := combined.Feed(ci, s.lt, s.data); pc.Findings > 0 {
 				origins.note(combined, pc.Frame, bi, p.Frame)
 			}
+		} else if m.AddedCE() {
+			// A mark the network added past the points that saw the
+			// packet first: the combined report counts it, at this file.
+			combined.MarkCE(p, names[bi], s.ci.Timestamp.Add(-m.Offset(bi)))
 		}
 		next(s, bi)
 		merged.advance(head{t: s.t, capLen: s.ci.CaptureLength, ok: s.ok})
 	}
 	rep := combined.Finish()
-	for i := range rep.Findings {
-		if o, ok := origins.of(rep.Findings[i].Frame); ok {
-			rep.Findings[i].File, rep.Findings[i].Frame = names[o.file], o.frame
+	fed, marks := rep.Findings[:0], []analyze.Finding(nil) // fed: in place
+	for _, f := range rep.Findings {
+		if f.File != "" { // MarkCE's: named already
+			marks = append(marks, f)
+			continue
+		}
+		if o, ok := origins.of(f.Frame); ok {
+			f.File, f.Frame = names[o.file], o.frame
+		}
+		fed = append(fed, f)
+	}
+	rep.Findings = mergeByTime(fed, marks)
+	return rep, m.Finish().Links, nil
+}
+
+// mergeByTime merges two lists of findings, each in the order the
+// combined report found them, into one in time order, each list's order
+// kept: the marks a later sighting showed (Analyzer.MarkCE, listed by
+// file and frame) go among the findings of the packets fed where their
+// sightings came.
+func mergeByTime(a, b []analyze.Finding) []analyze.Finding {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]analyze.Finding, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if b[0].Time.Before(a[0].Time) {
+			out, b = append(out, b[0]), b[1:]
+		} else {
+			out, a = append(out, a[0]), a[1:]
 		}
 	}
-	return rep, m.Finish().Links, nil
+	return append(append(out, a...), b...)
 }

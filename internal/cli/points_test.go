@@ -94,11 +94,6 @@ func TestCapturePointsMatchTruth(t *testing.T) {
 			{Name: "host-b", ClockOffset: 1500 * time.Microsecond, Delay: 3 * time.Microsecond, Jitter: 200 * time.Nanosecond, TTLDec: 1, TapDrop: d},
 		}
 	}
-	psns := func(s string) []synth.PSNRef {
-		l, err := synth.ParsePSNList(s)
-		require.NoError(t, err)
-		return l
-	}
 	cases := []struct {
 		name    string
 		base    synth.Config
@@ -106,23 +101,23 @@ func TestCapturePointsMatchTruth(t *testing.T) {
 		lossHop int
 		corrupt string
 	}{
-		{"ipv4 resends, tap drop, corruption (ns)", synth.Config{Scenario: "write-bw", Messages: 8, Nanos: true, Impairments: synth.Impairments{NAK: psns("+5,+10")}},
+		{"ipv4 resends, tap drop, corruption (ns)", synth.Config{Scenario: "write-bw", Messages: 8, Nanos: true, Impairments: synth.Impairments{NAK: mustPSNs(t, "+5,+10")}},
 			twoPoints("+3"), 1, "+10"},
 		{"ipv4 no resends (µs)", synth.Config{Scenario: "write-bw", Messages: 8}, twoPoints(""), 1, ""},
-		{"ipv6 resends (ns)", synth.Config{Scenario: "send-bw", Encap: synth.EncapIPv6, Messages: 6, Nanos: true, Impairments: synth.Impairments{NAK: psns("+4")}},
+		{"ipv6 resends (ns)", synth.Config{Scenario: "send-bw", Encap: synth.EncapIPv6, Messages: 6, Nanos: true, Impairments: synth.Impairments{NAK: mustPSNs(t, "+4")}},
 			twoPoints("+1"), 1, ""},
-		{"rocev1 resends and corruption (ns)", synth.Config{Scenario: "write-bw", Encap: synth.EncapRoCEv1, Messages: 6, Nanos: true, Impairments: synth.Impairments{NAK: psns("+2,+9")}},
+		{"rocev1 resends and corruption (ns)", synth.Config{Scenario: "write-bw", Encap: synth.EncapRoCEv1, Messages: 6, Nanos: true, Impairments: synth.Impairments{NAK: mustPSNs(t, "+2,+9")}},
 			twoPoints("+6"), 1, "+9"},
-		{"header-only resends (µs)", synth.Config{Scenario: "write-bw", Messages: 8, SnapLen: 96, Impairments: synth.Impairments{NAK: psns("+5,+10")}},
+		{"header-only resends (µs)", synth.Config{Scenario: "write-bw", Messages: 8, SnapLen: 96, Impairments: synth.Impairments{NAK: mustPSNs(t, "+5,+10")}},
 			twoPoints("+3"), 1, "+10"},
 		{"read-bw (ns)", synth.Config{Scenario: "read-bw", Messages: 6, Nanos: true}, twoPoints(""), 1, ""},
-		{"three points, loss after the mirror (ns)", synth.Config{Scenario: "write-bw", Messages: 10, Nanos: true, Impairments: synth.Impairments{NAK: psns("+7")}},
+		{"three points, loss after the mirror (ns)", synth.Config{Scenario: "write-bw", Messages: 10, Nanos: true, Impairments: synth.Impairments{NAK: mustPSNs(t, "+7")}},
 			[]synth.Point{
 				{Name: "host-a", ClockOffset: -2 * time.Millisecond},
-				{Name: "mirror", ClockOffset: 40 * time.Microsecond, Delay: 1 * time.Microsecond, Jitter: 100 * time.Nanosecond, TTLDec: 1, TapDrop: psns("+12")},
+				{Name: "mirror", ClockOffset: 40 * time.Microsecond, Delay: 1 * time.Microsecond, Jitter: 100 * time.Nanosecond, TTLDec: 1, TapDrop: mustPSNs(t, "+12")},
 				{Name: "host-b", ClockOffset: 7 * time.Millisecond, Delay: 2 * time.Microsecond, Jitter: 100 * time.Nanosecond, TTLDec: 1},
 			}, 2, ""},
-		{"a switch's ERSPAN mirror between two hosts, one behind VXLAN (ns)", synth.Config{Scenario: "write-bw", Messages: 10, Nanos: true, Impairments: synth.Impairments{NAK: psns("+4")}},
+		{"a switch's ERSPAN mirror between two hosts, one behind VXLAN (ns)", synth.Config{Scenario: "write-bw", Messages: 10, Nanos: true, Impairments: synth.Impairments{NAK: mustPSNs(t, "+4")}},
 			[]synth.Point{
 				{Name: "host-a"},
 				{Name: "mirror", ClockOffset: 30 * time.Microsecond, Delay: 1 * time.Microsecond, TTLDec: 1, Wrap: mustWrap(t, "erspan2")},
@@ -133,7 +128,7 @@ func TestCapturePointsMatchTruth(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pc := synth.PointsConfig{Base: tc.base, Points: tc.points, LossHop: tc.lossHop}
 			if tc.corrupt != "" {
-				pc.Corrupt = psns(tc.corrupt)
+				pc.Corrupt = mustPSNs(t, tc.corrupt)
 			}
 			files, tr := writePoints(t, pc)
 			rep, raw := runJSON(t, files...)
@@ -201,6 +196,14 @@ func TestCapturePointsMatchTruth(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mustPSNs parses a list of PSNs (synth.ParsePSNList).
+func mustPSNs(t testing.TB, s string) []synth.PSNRef {
+	t.Helper()
+	l, err := synth.ParsePSNList(s)
+	require.NoError(t, err)
+	return l
 }
 
 func fmtQP(qp uint32) string { return strconv.FormatUint(uint64(qp), 16) }

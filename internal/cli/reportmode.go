@@ -72,7 +72,7 @@ func (r *runner) reportFiles(ctx context.Context, files []string) int {
 		// whole samples do, else they are merged by time.
 		switch why = r.wholeSamples(ctx, files); {
 		case ctx.Err() != nil: // interrupted before any report: say so
-			fmt.Fprintf(r.stderr, "roce-dissect: sampling the files to tell capture points: %v\n", ctx.Err())
+			fmt.Fprintf(r.stderr, "roce-dissect: interrupted while sampling the files to tell capture points: no report\n")
 			return ExitDamaged
 		case why == "":
 			res, collectors := r.analyzeSource(ctx, src)
@@ -117,14 +117,7 @@ func (r *runner) analyzeSource(ctx context.Context, src *source) (fileResult, []
 	}
 	res := r.analyzeFile(ctx, 0, src, false, make(chan struct{}, 1), tap)
 	r.progress.stop()
-	var c *analyze.Capture
-	switch {
-	case res.stream != nil:
-		c = &res.stream.Head().Capture
-	case res.report != nil:
-		c = &res.report.Capture
-	}
-	if c != nil {
+	if c := res.capture(); c != nil {
 		c.Files, c.FilesMerged = src.captureFiles(), src.merged
 	}
 	return res, collectors
@@ -135,6 +128,9 @@ func (r *runner) analyzeSource(ctx context.Context, src *source) (fileResult, []
 // writes the other outputs asked for.
 func (r *runner) writeReports(ctx context.Context, files []string, results []fileResult, samplers []*points.Sampler, collectors []*htmlreport.Collector) int {
 	status := ExitOK
+	for i := range results {
+		results[i].markInterrupted()
+	}
 	for _, res := range results {
 		if res.err != nil {
 			if res.src != nil && res.src.pieces != nil {
@@ -185,7 +181,10 @@ func (r *runner) combine(ctx context.Context, files []string, results []fileResu
 		for i := range results {
 			reports[i] = results[i].report
 		}
-		if m, p, err := r.capturePoints(ctx, files, samplers, reports); err != nil {
+		if m, p, err := r.capturePoints(ctx, files, samplers, reports); err != nil && ctx.Err() != nil {
+			fmt.Fprintf(r.stderr, "roce-dissect: capture points: interrupted while matching them: the report merges the files' own reports, unmatched\n")
+			status = ExitDamaged
+		} else if err != nil {
 			fmt.Fprintf(r.stderr, "roce-dissect: capture points: %v\n", err)
 			status = ExitDamaged
 		} else if p != nil {

@@ -38,13 +38,17 @@ type pieceRead struct {
 	first, last time.Time // the earliest and the latest timestamps
 }
 
-// add counts a frame of time t.
+// add counts a frame of time t: a frame without one (a pcapng simple
+// packet block before any timed frame) leaves the span alone.
 func (p *pieceRead) add(t time.Time) {
 	p.frames++
-	if p.frames == 1 || t.Before(p.first) {
+	if t.IsZero() {
+		return
+	}
+	if p.first.IsZero() || t.Before(p.first) {
 		p.first = t
 	}
-	if p.frames == 1 || t.After(p.last) {
+	if t.After(p.last) {
 		p.last = t
 	}
 }
@@ -120,8 +124,11 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 			return nil, fmt.Sprintf("%s cannot be read", displayName(name))
 		}
 		start, smp, err := headSample(a, name)
-		if err != nil {
-			return nil, fmt.Sprintf("%s cannot be read as a capture", displayName(name))
+		switch {
+		case errors.Is(err, errUntimedHead):
+			return nil, fmt.Sprintf("%s %v", displayName(name), err)
+		case err != nil:
+			return nil, fmt.Sprintf("%s cannot be read as a capture: %v", displayName(name), err)
 		}
 		ps = append(ps, piece{name, start})
 		samplers = append(samplers, smp)
@@ -191,6 +198,11 @@ const whyApart = "their first packets share transmissions, but they are not capt
 // headFrames is how many frames of each file headSample samples.
 const headFrames = 1024
 
+// errUntimedHead is why a file whose first frame has no time cannot be
+// ordered among pieces by its start: it was read, and is no less a
+// capture.
+var errUntimedHead = errors.New("has no time on its first frame (a pcapng simple packet block, which has no timestamp): it cannot be put in time order with the others")
+
 // headSample returns the time of a capture file's first frame and a
 // sample of the transmissions of its first headFrames frames, decoded by
 // a: capture
@@ -212,7 +224,7 @@ func headSample(a *analyze.Analyzer, name string) (time.Time, *points.Sampler, e
 		}
 		if n == 0 {
 			if ci.Timestamp.IsZero() {
-				return time.Time{}, nil, errors.New("no time on its first frame")
+				return time.Time{}, nil, errUntimedHead
 			}
 			start = ci.Timestamp
 		}
@@ -230,7 +242,7 @@ func (s *source) captureFiles() []analyze.CaptureFile {
 	out := make([]analyze.CaptureFile, len(s.files))
 	for i, name := range s.pieces.Names() {
 		out[i] = analyze.CaptureFile{File: name, Frames: s.read[i].frames}
-		if s.read[i].frames > 0 {
+		if !s.read[i].first.IsZero() { // frames, and a time among them
 			first, last := s.read[i].first, s.read[i].last
 			out[i].FirstTime, out[i].LastTime = &first, &last
 		}

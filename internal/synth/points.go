@@ -35,6 +35,12 @@ type Point struct {
 	// delivers them to its capture (outermost first): a switch's ERSPAN
 	// session as one point, a host's own capture as another.
 	Wrap wrap.Chain
+	// ECN: the hop into this point marks the first transmission of the
+	// request packets with these PSNs Congestion Experienced (IP ECN 3;
+	// the ICRC does not cover it), and the points after it see the mark
+	// too (ignored for Points[0]; RoCE v2 only). The responder answers
+	// with no CNP: the marks show where the network added them.
+	ECN []PSNRef
 }
 
 // PointsConfig is a scenario seen at several capture points. The base
@@ -87,6 +93,9 @@ type PointLinkTruth struct {
 	Corrupted     int      `json:"corrupted"`
 	CorruptedPSNs []uint32 `json:"corrupted_psns"`
 	Reordered     int      `json:"reordered"`
+	// ECNCEAdded counts the transmissions the hop marked CE (Point.ECN):
+	// seen at both points, CE-marked at To and not at From.
+	ECNCEAdded int `json:"ecn_ce_added"`
 	// OneWayDelayNs: true delays (To minus From, true time), nearest rank.
 	OneWayDelayNs struct {
 		Min    int64 `json:"min"`
@@ -150,6 +159,9 @@ func (pc *PointsConfig) check(outputs int) (Config, error) {
 		if err := checkPointWrap(base, p); err != nil {
 			return Config{}, err
 		}
+		if len(p.ECN) > 0 && !base.Encap.RoCEv2() {
+			return Config{}, fmt.Errorf("synth: %w: point %s marks ECN CE, which RoCE v2 carries only", ErrConfig, p.Name)
+		}
 	}
 	if pc.LossHop <= 0 {
 		pc.LossHop = 1
@@ -190,6 +202,7 @@ type pointsRun struct {
 	firstReq     map[int]bool
 	nak, corrupt map[uint32]bool
 	drops        []map[uint32]bool // by point: TapDrop
+	marks        []map[uint32]bool // by point: ECN
 }
 
 // newPointsRun resolves the impairments of pc against the requester's
@@ -206,8 +219,9 @@ func newPointsRun(pc PointsConfig, base Config, frames []ptFrame, stream *Truth)
 	}
 	r.nak, r.corrupt = resolve(base.NAK), resolve(pc.Corrupt)
 	r.drops = make([]map[uint32]bool, len(pc.Points))
+	r.marks = make([]map[uint32]bool, len(pc.Points))
 	for i, p := range pc.Points {
-		r.drops[i] = resolve(p.TapDrop)
+		r.drops[i], r.marks[i] = resolve(p.TapDrop), resolve(p.ECN)
 	}
 	r.firstReq = markFirstRequests(frames)
 	return r
@@ -327,11 +341,12 @@ func (r *pointsRun) propagate() [][]ptSight {
 		nak := !f.fwd && f.info.Syndrome&0x60 != 0 && f.info.Syndrome&0x60 != 0x40 // an RNR NAK (0x20) or a NAK (0x60)
 		at := clock.times(f.fwd, nak, f.info.Timestamp.Sub(StartTime).Nanoseconds())
 		lostFrom, corruptFrom := r.lossFrom(k)
+		markFrom := r.markFrom(k)
 		for i := range n {
 			if (f.fwd && i >= lostFrom) || (r.firstReq[k] && r.drops[i][f.info.PSN]) {
 				continue
 			}
-			sights[i] = append(sights[i], ptSight{k: k, t: at[i], data: r.dataAt(f, i, corruptFrom)})
+			sights[i] = append(sights[i], ptSight{k: k, t: at[i], data: r.dataAt(f, i, corruptFrom, i >= markFrom)})
 		}
 	}
 	return sights
@@ -351,17 +366,31 @@ func (r *pointsRun) lossFrom(k int) (lost, corrupt int) {
 	return r.pc.LossHop, n
 }
 
+// markFrom returns the first point whose hop marked transmission k CE
+// (Point.ECN; len(Points) for none).
+func (r *pointsRun) markFrom(k int) int {
+	if !r.firstReq[k] {
+		return len(r.pc.Points)
+	}
+	for h := 1; h < len(r.pc.Points); h++ {
+		if r.marks[h][r.frames[k].info.PSN] {
+			return h
+		}
+	}
+	return len(r.pc.Points)
+}
+
 // dataAt returns the bytes of f as point i captures them: a payload bit
 // flipped from corruptFrom on, the TTL lowered by the hops from the
-// sender.
-func (r *pointsRun) dataAt(f *ptFrame, i, corruptFrom int) []byte {
+// sender, CE-marked when ce.
+func (r *pointsRun) dataAt(f *ptFrame, i, corruptFrom int, ce bool) []byte {
 	data := f.data
 	if f.fwd && i >= corruptFrom && len(data) == f.orig && len(data) > 5 {
 		data = bytes.Clone(data)
 		data[len(data)-5] ^= 0x01 // a payload bit: the ICRC on the wire no longer matches
 	}
-	if ttl := r.ttlDec(f.fwd, i); ttl > 0 {
-		data = decTTL(data, r.base.Encap, ttl)
+	if ttl := r.ttlDec(f.fwd, i); ttl > 0 || ce {
+		data = editIP(data, r.base.Encap, ttl, ce)
 	}
 	return data
 }
@@ -385,9 +414,9 @@ func (r *pointsRun) ttlDec(fwd bool, i int) int {
 	return ttl
 }
 
-// decTTL returns data with the IPv4 TTL (checksum updated) or IPv6 hop
-// limit lowered by d.
-func decTTL(data []byte, e Encap, d int) []byte {
+// editIP returns data with the IPv4 TTL or IPv6 hop limit lowered by d
+// and, when ce, the ECN field set to CE (3), the IPv4 checksum updated.
+func editIP(data []byte, e Encap, d int, ce bool) []byte {
 	off := 14
 	if e == EncapVLAN {
 		off += 4
@@ -399,6 +428,9 @@ func decTTL(data []byte, e Encap, d int) []byte {
 		}
 		data = bytes.Clone(data)
 		data[off+8] -= byte(d)
+		if ce {
+			data[off+1] |= ecnCE
+		}
 		binary.BigEndian.PutUint16(data[off+10:], 0)
 		var sum uint32
 		for i := 0; i < 20; i += 2 {
@@ -414,6 +446,9 @@ func decTTL(data []byte, e Encap, d int) []byte {
 		}
 		data = bytes.Clone(data)
 		data[off+7] -= byte(d)
+		if ce {
+			data[off+1] |= ecnCE << 4 // the traffic class's low 2 bits
+		}
 	}
 	return data
 }

@@ -18,9 +18,10 @@ const PointsUsage = `usage: roce-synth points SCENARIO --point SPEC --point SPEC
 
 Writes one capture per point of the same traffic, OUT.NAME.pcap(ng), and
 the truth OUT.points.truth.json (OUT: -o, default the scenario name).
-SPEC is NAME[,offset=DURATION][,delay=DURATION][,jitter=DURATION][,ttl=N][,drop=PSN;PSN…][,wrap=KIND+KIND…]:
+SPEC is NAME[,offset=DURATION][,delay=DURATION][,jitter=DURATION][,ttl=N][,drop=PSN;PSN…][,ecn=PSN;PSN…][,wrap=KIND+KIND…]:
 the first point is the requester's tap; delay, jitter and ttl describe the
 hop into the point; drop lists request PSNs the point's capture misses;
+ecn lists request PSNs the hop into the point marks ECN CE (no CNP);
 wrap wraps its frames as a switch mirror or overlay delivers them
 (outermost first, the kinds of --wrap: e.g. wrap=erspan2 for a switch's
 mirror session).
@@ -147,6 +148,8 @@ func parsePoint(s string) (Point, error) {
 			p.TTLDec, err = strconv.Atoi(v)
 		case "drop":
 			p.TapDrop, err = ParsePSNList(strings.ReplaceAll(v, ";", ","))
+		case "ecn":
+			p.ECN, err = ParsePSNList(strings.ReplaceAll(v, ";", ","))
 		case "wrap":
 			p.Wrap, err = wrap.Parse(strings.ReplaceAll(v, "+", ","))
 		default:

@@ -10,6 +10,7 @@ import (
 type ptSeen struct {
 	t       int64
 	bad     bool // a payload bit flipped on the way
+	ce      bool // marked CE by a hop (Point.ECN)
 	present bool
 }
 
@@ -49,7 +50,7 @@ func (r *pointsRun) seenAt(sights [][]ptSight) [][]ptSeen {
 	for i := range at {
 		at[i] = make([]ptSeen, len(r.frames))
 		for _, s := range sights[i] {
-			at[i][s.k] = ptSeen{t: s.t, bad: payloadFlipped(s, &r.frames[s.k]), present: true}
+			at[i][s.k] = ptSeen{t: s.t, bad: payloadFlipped(s, &r.frames[s.k]), ce: i >= r.markFrom(s.k), present: true}
 		}
 	}
 	return at
@@ -97,6 +98,9 @@ func (r *pointsRun) link(key ptFlowKey, ks []int, at [][]ptSeen, from, to int) (
 			if !a.bad && b.bad && len(f.data) == f.orig {
 				l.Corrupted++
 				l.CorruptedPSNs = append(l.CorruptedPSNs, f.info.PSN)
+			}
+			if !a.ce && b.ce {
+				l.ECNCEAdded++
 			}
 		case a.present && r.tapMissed(k, to):
 			l.NotCaptured++

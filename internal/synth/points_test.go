@@ -40,11 +40,12 @@ func TestWritePointsFrames(t *testing.T) {
 	nak, _ := ParsePSNList("+4,+6")
 	cor, _ := ParsePSNList("+6")
 	drop, _ := ParsePSNList("+2")
+	ecn, _ := ParsePSNList("+1,+3")
 	pc := PointsConfig{
 		Base: Config{Scenario: ScenarioWriteBW, Messages: 4, Nanos: true, Impairments: Impairments{NAK: nak}},
 		Points: []Point{
 			{Name: "a", ClockOffset: -time.Millisecond},
-			{Name: "b", ClockOffset: 2 * time.Millisecond, Delay: 4 * time.Microsecond, TTLDec: 3, TapDrop: drop},
+			{Name: "b", ClockOffset: 2 * time.Millisecond, Delay: 4 * time.Microsecond, TTLDec: 3, TapDrop: drop, ECN: ecn},
 		},
 		Corrupt: cor,
 	}
@@ -60,7 +61,7 @@ func TestWritePointsFrames(t *testing.T) {
 		r, err := pcapgo.NewReader(bytes.NewReader(bufs[i].Bytes()))
 		require.NoError(t, err)
 		var prev time.Time
-		psns := map[uint32]int{}
+		psns, ce := map[uint32]int{}, map[uint32]int{}
 		bad := 0
 		for {
 			data, ci, err := r.ReadPacketData()
@@ -83,6 +84,9 @@ func TestWritePointsFrames(t *testing.T) {
 			require.NoError(t, bth.DecodeFromBytes(data[42:], nilFeedback{}))
 			if src == requester && bth.Opcode.IsRequest() && bth.DestQP != 1 {
 				psns[bth.PSN]++
+				if ip[1]&3 == 3 {
+					ce[bth.PSN]++
+				}
 			}
 			icrc, err := layers.ComputeICRC(layers.NetworkIPv4, data[14:34], data[34:42], data[42:len(data)-4])
 			require.NoError(t, err)
@@ -91,14 +95,16 @@ func TestWritePointsFrames(t *testing.T) {
 			}
 		}
 		// Point a saw every transmission; b missed +2 (tap) and the first
-		// +4 (lost), and saw the first +6 corrupted.
+		// +4 (lost), saw the first +6 corrupted and +1, +3 CE-marked.
 		if i == 0 {
 			atA = psns
 			assert.Equal(t, 1, psns[start+2])
 			assert.GreaterOrEqual(t, psns[start+4], 2, "sent and resent")
 			assert.GreaterOrEqual(t, psns[start+6], 2, "sent and resent")
 			assert.Equal(t, 0, bad)
+			assert.Empty(t, ce, "no mark before the hop that adds them")
 		} else {
+			assert.Equal(t, map[uint32]int{start + 1: 1, start + 3: 1}, ce, "marked by the hop into b, IPv4 checksum and ICRC still good")
 			assert.Equal(t, 0, psns[start+2], "tap drop")
 			assert.Equal(t, atA[start+4]-1, psns[start+4], "first transmission lost")
 			assert.Equal(t, atA[start+6], psns[start+6], "corrupted, not lost")
