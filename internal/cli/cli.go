@@ -81,7 +81,7 @@ func RunWithStdin(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	} else {
 		code = r.reportMode(ctx, files)
 	}
-	if r.exp != nil && !r.commitExport() {
+	if r.exp != nil && !r.commitExport(ctx.Err() != nil) {
 		code = max(code, ExitDamaged)
 	}
 	if err := out.Flush(); err != nil {

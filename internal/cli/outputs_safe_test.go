@@ -17,6 +17,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/internal/cli"
 	"github.com/roce-dissect/roce-dissect/internal/export"
+	"github.com/roce-dissect/roce-dissect/internal/synth"
 )
 
 // The two captures of the output tests: the last run's outputs are those
@@ -134,21 +135,30 @@ func TestOutputsEachAttempted(t *testing.T) {
 }
 
 // TestExportKeptWhole: an export that does not complete leaves the last
-// export in DIR as it was: an input that cannot be read (a typo), and a
-// table of the last export that cannot be replaced (an immutable file).
+// export in DIR as it was: an input that cannot be read (a typo), a
+// table of the last export that cannot be replaced (an immutable file),
+// and a run interrupted (Ctrl-C), whose tables would hold only the
+// frames read.
 func TestExportKeptWhole(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.pcap")
+	var outb, errb bytes.Buffer
+	require.Equal(t, 0, synth.Run([]string{"write-bw", "--messages", "3000", "-o", big}, &outb, &errb), errb.String())
 	cases := []struct {
 		name    string
 		prepare func(t *testing.T, dir string)
 		args    func(dir string) []string
 		stderr  string
+		stop    bool // interrupt the run after its first 4,096 frames
 	}{
+		{"interrupted", func(*testing.T, string) {},
+			func(dir string) []string { return []string{"--progress", "never", "--export", dir, big} },
+			"nothing exported, as the run was interrupted: the last export there is left as it was", true},
 		{"a typo in the input's name", func(*testing.T, string) {},
 			func(dir string) []string { return []string{"--export", dir, after + ".typo"} },
-			"nothing exported, as the run did not complete: the last export there is left as it was"},
+			"nothing exported, as the run did not complete: the last export there is left as it was", false},
 		{"an immutable table", func(t *testing.T, dir string) {
 			immutable(t, filepath.Join(dir, export.FlowsFile))
-		}, func(dir string) []string { return []string{"--export", dir, after} }, "the last export is left as it was"},
+		}, func(dir string) []string { return []string{"--export", dir, after} }, "the last export is left as it was", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -159,7 +169,13 @@ func TestExportKeptWhole(t *testing.T) {
 			require.Len(t, last, 5)
 			tc.prepare(t, dir)
 
-			code, _, stderr = run(t, nil, tc.args(dir)...)
+			var ctx context.Context = context.Background()
+			if tc.stop {
+				ctx = &stopAfter{Context: ctx, looks: 1}
+			}
+			var out, errb bytes.Buffer
+			code = cli.Run(ctx, tc.args(dir), &out, &errb)
+			stderr = errb.String()
 			assert.Equal(t, cli.ExitDamaged, code)
 			assert.Contains(t, stderr, tc.stderr)
 			assert.Equal(t, last, dirTree(t, dir))
