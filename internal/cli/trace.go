@@ -63,7 +63,7 @@ func (r *runner) writeTrace(rep *analyze.Report, pts *points.Report, pieces *ana
 			srcs[i].Files = pieces // several files read as one: their frames named by file
 		}
 		for _, pf := range ptsFiles(pts) {
-			if pf.File == displayName(r.traceFiles[i]) {
+			if pf.File == fileName(r.traceFiles[i]) {
 				srcs[i].ClockOffset = time.Duration(pf.ClockOffsetNs)
 			}
 		}

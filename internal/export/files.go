@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+
+	"github.com/roce-dissect/roce-dissect/internal/filename"
 )
 
 // outFile is a table's file while it is written: under a temporary name
@@ -108,11 +110,11 @@ func PrepareDir(dir string, inputs []string) error {
 		}
 		for i, in := range ins {
 			if os.SameFile(fi, in) {
-				return fmt.Errorf("%s is an input (%s): an export would overwrite it", path, inputs[i])
+				return fmt.Errorf("%s is an input (%s): an export would overwrite it", filename.Text(path), filename.Text(inputs[i]))
 			}
 		}
 		if fi.IsDir() {
-			return fmt.Errorf("%s is a directory", path)
+			return fmt.Errorf("%s is a directory", filename.Text(path))
 		}
 		old = append(old, path)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/filename"
 )
 
 // ReportWriter writes the flows, connections, findings and pause tables
@@ -32,7 +33,7 @@ func NewReportWriter(dir, capture, file string) (*ReportWriter, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	rw := &ReportWriter{capture: capture, file: file}
+	rw := &ReportWriter{capture: filename.UTF8(capture), file: filename.UTF8(file)}
 	var err error
 	if rw.flows, err = newTableWriter[FlowRow](filepath.Join(dir, FlowsFile)); err != nil {
 		return nil, err
