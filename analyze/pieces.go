@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/roce-dissect/roce-dissect/internal/filename"
 )
 
 // Pieces are the files of one capture read as one stream of frames: the
@@ -129,13 +131,14 @@ func (p *Pieces) Ref(frame uint64) (file string, n uint64) {
 }
 
 // FrameName is how a finding's detail names frame: "frame 17", or
-// "frame 17 of b.pcap" when the capture is more than one file.
+// "frame 17 of b.pcap" when the capture is more than one file, the name
+// quoted (filename.Text): a detail is text for people, in every output.
 func (p *Pieces) FrameName(frame uint64) string {
 	file, n := p.Ref(frame)
 	if file == "" {
 		return fmt.Sprintf("frame %d", n)
 	}
-	return fmt.Sprintf("frame %d of %s", n, file)
+	return fmt.Sprintf("frame %d of %s", n, filename.Text(file))
 }
 
 // Localize turns the frame references of r (its malformed frames,

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"time"
@@ -16,6 +17,8 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/roce-dissect/roce-dissect/internal/filename"
 )
 
 // MaxCaptureLength is the largest captured length the Reader accepts for one
@@ -81,13 +84,17 @@ type Reader struct {
 
 // Open opens the named capture file; "-" means standard input, which Close
 // leaves open. Errors about the file's contents do not name the file: the
-// caller adds the name.
+// caller adds the name. An error opening it names it quoted
+// (filename.Text): a name may hold control characters.
 func Open(name string) (*Reader, error) {
 	if name == "-" {
 		return NewReader(os.Stdin)
 	}
 	f, err := os.Open(name)
 	if err != nil {
+		if pe, ok := err.(*fs.PathError); ok {
+			err = &fs.PathError{Op: pe.Op, Path: filename.Text(pe.Path), Err: pe.Err}
+		}
 		return nil, fmt.Errorf("capture: %w", err)
 	}
 	r, err := NewReader(f)

@@ -1,11 +1,14 @@
 package fuzz_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gopacket/gopacket"
 	"github.com/stretchr/testify/require"
@@ -26,7 +29,9 @@ const maxExportFrames = 512
 // PacketWriter fed every packet as the analyzer returns it, then
 // WriteReport of the report, into a temporary folder, the capture named
 // name (any bytes a file name may have). Read back with Apache Arrow's
-// reader, every table must hold the rows written: the packets table a
+// reader (which, unlike DuckDB, does not check UTF-8), every table must
+// hold the rows written, its text valid UTF-8 and the name as JSON writes
+// it (a U+FFFD for each byte that is not UTF-8): the packets table a
 // row per RDMA packet, in order, each column of the schema's first
 // version (file, frame, time, encapsulation, addresses, VLAN, ECN,
 // lengths, the BTH's fields, AETH, RETH, ICRC, findings, error) equal to
@@ -52,6 +57,7 @@ func FuzzParquetExport(f *testing.F) {
 		defer watchdog(in)()
 		frames := cutSequence(in)
 		frames = frames[:min(len(frames), maxExportFrames)]
+		want := jsonText(t, name) // the oracle of the name's text
 		dir := t.TempDir()
 		pw, err := export.NewPacketWriter(filepath.Join(dir, export.PacketsFile(0, 0)), name)
 		require.NoError(t, err)
@@ -67,7 +73,7 @@ func FuzzParquetExport(f *testing.F) {
 			ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(fr.data), Length: len(fr.data) + fr.extra}
 			p := a.Feed(ci, linkTypes[int(fr.linkType)%len(linkTypes)], fr.data)
 			if p.IsRDMA {
-				rows = append(rows, exporttest.PacketRow(name, p))
+				rows = append(rows, exporttest.PacketRow(want, p))
 			}
 			pw.Add(p, p.Frame)
 		}
@@ -78,10 +84,11 @@ func FuzzParquetExport(f *testing.F) {
 
 		got := exporttest.ReadRows(t, filepath.Join(dir, export.PacketsFile(0, 0)), exporttest.PacketColumns...)
 		require.Len(t, got, len(rows), "packets rows")
-		for i, want := range rows {
-			if !maps.Equal(want, got[i]) {
-				require.Equal(t, want, got[i], "row %d (frame %v)", i, want["frame"])
+		for i, row := range rows {
+			if !maps.Equal(row, got[i]) {
+				require.Equal(t, row, got[i], "row %d (frame %v)", i, row["frame"])
 			}
+			requireUTF8(t, got[i], "packets row %d", i)
 		}
 
 		// The report's tables: a row per entry, in order.
@@ -102,7 +109,8 @@ func FuzzParquetExport(f *testing.F) {
 			read[file] = exporttest.ReadRows(t, filepath.Join(dir, file), tb.cols...)
 			require.Len(t, read[file], tb.rows, "%s rows", file)
 			for i, r := range read[file] {
-				require.Equal(t, capName+name, r["capture"], "%s row %d: capture", file, i)
+				require.Equal(t, capName+want, r["capture"], "%s row %d: capture", file, i)
+				requireUTF8(t, r, "%s row %d", file, i)
 			}
 		}
 		for i, fl := range rp.Flows {
@@ -116,9 +124,9 @@ func FuzzParquetExport(f *testing.F) {
 		}
 		for i, fd := range rp.Findings {
 			r := read[export.FindingsFile][i]
-			file := fd.File
+			file := jsonText(t, fd.File)
 			if file == "" {
-				file = name
+				file = want
 			}
 			require.Equal(t, []any{file, fd.Frame, string(fd.Kind), fd.Severity.String(), fd.FlowName(), fd.Detail},
 				[]any{r["file"], r["frame"], r["kind"], r["severity"], r["flow"], r["detail"]}, "finding %d", i)
@@ -129,4 +137,24 @@ func FuzzParquetExport(f *testing.F) {
 			}
 		}
 	})
+}
+
+// jsonText is s as encoding/json writes it, read back: valid UTF-8, a
+// U+FFFD for each byte that is not.
+func jsonText(t *testing.T, s string) string {
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	var out string
+	require.NoError(t, json.Unmarshal(b, &out))
+	return out
+}
+
+// requireUTF8 requires every text value of a row read back to be valid
+// UTF-8, as DuckDB requires it.
+func requireUTF8(t *testing.T, row map[string]any, format string, args ...any) {
+	for col, v := range row {
+		if s, ok := v.(string); ok {
+			require.True(t, utf8.ValidString(s), "%s: column %s: %q", fmt.Sprintf(format, args...), col, s)
+		}
+	}
 }

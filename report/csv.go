@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/filename"
 )
 
 // FlowCSVHeader is the header of the CSV flow table (-o csv). Columns
@@ -100,9 +101,12 @@ func AppendFlowCSVRow(row []string, f *analyze.Flow) []string {
 
 // CSVText is s as a CSV cell that a spreadsheet reads as text, never as
 // a formula: a cell that begins with =, +, -, @, a tab or a carriage
-// return gets a ' before it (OWASP, "CSV Injection"). Capture-derived
-// text (file names, addresses) goes through it; numbers do not.
+// return gets a ' before it (OWASP, "CSV Injection"), and bytes that
+// are not valid UTF-8 are U+FFFD, as in JSON (filename.UTF8).
+// Capture-derived text (file names, addresses) goes through it; numbers
+// do not.
 func CSVText(s string) string {
+	s = filename.UTF8(s)
 	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
 		return "'" + s
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/filename"
 )
 
 // FindingExamples is how many findings of a kind, a flow and a severity
@@ -109,7 +110,7 @@ func (t *textWriter) writeFindings(rep *analyze.Report) {
 func findingWhere(f *analyze.Finding) string {
 	where := fmt.Sprintf("frame %d", f.Frame)
 	if f.File != "" {
-		where = f.File + " " + where
+		where = filename.Text(f.File) + " " + where
 	}
 	return where
 }

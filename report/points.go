@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/filename"
 	"github.com/roce-dissect/roce-dissect/points"
 )
 
@@ -25,7 +26,7 @@ func (t *textWriter) writePoints(pts *points.Report) {
 		if f.Method == points.MethodReference || f.Method == points.MethodOverride {
 			errs = "exact"
 		}
-		fmt.Fprintf(w, "  %d. %s: clock %+v (%s, %s)\n", i+1, f.File, time.Duration(f.ClockOffsetNs), errs, f.Method)
+		fmt.Fprintf(w, "  %d. %s: clock %+v (%s, %s)\n", i+1, filename.Text(f.File), time.Duration(f.ClockOffsetNs), errs, f.Method)
 	}
 	if len(pts.Links) == 0 {
 		fmt.Fprintln(w, "  no flow seen at two points")
@@ -45,7 +46,7 @@ func (t *textWriter) writePoints(pts *points.Report) {
 		d := l.OneWayDelayNs
 		return append(row,
 			cell{text: linkFlow(l).String(), left: true},
-			cell{text: l.From + " → " + l.To, left: true},
+			cell{text: filename.Text(l.From) + " → " + filename.Text(l.To), left: true},
 			cell{text: fmt.Sprint(l.Matched)}, lost, cell{text: fmt.Sprint(l.NotCaptured)}, corr, cell{text: fmt.Sprint(l.Reordered)},
 			cell{text: time.Duration(d.Min).String()}, cell{text: time.Duration(d.Median).String()},
 			cell{text: time.Duration(d.P99).String()}, cell{text: time.Duration(d.Max).String()})
@@ -58,11 +59,12 @@ func (t *textWriter) writePoints(pts *points.Report) {
 // writeLinkLosses lists a link's lost and corrupted PSNs with their
 // frames, and the ECN CE marks added on it.
 func writeLinkLosses(w io.Writer, p Palette, l *points.Link) {
+	from, to := filename.Text(l.From), filename.Text(l.To)
 	for k, psn := range l.LostPSNs {
-		p.Red.Fprintf(w, "  lost between %s and %s: PSN %d (%s frame %d), %s\n", l.From, l.To, psn, l.From, l.LostFrames[k], linkFlow(l))
+		p.Red.Fprintf(w, "  lost between %s and %s: PSN %d (%s frame %d), %s\n", from, to, psn, from, l.LostFrames[k], linkFlow(l))
 	}
 	for k, psn := range l.CorruptedPSNs {
-		p.Red.Fprintf(w, "  corrupted between %s and %s: PSN %d (bad ICRC at %s frame %d), %s\n", l.From, l.To, psn, l.To, l.CorruptedFrames[k], linkFlow(l))
+		p.Red.Fprintf(w, "  corrupted between %s and %s: PSN %d (bad ICRC at %s frame %d), %s\n", from, to, psn, to, l.CorruptedFrames[k], linkFlow(l))
 	}
 	if n := uint64(len(l.LostPSNs)); l.Lost > n {
 		fmt.Fprintf(w, "  … and %d more lost\n", l.Lost-n)

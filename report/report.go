@@ -10,7 +10,9 @@ import (
 
 // TextOptions say how WriteText renders.
 type TextOptions struct {
-	// Title follows "Capture " on the first line (a file name, say).
+	// Title follows "Capture " on the first line as it is (a file name
+	// quoted by filename.Text, say); the file names of the report and of
+	// Inputs and Points are quoted as they are written.
 	Title string
 	// Colour adds ANSI colours (errors red, warnings yellow).
 	Colour bool
@@ -45,8 +47,9 @@ type TextOptions struct {
 	FindingsFilter string
 }
 
-// Input is one file of a run of several (TextOptions.Inputs): what was
-// read of it, and why it could not be read to its end ("" when it could).
+// Input is one file of a run of several (TextOptions.Inputs): its name
+// (quoted as it is written, filename.Text), what was read of it, and why
+// it could not be read to its end ("" when it could).
 type Input struct {
 	File    string
 	Capture analyze.Capture

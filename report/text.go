@@ -9,6 +9,7 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/filename"
 )
 
 // humanBytes renders a byte count in SI units.
@@ -231,7 +232,7 @@ func (t *textWriter) writeInputs() {
 	width := [2]int{}
 	for i, f := range in {
 		c := f.Capture
-		rows[i] = [3]string{f.File, fmt.Sprintf("%d frames, %d RDMA", c.Frames, c.RoCEPackets), ""}
+		rows[i] = [3]string{filename.Text(f.File), fmt.Sprintf("%d frames, %d RDMA", c.Frames, c.RoCEPackets), ""}
 		if c.FirstTime != nil {
 			rows[i][2] = fmt.Sprintf("%s to %s", c.FirstTime.UTC().Format(time.RFC3339Nano), c.LastTime.UTC().Format(time.RFC3339Nano))
 		}
@@ -260,7 +261,7 @@ func writeCaptureFiles(w io.Writer, files []analyze.CaptureFile, merged bool) {
 	rows := make([][3]string, len(files))
 	width := [2]int{}
 	for i, f := range files {
-		rows[i] = [3]string{f.File, fmt.Sprintf("%d frames", f.Frames), ""}
+		rows[i] = [3]string{filename.Text(f.File), fmt.Sprintf("%d frames", f.Frames), ""}
 		switch {
 		case f.FirstTime != nil:
 			rows[i][2] = fmt.Sprintf("%s to %s", f.FirstTime.UTC().Format(time.RFC3339Nano), f.LastTime.UTC().Format(time.RFC3339Nano))
@@ -287,7 +288,7 @@ func connFrames(f analyze.ConnFrames) string {
 		switch {
 		case x.frame == 0:
 		case x.file != "":
-			fmt.Fprintf(&b, " %s %s %d", x.name, x.file, x.frame)
+			fmt.Fprintf(&b, " %s %s %d", x.name, filename.Text(x.file), x.frame)
 		default:
 			fmt.Fprintf(&b, " %s %d", x.name, x.frame)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/capture"
 	"github.com/roce-dissect/roce-dissect/internal/export"
+	"github.com/roce-dissect/roce-dissect/internal/filename"
 	"github.com/roce-dissect/roce-dissect/internal/htmlreport"
 	"github.com/roce-dissect/roce-dissect/internal/trace"
 	"github.com/roce-dissect/roce-dissect/points"
@@ -57,7 +58,7 @@ func RunWithStdin(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return ExitUsage
 	}
 	if a, b, same := sameCapture(files); same {
-		fmt.Fprintf(stderr, "roce-dissect: %s and %s hold the same capture (the same frames): give each capture once (run 'roce-dissect --help' for the flags and examples)\n", a, b)
+		fmt.Fprintf(stderr, "roce-dissect: %s and %s hold the same capture (the same frames): give each capture once (run 'roce-dissect --help' for the flags and examples)\n", displayName(a), displayName(b))
 		return ExitUsage
 	}
 	out := newOutput(stdout)
@@ -393,11 +394,21 @@ func errText(err error) string {
 	return err.Error()
 }
 
-func displayName(name string) string {
+// fileName is how the reports' data name a capture file: as the
+// operating system gave it, standard input "<stdin>". Each output writes
+// it by its rule (package filename): quoted for people, valid UTF-8 in
+// JSON, CSV and Parquet.
+func fileName(name string) string {
 	if name == "-" {
 		return "<stdin>"
 	}
 	return name
+}
+
+// displayName is how a capture file is named to people: on stderr, in
+// the text report's title and notes, in HTML's title (filename.Text).
+func displayName(name string) string {
+	return filename.Text(fileName(name))
 }
 
 // filter keeps the flows (and their findings) that --qp / --flow select,

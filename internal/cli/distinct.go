@@ -30,7 +30,7 @@ func checkInputs(cfg *config, files []string) error {
 		}
 		for j := range i {
 			if files[j] != "-" && filepath.Clean(files[j]) == filepath.Clean(f) {
-				return fmt.Errorf("%w: %s is given twice: give each capture once", errUsage, f)
+				return fmt.Errorf("%w: %s is given twice: give each capture once", errUsage, displayName(f))
 			}
 		}
 		info, err := os.Stat(f)
@@ -39,7 +39,7 @@ func checkInputs(cfg *config, files []string) error {
 		}
 		for j := range i {
 			if infos[j] != nil && os.SameFile(infos[j], info) {
-				return fmt.Errorf("%w: %s and %s are the same file: give each capture once", errUsage, files[j], f)
+				return fmt.Errorf("%w: %s and %s are the same file: give each capture once", errUsage, displayName(files[j]), displayName(f))
 			}
 		}
 		infos[i] = info
@@ -49,14 +49,14 @@ func checkInputs(cfg *config, files []string) error {
 	}
 	for name, d := range cfg.clockOffsets {
 		if d > maxClockOffset || d < -maxClockOffset {
-			return fmt.Errorf("%w: --clock-offset %s=%v: beyond a year either way", errUsage, name, d)
+			return fmt.Errorf("%w: --clock-offset %s=%v: beyond a year either way", errUsage, displayName(name), d)
 		}
 		named := false
 		for _, f := range files {
 			named = named || sameInput(name, f)
 		}
 		if !named {
-			return fmt.Errorf("%w: --clock-offset names %s, which is not one of the captures given", errUsage, name)
+			return fmt.Errorf("%w: --clock-offset names %s, which is not one of the captures given", errUsage, displayName(name))
 		}
 	}
 	return nil
@@ -83,7 +83,7 @@ func checkOutputs(cfg *config, files []string) error {
 		}
 		for _, f := range files {
 			if f != "-" && sameInput(out.name, f) {
-				return fmt.Errorf("%w: %s %s is the input %s: give another file", errUsage, out.flag, out.name, f)
+				return fmt.Errorf("%w: %s %s is the input %s: give another file", errUsage, out.flag, displayName(out.name), displayName(f))
 			}
 		}
 	}

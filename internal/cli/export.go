@@ -34,7 +34,7 @@ func (r *runner) exporter(index int, src *source, a *analyze.Analyzer, tap func(
 	writers := make([]*export.PacketWriter, len(src.files))
 	var errs []error
 	start = func(i int, _ *capture.Reader) func() {
-		w, err := export.NewPacketWriter(filepath.Join(r.exp.Dir(), export.PacketsFile(index+i, 0)), displayName(src.files[i]))
+		w, err := export.NewPacketWriter(filepath.Join(r.exp.Dir(), export.PacketsFile(index+i, 0)), fileName(src.files[i]))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("--export: %w", err))
 			r.exportFailed.Store(true)
@@ -83,7 +83,7 @@ func (r *runner) exportSelects(p *analyze.Packet) bool {
 func exportNames(files []string) (capture, file string) {
 	names := make([]string, len(files))
 	for i, f := range files {
-		names[i] = displayName(f)
+		names[i] = fileName(f)
 	}
 	if len(names) == 1 {
 		file = names[0]

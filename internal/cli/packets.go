@@ -87,7 +87,7 @@ func (r *runner) packetFile(ctx context.Context, name string, several bool, out 
 	a := analyze.New(r.options(oneFile(name), several))
 	fileLabel := ""
 	if several {
-		fileLabel = displayName(name)
+		fileLabel = fileName(name)
 	}
 	var start time.Time
 	var n uint64

@@ -78,7 +78,7 @@ func (r *runner) capturePoints(ctx context.Context, files []string, samplers []*
 	}
 	names := make([]string, len(files))
 	for i, f := range files {
-		names[i] = displayName(f)
+		names[i] = fileName(f)
 	}
 	pts := &points.Report{Files: make([]points.File, len(files)), Links: []points.Link{}}
 	for i, o := range est.Offsets {
@@ -99,7 +99,7 @@ func (r *runner) capturePoints(ctx context.Context, files []string, samplers []*
 	r.apart = nil
 	for _, p := range est.Apart {
 		if groupOf[p.A] < 0 || groupOf[p.A] != groupOf[p.B] {
-			r.apart = append(r.apart, p.Why(names[p.A], names[p.B]))
+			r.apart = append(r.apart, p.Why(displayName(files[p.A]), displayName(files[p.B])))
 		}
 	}
 	for i := range files {

@@ -255,7 +255,7 @@ func (r *runner) writeTexts(files []string, results []fileResult, merged *analyz
 	failed := 0
 	inputs := make([]report.Input, len(results))
 	for i, res := range results {
-		inputs[i] = report.Input{File: displayName(res.name), Capture: res.report.Capture, Err: errText(res.err)}
+		inputs[i] = report.Input{File: fileName(res.name), Capture: res.report.Capture, Err: errText(res.err)}
 		if res.err != nil {
 			failed++
 		}

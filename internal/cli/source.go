@@ -170,7 +170,7 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 func newPieces(files []string) *analyze.Pieces {
 	names := make([]string, len(files))
 	for i, f := range files {
-		names[i] = displayName(f)
+		names[i] = fileName(f)
 	}
 	return analyze.NewPieces(names)
 }

@@ -59,7 +59,7 @@ func (r *runner) writeTrace(w io.Writer, rep *analyze.Report, pts *points.Report
 			srcs[i].Files = pieces // several files read as one: their frames named by file
 		}
 		for _, pf := range ptsFiles(pts) {
-			if pf.File == displayName(r.traceFiles[i]) {
+			if pf.File == fileName(r.traceFiles[i]) {
 				srcs[i].ClockOffset = time.Duration(pf.ClockOffsetNs)
 			}
 		}

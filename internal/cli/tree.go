@@ -15,6 +15,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/cm"
+	"github.com/roce-dissect/roce-dissect/internal/filename"
 	"github.com/roce-dissect/roce-dissect/layers"
 	"github.com/roce-dissect/roce-dissect/report"
 )
@@ -142,7 +143,7 @@ func (r *runner) writeTree(p *analyze.Packet, f *frame, rel time.Duration, file 
 	t := &tree{w: r.stdout, pal: r.pal, linkBps: r.cfg.linkGbps * 1e9}
 	head := fmt.Sprintf("Frame %d: %d bytes on wire, %d captured, %.9f s", p.Frame, p.Length, p.CapLength, rel.Seconds())
 	if file != "" {
-		head += ", file " + file
+		head += ", file " + filename.Text(file)
 	}
 	r.pal.Bold.Fprintln(t.w, head)
 	t.field(1, "Arrival Time", "%s", p.Time.UTC().Format("2006-01-02T15:04:05.000000000Z"))

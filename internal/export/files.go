@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 
+	"github.com/roce-dissect/roce-dissect/internal/filename"
 	"github.com/roce-dissect/roce-dissect/internal/outfile"
 )
 
@@ -172,11 +173,11 @@ func oldOutputs(dir string, inputs []string) ([]string, error) {
 		}
 		for i, in := range ins {
 			if os.SameFile(fi, in) {
-				return nil, fmt.Errorf("%s is an input (%s): an export would overwrite it", path, inputs[i])
+				return nil, fmt.Errorf("%s is an input (%s): an export would overwrite it", filename.Text(path), filename.Text(inputs[i]))
 			}
 		}
 		if fi.IsDir() {
-			return nil, fmt.Errorf("%s is a directory", path)
+			return nil, fmt.Errorf("%s is a directory", filename.Text(path))
 		}
 		old = append(old, e.Name())
 	}

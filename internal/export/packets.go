@@ -7,6 +7,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/filename"
 )
 
 // batchRows is how many rows a PacketWriter collects before handing them
@@ -133,15 +134,15 @@ const (
 	fNet       // an IP header or GRH: ipID and ttl are set
 )
 
-// NewPacketWriter writes the packets of the capture file named file to
-// path: to a file of its own in path's directory, renamed to path by a
-// successful Close (outFile).
+// NewPacketWriter writes the packets of the capture file named file (as
+// valid UTF-8, filename.UTF8) to path: to a file of its own in path's
+// directory, renamed to path by a successful Close (outFile).
 func NewPacketWriter(path, file string) (*PacketWriter, error) {
 	out, err := createOut(path)
 	if err != nil {
 		return nil, err
 	}
-	pw := &PacketWriter{out: out, w: parquet.NewGenericWriter[PacketRow](out.w, packetOptions()...), file: []byte(file), vals: make([]parquet.Value, batchRows),
+	pw := &PacketWriter{out: out, w: parquet.NewGenericWriter[PacketRow](out.w, packetOptions()...), file: []byte(filename.UTF8(file)), vals: make([]parquet.Value, batchRows),
 		work: make(chan *packetBatch, 1), free: make(chan *packetBatch, 2), done: make(chan struct{})}
 	for i, c := range pw.w.Schema().Columns() {
 		if i >= numPacketColumns || len(c) != 1 || c[0] != packetColumns[i] {

@@ -12,6 +12,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/filename"
 )
 
 // Table file names in the export directory. Packets go to one file per
@@ -226,7 +227,8 @@ type PauseRow struct {
 // WriteReport writes the flows, connections, findings and pause tables
 // of rep to dir, through a ReportWriter. capture names the run's input
 // (its file, or files) in every row; file names the capture in findings
-// of a one-file run (several files' findings carry their own).
+// of a one-file run (several files' findings carry their own). The names
+// are written as valid UTF-8 (filename.UTF8), as JSON writes them.
 func WriteReport(dir, capture, file string, rep *analyze.Report) error {
 	rw, err := NewReportWriter(dir, capture, file)
 	if err != nil {
@@ -244,7 +246,7 @@ func WriteReport(dir, capture, file string, rep *analyze.Report) error {
 
 // findingRow is f's row; file names the capture when f does not.
 func findingRow(capture, file string, f *analyze.Finding) FindingRow {
-	fr := FindingRow{Capture: capture, File: f.File, Frame: f.Frame, Time: unixNano(f.Time), Kind: string(f.Kind), Severity: f.Severity.String(), Flow: f.FlowName(), Detail: f.Detail}
+	fr := FindingRow{Capture: capture, File: filename.UTF8(f.File), Frame: f.Frame, Time: unixNano(f.Time), Kind: string(f.Kind), Severity: f.Severity.String(), Flow: f.FlowName(), Detail: f.Detail}
 	if fr.File == "" {
 		fr.File = file
 	}
@@ -342,7 +344,7 @@ func connectionRow(capture string, c *analyze.Connection) ConnectionRow {
 			if s == "" {
 				return nil
 			}
-			return &s
+			return ptr(filename.UTF8(s))
 		}
 		r.REQFile, r.REPFile, r.DREQFile = file(f.REQ), file(f.REP), file(f.DREQ)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/filename"
 )
 
 // ReportWriter writes the flows, connections, findings and pause tables
@@ -28,7 +29,7 @@ type ReportWriter struct {
 // temporary name until Close puts it under its own (outFile); capture
 // and file are those of WriteReport.
 func NewReportWriter(dir, capture, file string) (*ReportWriter, error) {
-	rw := &ReportWriter{capture: capture, file: file}
+	rw := &ReportWriter{capture: filename.UTF8(capture), file: filename.UTF8(file)}
 	var err error
 	if rw.flows, err = newTableWriter[FlowRow](filepath.Join(dir, FlowsFile)); err != nil {
 		return nil, err
