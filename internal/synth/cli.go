@@ -83,7 +83,7 @@ func newFlagSet(v *cliFlags) *flag.FlagSet {
 	fs.IntVar(&cfg.MTU, "mtu", DefaultMTU, "path MTU: 256, 512, 1024, 2048 or 4096")
 	fs.IntVar(&cfg.MsgSize, "msg-size", 0, "message size in bytes (default 4096; ud 512; mix: random 64…4096)")
 	fs.IntVar(&cfg.Messages, "messages", DefaultMessages, "messages of the data connection")
-	fs.StringVar(&v.drop, "drop", "", "`PSN`s whose request frames are missing from the capture (the tap missed them; the responder still got and ACKs them)")
+	fs.StringVar(&v.drop, "drop", "", "`PSN`s whose request frames are missing from the capture (the tap missed them; the responder still got and ACKs them); a PSN resent after --nak or --rnr (go-back-N) then shows only its resend, so none is missing")
 	fs.StringVar(&v.tapDrop, "tap-drop", "", "`PSN`s the tap missed but the responder still ACKs: the same as --drop")
 	fs.StringVar(&v.nak, "nak", "", "`PSN`s lost after the tap: NAK (PSN sequence error) and go-back-N")
 	fs.StringVar(&v.rnr, "rnr", "", "`PSN`s answered by an RNR NAK, then resent")

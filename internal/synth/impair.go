@@ -31,6 +31,13 @@ func applyImpairments(list []pkt, im *Impairments, start uint32, k *NICKnobs) ([
 	for _, r := range im.RNR {
 		list = lossAfterTap(list, r.resolve(start), rnrWindow, synRNR, resendRNR, k)
 	}
+	for _, r := range im.Dup {
+		for _, d := range im.Drop {
+			if r.resolve(start) == d.resolve(start) {
+				return nil, fmt.Errorf("synth: %w: --dup %s and --drop %s: the drop would remove the first copy and leave one, so the capture would show neither: give the PSN to one of them", ErrConfig, r, d)
+			}
+		}
+	}
 	for _, r := range im.Reorder {
 		i := findReq(list, r.resolve(start), 0)
 		if i < 0 {
@@ -38,7 +45,7 @@ func applyImpairments(list []pkt, im *Impairments, start uint32, k *NICKnobs) ([
 		}
 		j := nextReq(list, i+1)
 		if j < 0 {
-			continue
+			return nil, fmt.Errorf("synth: %w: --reorder %s: PSN %d is the connection's last request, with none after it to swap with", ErrConfig, r, r.resolve(start))
 		}
 		out := make([]pkt, 0, len(list))
 		out = append(out, list[:i]...)

@@ -569,6 +569,9 @@ func TestConfigErrors(t *testing.T) {
 		"ud nak":    {Scenario: ScenarioUD, Impairments: Impairments{NAK: []PSNRef{{Value: 1}}}},
 		"mix small": {Scenario: ScenarioMix, Packets: 10, QPs: 4},
 		"no psn":    {Impairments: Impairments{Dup: []PSNRef{{Value: 500, Relative: true}}}},
+		// Impairments that would leave no trace: refused, not ignored.
+		"reorder last": {Impairments: Impairments{Reorder: []PSNRef{{Value: 63, Relative: true}}}}, // 16 × 4 packets
+		"dup dropped":  {Impairments: Impairments{Dup: []PSNRef{{Value: 5, Relative: true}}, Drop: []PSNRef{{Value: 5, Relative: true}}}},
 	} {
 		_, err := Generate(cfg, io.Discard, nil)
 		assert.ErrorIs(t, err, ErrConfig, name)
