@@ -331,6 +331,11 @@ type Responses struct {
 	// RTT is the request→ACK round-trip time, measured on this flow's
 	// requests against the ACKs of the reverse flow.
 	RTT *RTT `json:"rtt,omitempty"`
+	// RTTAt names the capture RTT was measured in when several capture
+	// points saw the flow: the one nearest its requester, where its
+	// requests leave and their ACKs arrive. Set by the reader of the
+	// points, not the Analyzer.
+	RTTAt string `json:"rtt_at,omitempty"`
 }
 
 // RTT summarises round-trip samples in nanoseconds.

@@ -11,7 +11,7 @@ import (
 )
 
 // writePoints writes the "Capture points" text section.
-func (t *textWriter) writePoints(pts *points.Report) {
+func (t *textWriter) writePoints(pts *points.Report, rep *analyze.Report) {
 	if pts == nil {
 		return
 	}
@@ -54,6 +54,25 @@ func (t *textWriter) writePoints(pts *points.Report) {
 	for i := range pts.Links {
 		writeLinkLosses(w, p, &pts.Links[i])
 	}
+	writeRTTAt(w, rep)
+}
+
+// writeRTTAt says where the flows' RTT was measured: at the point
+// nearest each flow's requester (Responses.RTTAt), a line per point.
+func writeRTTAt(w io.Writer, rep *analyze.Report) {
+	var at []string
+	n := map[string]int{}
+	for i := range rep.Flows {
+		if a := rep.Flows[i].Responses.RTTAt; a != "" {
+			if n[a] == 0 {
+				at = append(at, a)
+			}
+			n[a]++
+		}
+	}
+	for _, a := range at {
+		fmt.Fprintf(w, "  RTT measured at %s, nearest the requester (its requests leave and their ACKs arrive there): %s\n", filename.Text(a), plural(n[a], "flow"))
+	}
 }
 
 // writeLinkLosses lists a link's lost and corrupted PSNs with their
@@ -70,7 +89,7 @@ func writeLinkLosses(w io.Writer, p Palette, l *points.Link) {
 		fmt.Fprintf(w, "  … and %d more lost\n", l.Lost-n)
 	}
 	if l.ECNCEAdded > 0 {
-		p.Yellow.Fprintf(w, "  ECN CE marks added between %s and %s: %d (ecn_ce findings at %s), %s\n", l.From, l.To, l.ECNCEAdded, l.To, linkFlow(l))
+		p.Yellow.Fprintf(w, "  ECN CE marks added between %s and %s: %d (ecn_ce findings at %s), %s\n", from, to, l.ECNCEAdded, to, linkFlow(l))
 	}
 }
 

@@ -62,7 +62,7 @@ func WriteText(w io.Writer, rep *analyze.Report, o TextOptions) error {
 	bw := bufio.NewWriter(w) // keeps the first error, and writes nothing after it
 	t := &textWriter{w: bw, p: NewPalette(o.Colour), o: o}
 	t.report(rep)
-	t.writePoints(o.Points)
+	t.writePoints(o.Points, rep)
 	return bw.Flush()
 }
 

@@ -122,15 +122,16 @@ func (r *runner) capturePoints(ctx context.Context, files []string, samplers []*
 	slices.SortStableFunc(pts.Links, func(a, b points.Link) int {
 		return cmp.Or(cmp.Compare(a.Src, b.Src), cmp.Compare(a.Dst, b.Dst), cmp.Compare(a.DestQP, b.DestQP))
 	})
-	if len(parts) == 1 {
-		return parts[0], pts, nil
-	}
-	merged := &analyze.Report{Connections: []analyze.Connection{}, Flows: []analyze.Flow{}, Findings: []analyze.Finding{}}
-	for _, p := range parts {
-		if err := merged.Merge(p); err != nil {
-			return nil, nil, err
+	merged := parts[0]
+	if len(parts) > 1 {
+		merged = &analyze.Report{Connections: []analyze.Connection{}, Flows: []analyze.Flow{}, Findings: []analyze.Finding{}}
+		for _, p := range parts {
+			if err := merged.Merge(p); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
+	rttAtRequester(merged, pts.Links, names, reports)
 	return merged, pts, nil
 }
 
@@ -259,4 +260,76 @@ func mergeByTime(a, b []analyze.Finding) []analyze.Finding {
 		}
 	}
 	return append(append(out, a...), b...)
+}
+
+// rttAtRequester gives each flow of rep, the report of capture points,
+// the RTT of the point nearest its requester (where its requests are
+// seen first: a From of its links that is no To; the one point that saw
+// it, without links), as that point's own report measured it. The
+// combined report, fed each transmission where it was seen first, would
+// time a request at the requester's point against its ACK at the
+// responder's: a time between two places, no round trip. A flow of
+// several points gets RTTAt, the point's file.
+func rttAtRequester(rep *analyze.Report, links []points.Link, names []string, reports []*analyze.Report) {
+	downstream := map[analyze.FlowID]map[string]bool{}
+	upstream := map[analyze.FlowID][]string{}
+	for _, l := range links {
+		id := analyze.FlowID{Src: l.Src, Dst: l.Dst, DestQP: l.DestQP}
+		if downstream[id] == nil {
+			downstream[id] = map[string]bool{}
+		}
+		downstream[id][l.To] = true
+		upstream[id] = append(upstream[id], l.From)
+	}
+	byName := make(map[string]int, len(names))
+	for i, n := range names {
+		byName[n] = i
+	}
+	index := make([]map[analyze.FlowID]*analyze.Flow, len(reports)) // each report's flows, made when first asked
+	flowIn := func(i int, id analyze.FlowID) *analyze.Flow {
+		if reports[i] == nil {
+			return nil
+		}
+		if index[i] == nil {
+			index[i] = make(map[analyze.FlowID]*analyze.Flow, len(reports[i].Flows))
+			for k := range reports[i].Flows {
+				index[i][reports[i].Flows[k].ID()] = &reports[i].Flows[k]
+			}
+		}
+		return index[i][id]
+	}
+	for k := range rep.Flows {
+		f := &rep.Flows[k]
+		id := f.ID()
+		at := -1
+		for _, from := range upstream[id] {
+			if !downstream[id][from] {
+				at = byName[from]
+				break
+			}
+		}
+		if at < 0 { // seen at one point: its own report's RTT
+			for i := range reports {
+				if flowIn(i, id) != nil {
+					if at >= 0 {
+						at = -1 // at several, unmatched: no point is known nearest
+						break
+					}
+					at = i
+				}
+			}
+			if at < 0 {
+				f.Responses.RTT = nil
+				continue
+			}
+		}
+		own := flowIn(at, id)
+		f.Responses.RTT = nil
+		if own != nil {
+			f.Responses.RTT = own.Responses.RTT
+		}
+		if len(upstream[id]) > 0 && f.Responses.RTT != nil {
+			f.Responses.RTTAt = names[at]
+		}
+	}
 }
