@@ -23,27 +23,17 @@ import (
 func (r *runner) wholeSamples(ctx context.Context, files []string) string {
 	r.progress = startProgress(r.cfg.progress, r.stderr) // the pass reads every file: about half the run
 	defer func() { r.progress.stop(); r.progress = nil }()
-	samplers := make([]*points.Sampler, len(files))
-	sem := make(chan struct{}, r.jobs())
-	var wg sync.WaitGroup
-	for i, name := range files {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			a := analyze.New(analyze.Options{RoCEPorts: r.cfg.rocePorts, DecodeRDAs: r.cfg.rdAs, NoICRC: true,
-				MaxFlows: 1, MaxConnections: 1, NoSeries: true, NoMerge: true})
-			smp := points.NewSampler(0)
-			// A file that cannot be read to its end is sampled to where it
-			// breaks; the analysis names the error.
-			_ = r.each(ctx, name, func(f *frame) { smp.Add(a.Feed(f.ci, f.linkType, f.data)) })
-			samplers[i] = smp
-		})
-	}
-	wg.Wait()
-	est := points.EstimateClocks(samplers, make([]*time.Duration, len(files)))
+	est := estimateFiles(len(files), r.jobs(), func(i int) *points.Sampler {
+		a := analyze.New(analyze.Options{RoCEPorts: r.cfg.rocePorts, DecodeRDAs: r.cfg.rdAs, NoICRC: true,
+			MaxFlows: 1, MaxConnections: 1, NoSeries: true, NoMerge: true})
+		smp := points.NewSampler(0)
+		// A file that cannot be read to its end is sampled to where it
+		// breaks; the analysis names the error.
+		_ = r.each(ctx, files[i], func(f *frame) { smp.Add(a.Feed(f.ci, f.linkType, f.data)) })
+		return smp
+	}, make([]*time.Duration, len(files)))
 	// The samples are garbage now, tens of megabytes that would otherwise
 	// set the heap's size for the analysis (GOGC doubles the live heap).
-	samplers = nil
 	runtime.GC()
 	if len(est.Groups) > 0 {
 		return whyPointsWhole
@@ -60,3 +50,47 @@ const (
 	whyPointsWhole = "their packets share transmissions"
 	whyApartWhole  = "their packets share transmissions, but they are not capture points of one traffic"
 )
+
+// heldSamplers is the most files whose Samplers estimateFiles holds at
+// once: a Sampler holds up to points.DefaultSamples transmissions.
+const heldSamplers = points.MaxFiles
+
+// estimateFiles samples n files (sample(i) returns file i's Sampler, on
+// up to jobs goroutines at once) and estimates their clocks
+// (points.EstimateClocks). More than heldSamplers files are screened
+// first by the hashes of their samples (points.Screen), each Sampler
+// dropped once screened, and only the files that may share transmissions
+// are sampled again, so that many files hold no more than their samples'
+// hashes whatever their number.
+func estimateFiles(n, jobs int, sample func(i int) *points.Sampler, overrides []*time.Duration) points.Estimate {
+	samplers := make([]*points.Sampler, n)
+	var screen *points.Screen
+	each := func(files []int, keep bool) {
+		sem := make(chan struct{}, max(jobs, 1))
+		var wg sync.WaitGroup
+		for _, i := range files {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				if s := sample(i); keep {
+					samplers[i] = s
+				} else {
+					screen.Add(i, s)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	if n <= heldSamplers {
+		each(all, true)
+		return points.EstimateClocks(samplers, overrides)
+	}
+	screen = points.NewScreen(n)
+	each(all, false)
+	each(screen.Candidates(), true)
+	return screen.Estimate(samplers, overrides)
+}

@@ -109,24 +109,31 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 		name  string
 		start time.Time
 	}
-	ps := make([]piece, 0, len(files))
-	samplers := make([]*points.Sampler, 0, len(files))
-	// One Analyzer decodes the heads of all files: the samplers read
-	// each packet's own fields, not the flows it builds.
-	a := analyze.New(r.options(oneFile(""), false))
 	for _, name := range files {
 		// A file given twice never gets here: checkInputs refused it.
 		if _, err := os.Stat(name); err != nil {
 			return nil, fmt.Sprintf("%s cannot be read", displayName(name))
 		}
-		start, smp, err := headSample(a, name)
-		if err != nil {
-			return nil, fmt.Sprintf("%s cannot be read as a capture", displayName(name))
-		}
-		ps = append(ps, piece{name, start})
-		samplers = append(samplers, smp)
 	}
-	est := points.EstimateClocks(samplers, make([]*time.Duration, len(files)))
+	ps := make([]piece, len(files))
+	errs := make([]error, len(files))
+	// One Analyzer decodes the heads of all files, one after another:
+	// the samplers read each packet's own fields, not the flows it
+	// builds.
+	a := analyze.New(r.options(oneFile(""), false))
+	est := estimateFiles(len(files), 1, func(i int) *points.Sampler {
+		start, smp, err := headSample(a, files[i])
+		ps[i], errs[i] = piece{files[i], start}, err
+		if err != nil {
+			return points.NewSampler(0) // the file is named below
+		}
+		return smp
+	}, make([]*time.Duration, len(files)))
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Sprintf("%s cannot be read as a capture", displayName(files[i]))
+		}
+	}
 	if len(est.Groups) > 0 {
 		return nil, whyPoints
 	}
@@ -137,7 +144,7 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 	}
 	// The samples are garbage now, a few megabytes that would otherwise
 	// set the heap's size for the run (GOGC doubles the live heap).
-	a, samplers = nil, nil
+	a = nil
 	runtime.GC()
 	// By their first frames' times; files without a frame (a rotation's
 	// last, cut before its first record) last.
