@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 
 	"github.com/roce-dissect/roce-dissect/capture"
@@ -29,8 +30,23 @@ func (r *runner) readMerged(ctx context.Context, src *source, start func(i int, 
 			h.close()
 		}
 	}()
+	// The files share maxOpenFiles descriptors, however many they are.
+	pool := &filePool{max: maxOpenFiles}
 	for i, name := range src.files {
-		cr, size, err := r.open(name)
+		var file io.Closer
+		cr, size, err := r.openWith(name, func(name string) (*capture.Reader, error) {
+			pf, err := pool.openPooled(name)
+			if err != nil {
+				return nil, fmt.Errorf("capture: %w", err)
+			}
+			cr, err := capture.NewReader(pf)
+			if err != nil {
+				pf.Close()
+				return nil, err
+			}
+			file = pf
+			return cr, nil
+		})
 		if err != nil {
 			errs[i] = fmt.Errorf("%s: %v", displayName(name), err)
 			continue
@@ -41,6 +57,7 @@ func (r *runner) readMerged(ctx context.Context, src *source, start func(i int, 
 		}
 		fctx, cancel := context.WithCancel(ctx)
 		h.pull, h.stop = iter.Pull(func(yield func(*frame) bool) {
+			defer file.Close()
 			defer cr.Close()
 			err := r.eachFrom(fctx, cr, size, 0, func(f *frame) {
 				if !yield(f) {
