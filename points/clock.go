@@ -119,6 +119,13 @@ func (s *Sampler) Add(p *analyze.Packet) {
 	}
 }
 
+// Reset empties the Sampler, for another file: it keeps about as many
+// transmissions as NewSampler's, in the room it has.
+func (s *Sampler) Reset() {
+	clear(s.keys)
+	s.level, s.first, s.last, s.any = 0, time.Time{}, time.Time{}, false
+}
+
 // Span returns the file's first and last packet times (false when empty).
 func (s *Sampler) Span() (first, last time.Time, ok bool) { return s.first, s.last, s.any }
 

@@ -272,7 +272,11 @@ func candidatePairs(n int, hashes iter.Seq2[int, uint64]) [][2]int {
 	// other, by file. Hashes that differ in those low bits alone make
 	// more pairs candidates, never fewer.
 	b := bits.Len(uint(n - 1))
-	var keys []uint64
+	total := 0
+	for range hashes {
+		total++
+	}
+	keys := make([]uint64, 0, total)
 	for f, h := range hashes {
 		keys = append(keys, h>>b<<b|uint64(f))
 	}

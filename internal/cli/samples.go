@@ -23,14 +23,12 @@ import (
 func (r *runner) wholeSamples(ctx context.Context, files []string) string {
 	r.progress = startProgress(r.cfg.progress, r.stderr) // the pass reads every file: about half the run
 	defer func() { r.progress.stop(); r.progress = nil }()
-	est := estimateFiles(len(files), r.jobs(), func(i int) *points.Sampler {
+	est := estimateFiles(len(files), r.jobs(), func(i int, smp *points.Sampler) {
 		a := analyze.New(analyze.Options{RoCEPorts: r.cfg.rocePorts, DecodeRDAs: r.cfg.rdAs, NoICRC: true,
 			MaxFlows: 1, MaxConnections: 1, NoSeries: true, NoMerge: true})
-		smp := points.NewSampler(0)
 		// A file that cannot be read to its end is sampled to where it
 		// breaks; the analysis names the error.
 		_ = r.each(ctx, files[i], func(f *frame) { smp.Add(a.Feed(f.ci, f.linkType, f.data)) })
-		return smp
 	}, make([]*time.Duration, len(files)))
 	// The samples are garbage now, tens of megabytes that would otherwise
 	// set the heap's size for the analysis (GOGC doubles the live heap).
@@ -55,28 +53,36 @@ const (
 // once: a Sampler holds up to points.DefaultSamples transmissions.
 const heldSamplers = points.MaxFiles
 
-// estimateFiles samples n files (sample(i) returns file i's Sampler, on
-// up to jobs goroutines at once) and estimates their clocks
-// (points.EstimateClocks). More than heldSamplers files are screened
-// first by the hashes of their samples (points.Screen), each Sampler
-// dropped once screened, and only the files that may share transmissions
-// are sampled again, so that many files hold no more than their samples'
-// hashes whatever their number.
-func estimateFiles(n, jobs int, sample func(i int) *points.Sampler, overrides []*time.Duration) points.Estimate {
+// estimateFiles samples n files (sample(i, s) samples file i into the
+// empty Sampler s, on up to jobs goroutines at once) and estimates their
+// clocks (points.EstimateClocks). More than heldSamplers files are
+// screened first by the hashes of their samples (points.Screen), through
+// one Sampler a goroutine, and only the files that may share
+// transmissions are sampled again, so that many files hold no more than
+// their samples' hashes whatever their number.
+func estimateFiles(n, jobs int, sample func(i int, s *points.Sampler), overrides []*time.Duration) points.Estimate {
+	jobs = max(jobs, 1)
 	samplers := make([]*points.Sampler, n)
-	var screen *points.Screen
-	each := func(files []int, keep bool) {
-		sem := make(chan struct{}, max(jobs, 1))
+	var screen *points.Screen // while screening: the Screen the Samplers go to
+	each := func(files []int) {
+		free := make(chan *points.Sampler, jobs) // screening: the goroutines' Samplers
+		for range jobs {
+			free <- points.NewSampler(0)
+		}
 		var wg sync.WaitGroup
 		for _, i := range files {
-			sem <- struct{}{}
+			s := <-free
 			wg.Go(func() {
-				defer func() { <-sem }()
-				if s := sample(i); keep {
+				if screen == nil {
+					sample(i, s)
 					samplers[i] = s
-				} else {
-					screen.Add(i, s)
+					free <- points.NewSampler(0)
+					return
 				}
+				s.Reset()
+				sample(i, s)
+				screen.Add(i, s)
+				free <- s
 			})
 		}
 		wg.Wait()
@@ -86,11 +92,13 @@ func estimateFiles(n, jobs int, sample func(i int) *points.Sampler, overrides []
 		all[i] = i
 	}
 	if n <= heldSamplers {
-		each(all, true)
+		each(all)
 		return points.EstimateClocks(samplers, overrides)
 	}
-	screen = points.NewScreen(n)
-	each(all, false)
-	each(screen.Candidates(), true)
-	return screen.Estimate(samplers, overrides)
+	scr := points.NewScreen(n)
+	screen = scr
+	each(all)
+	screen = nil
+	each(scr.Candidates())
+	return scr.Estimate(samplers, overrides)
 }

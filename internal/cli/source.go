@@ -121,13 +121,9 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 	// the samplers read each packet's own fields, not the flows it
 	// builds.
 	a := analyze.New(r.options(oneFile(""), false))
-	est := estimateFiles(len(files), 1, func(i int) *points.Sampler {
-		start, smp, err := headSample(a, files[i])
+	est := estimateFiles(len(files), 1, func(i int, smp *points.Sampler) {
+		start, err := headSample(a, files[i], smp)
 		ps[i], errs[i] = piece{files[i], start}, err
-		if err != nil {
-			return points.NewSampler(0) // the file is named below
-		}
-		return smp
 	}, make([]*time.Duration, len(files)))
 	for i, err := range errs {
 		if err != nil {
@@ -198,19 +194,17 @@ const whyApart = "their first packets share transmissions, but they are not capt
 // headFrames is how many frames of each file headSample samples.
 const headFrames = 1024
 
-// headSample returns the time of a capture file's first frame and a
-// sample of the transmissions of its first headFrames frames, decoded by
-// a: capture
-// points of the same traffic share them whatever their clocks, the
+// headSample returns the time of a capture file's first frame, and
+// samples into smp the transmissions of its first headFrames frames,
+// decoded by a: capture points of the same traffic share them whatever their clocks, the
 // pieces of a rotation do not (each continues where the one before
 // ended).
-func headSample(a *analyze.Analyzer, name string) (time.Time, *points.Sampler, error) {
+func headSample(a *analyze.Analyzer, name string, smp *points.Sampler) (time.Time, error) {
 	cr, err := capture.Open(name)
 	if err != nil {
-		return time.Time{}, nil, err
+		return time.Time{}, err
 	}
 	defer cr.Close()
-	smp := points.NewSampler(0)
 	var start time.Time
 	for n := 0; n < headFrames; n++ {
 		ci, data, lt, err := cr.Next()
@@ -219,13 +213,13 @@ func headSample(a *analyze.Analyzer, name string) (time.Time, *points.Sampler, e
 		}
 		if n == 0 {
 			if ci.Timestamp.IsZero() {
-				return time.Time{}, nil, errors.New("no time on its first frame")
+				return time.Time{}, errors.New("no time on its first frame")
 			}
 			start = ci.Timestamp
 		}
 		smp.Add(a.Feed(ci, lt, data))
 	}
-	return start, smp, nil
+	return start, nil
 }
 
 // captureFiles is the report's list of the pieces read (Capture.Files), nil for
