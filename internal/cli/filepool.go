@@ -13,6 +13,10 @@ import (
 // whatever the number of files merged.
 const maxOpenFiles = 64
 
+// mergeBufSize is the buffer a file of readMerged starts with, which
+// grows for a record it cannot hold (capture.NewReaderSize).
+const mergeBufSize = 8 << 10
+
 // filePool lends descriptors to the files of a merge, no more than max
 // open at once: a file whose turn to read comes while max are open
 // closes the one read least recently, which opens again where it was

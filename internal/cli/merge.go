@@ -30,7 +30,9 @@ func (r *runner) readMerged(ctx context.Context, src *source, start func(i int, 
 			h.close()
 		}
 	}()
-	// The files share maxOpenFiles descriptors, however many they are.
+	// The files share maxOpenFiles descriptors, however many they are,
+	// and each holds a small buffer (all of them are read at once while
+	// their times overlap).
 	pool := &filePool{max: maxOpenFiles}
 	for i, name := range src.files {
 		var file io.Closer
@@ -39,7 +41,7 @@ func (r *runner) readMerged(ctx context.Context, src *source, start func(i int, 
 			if err != nil {
 				return nil, fmt.Errorf("capture: %w", err)
 			}
-			cr, err := capture.NewReader(pf)
+			cr, err := capture.NewReaderSize(pf, mergeBufSize)
 			if err != nil {
 				pf.Close()
 				return nil, err
