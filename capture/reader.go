@@ -82,15 +82,19 @@ type Reader struct {
 // Open opens the named capture file; "-" means standard input, which Close
 // leaves open. Errors about the file's contents do not name the file: the
 // caller adds the name.
-func Open(name string) (*Reader, error) {
+func Open(name string) (*Reader, error) { return OpenSize(name, bufSize) }
+
+// OpenSize is Open with the buffer of NewReaderSize: for a file read in
+// part (its first frames), or one of many read at once.
+func OpenSize(name string, size int) (*Reader, error) {
 	if name == "-" {
-		return NewReader(os.Stdin)
+		return NewReaderSize(os.Stdin, size)
 	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
-	r, err := NewReader(f)
+	r, err := NewReaderSize(f, size)
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -128,7 +128,7 @@ func sameCapture(files []string) (a, b string, ok bool) {
 // headHash hashes the timestamps, lengths and bytes of a capture's first
 // twinFrames frames.
 func headHash(name string) (uint64, error) {
-	cr, err := capture.Open(name)
+	cr, err := openSmall(name)
 	if err != nil {
 		return 0, err
 	}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/roce-dissect/roce-dissect/capture"
 )
 
 // maxOpenFiles is the most files readMerged holds open at once, well
@@ -13,9 +15,15 @@ import (
 // whatever the number of files merged.
 const maxOpenFiles = 64
 
-// mergeBufSize is the buffer a file of readMerged starts with, which
-// grows for a record it cannot hold (capture.NewReaderSize).
-const mergeBufSize = 8 << 10
+// smallBufSize is the buffer a capture starts with (which grows for a
+// record it cannot hold: capture.NewReaderSize) when it is read in part
+// (its first frames: headSample, headHash), only to be sampled, or is
+// one of many read at once (readMerged): many files cost a few kilobytes
+// each, not the quarter of a megabyte of a capture read on its own.
+const smallBufSize = 8 << 10
+
+// openSmall opens a capture with a buffer of smallBufSize.
+func openSmall(name string) (*capture.Reader, error) { return capture.OpenSize(name, smallBufSize) }
 
 // filePool lends descriptors to the files of a merge, no more than max
 // open at once: a file whose turn to read comes while max are open

@@ -41,7 +41,7 @@ func (r *runner) readMerged(ctx context.Context, src *source, start func(i int, 
 			if err != nil {
 				return nil, fmt.Errorf("capture: %w", err)
 			}
-			cr, err := capture.NewReaderSize(pf, mergeBufSize)
+			cr, err := capture.NewReaderSize(pf, smallBufSize)
 			if err != nil {
 				pf.Close()
 				return nil, err

@@ -28,7 +28,12 @@ func (r *runner) wholeSamples(ctx context.Context, files []string) string {
 			MaxFlows: 1, MaxConnections: 1, NoSeries: true, NoMerge: true})
 		// A file that cannot be read to its end is sampled to where it
 		// breaks; the analysis names the error.
-		_ = r.each(ctx, files[i], func(f *frame) { smp.Add(a.Feed(f.ci, f.linkType, f.data)) })
+		cr, size, err := r.openWith(files[i], openSmall)
+		if err != nil {
+			return
+		}
+		defer cr.Close()
+		_ = r.eachFrom(ctx, cr, size, r.cfg.count, func(f *frame) { smp.Add(a.Feed(f.ci, f.linkType, f.data)) })
 	}, make([]*time.Duration, len(files)))
 	// The samples are garbage now, tens of megabytes that would otherwise
 	// set the heap's size for the analysis (GOGC doubles the live heap).

@@ -200,7 +200,7 @@ const headFrames = 1024
 // pieces of a rotation do not (each continues where the one before
 // ended).
 func headSample(a *analyze.Analyzer, name string, smp *points.Sampler) (time.Time, error) {
-	cr, err := capture.Open(name)
+	cr, err := openSmall(name)
 	if err != nil {
 		return time.Time{}, err
 	}
