@@ -121,8 +121,9 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 	// the samplers read each packet's own fields, not the flows it
 	// builds.
 	a := analyze.New(r.options(oneFile(""), false))
+	frames := headFramesOf(len(files))
 	est := estimateFiles(len(files), 1, func(i int, smp *points.Sampler) {
-		start, err := headSample(a, files[i], smp)
+		start, err := headSample(a, files[i], frames, smp)
 		ps[i], errs[i] = piece{files[i], start}, err
 	}, make([]*time.Duration, len(files)))
 	for i, err := range errs {
@@ -191,22 +192,35 @@ const whyPoints = "their first packets share transmissions"
 // not capture points of one traffic (the notes say why, r.apart).
 const whyApart = "their first packets share transmissions, but they are not capture points of one traffic"
 
-// headFrames is how many frames of each file headSample samples.
-const headFrames = 1024
+// headFrames is how many frames of each file headSample samples, of up
+// to headFiles files. More files share headFrames*headFiles frames, at
+// least minHeadFrames each (headFramesOf): 2,000 pieces of 500 frames
+// would otherwise all be decoded twice.
+const (
+	headFrames    = 1024
+	headFiles     = 256
+	minHeadFrames = 64
+)
+
+// headFramesOf is how many frames of each of n files headSample samples.
+func headFramesOf(n int) int {
+	return min(headFrames, max(minHeadFrames, headFrames*headFiles/max(n, 1)))
+}
 
 // headSample returns the time of a capture file's first frame, and
-// samples into smp the transmissions of its first headFrames frames,
+// samples into smp the transmissions of its first frames (as many as
+// frames),
 // decoded by a: capture points of the same traffic share them whatever their clocks, the
 // pieces of a rotation do not (each continues where the one before
 // ended).
-func headSample(a *analyze.Analyzer, name string, smp *points.Sampler) (time.Time, error) {
+func headSample(a *analyze.Analyzer, name string, frames int, smp *points.Sampler) (time.Time, error) {
 	cr, err := openSmall(name)
 	if err != nil {
 		return time.Time{}, err
 	}
 	defer cr.Close()
 	var start time.Time
-	for n := 0; n < headFrames; n++ {
+	for n := 0; n < frames; n++ {
 		ci, data, lt, err := cr.Next()
 		if err != nil {
 			break
