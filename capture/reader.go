@@ -81,7 +81,9 @@ type Reader struct {
 
 // Open opens the named capture file; "-" means standard input, which Close
 // leaves open. Errors about the file's contents do not name the file: the
-// caller adds the name.
+// caller adds the name. The buffer of a regular file is no larger than
+// the file (the buffer grows should it grow): the pieces of a rotation
+// are many small files.
 func Open(name string) (*Reader, error) { return OpenSize(name, bufSize) }
 
 // OpenSize is Open with the buffer of NewReaderSize: for a file read in
@@ -93,6 +95,9 @@ func OpenSize(name string, size int) (*Reader, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
+	}
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() < int64(size) {
+		size = int(st.Size()) + 1 // the read that finds its end fills no more
 	}
 	r, err := NewReaderSize(f, size)
 	if err != nil {

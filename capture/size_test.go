@@ -3,6 +3,8 @@ package capture_test
 import (
 	"bytes"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/gopacket/gopacket/layers"
@@ -56,4 +58,37 @@ func TestNewReaderSize(t *testing.T) {
 	assert.Len(t, want, 11)
 	require.Error(t, gotErr)
 	assert.Equal(t, wantErr.Error(), gotErr.Error())
+}
+
+// TestOpenSmallFileGrows: Open gives a small file a buffer no larger than
+// the file, and a file that grows while it is read (a capture still being
+// written) is read to its new end, a record of 100,000 bytes appended
+// after the Open included, with its offsets.
+func TestOpenSmallFileGrows(t *testing.T) {
+	frames := testFrames(3, layers.LinkTypeEthernet)
+	frames[2].data = frameData(2, 100_000)
+	frames[2].origLen = 100_000
+	file := writePcap(t, false, capture.MaxCaptureLength, layers.LinkTypeEthernet, frames)
+	offs := pcapOffsets(frames)
+	name := filepath.Join(t.TempDir(), "growing.pcap")
+	require.NoError(t, os.WriteFile(name, file[:offs[1]], 0o644)) // the header and frame 0
+	r, err := capture.Open(name)
+	require.NoError(t, err)
+	defer r.Close()
+	_, data, _, err := r.Next()
+	require.NoError(t, err)
+	require.Equal(t, frames[0].data, data)
+	f, err := os.OpenFile(name, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.Write(file[offs[1]:])
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	for i := 1; i < len(frames); i++ {
+		_, data, _, err := r.Next()
+		require.NoError(t, err, "frame %d", i)
+		require.Equal(t, frames[i].data, data, "frame %d", i)
+		require.Equal(t, offs[i+1], r.Offset(), "frame %d", i)
+	}
+	_, _, _, err = r.Next()
+	require.ErrorIs(t, err, io.EOF)
 }
