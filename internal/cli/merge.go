@@ -107,8 +107,13 @@ func (r *runner) readMerged(ctx context.Context, src *source, start func(i int, 
 // mergeHead is a file of readMerged: its next frame, valid until the
 // file is read on (advance).
 type mergeHead struct {
-	file   int
-	f      *frame
+	file int
+	f    *frame
+	// f's time, as seconds and nanoseconds since the Unix epoch: the heap
+	// compares it often, and a time.Time's comparison costs more (a
+	// pcapng time may lie past the year 2262: no UnixNano).
+	sec    int64
+	nsec   int
 	pull   func() (*frame, bool)
 	stop   func()
 	cancel context.CancelFunc
@@ -119,6 +124,9 @@ type mergeHead struct {
 func (h *mergeHead) advance() bool {
 	f, ok := h.pull()
 	h.f = f
+	if ok {
+		h.sec, h.nsec = f.ci.Timestamp.Unix(), f.ci.Timestamp.Nanosecond()
+	}
 	return ok
 }
 
@@ -138,9 +146,8 @@ type mergeHeads []*mergeHead
 
 func (m mergeHeads) Len() int { return len(m) }
 func (m mergeHeads) Less(i, j int) bool {
-	ti, tj := m[i].f.ci.Timestamp, m[j].f.ci.Timestamp
-	if !ti.Equal(tj) {
-		return ti.Before(tj)
+	if a, b := m[i], m[j]; a.sec != b.sec || a.nsec != b.nsec {
+		return a.sec < b.sec || a.sec == b.sec && a.nsec < b.nsec
 	}
 	return m[i].file > m[j].file
 }
