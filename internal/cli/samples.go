@@ -10,6 +10,15 @@ import (
 	"github.com/roce-dissect/roce-dissect/points"
 )
 
+// sampleOptions are those of an Analyzer that only decodes the packets
+// a points.Sampler samples: it tracks one flow and one connection,
+// outside the run's budgets, and checks no ICRC (the samples match by
+// the ICRC's bytes, not by its check).
+func (r *runner) sampleOptions() analyze.Options {
+	return analyze.Options{RoCEPorts: r.cfg.rocePorts, DecodeRDAs: r.cfg.rdAs, NoICRC: true,
+		MaxFlows: 1, MaxConnections: 1, NoSeries: true, NoMerge: true}
+}
+
 // wholeSamples samples the transmissions of every frame of each file (on
 // the cores -j allows) and says whether they are capture points of one
 // traffic (whyPointsWhole), files that share transmissions but are not
@@ -17,15 +26,12 @@ import (
 // merged by time. Their first frames (piecesOf) may share none although
 // they are points: a later start, or heads of CM handshakes alone.
 //
-// The files are only decoded: the Analyzer that decodes them tracks one
-// flow and one connection, outside the run's budgets, and checks no ICRC
-// (the samples match by the ICRC's bytes, not by its check).
+// The files are only decoded (sampleOptions).
 func (r *runner) wholeSamples(ctx context.Context, files []string) string {
 	r.progress = startProgress(r.cfg.progress, r.stderr) // the pass reads every file: about half the run
 	defer func() { r.progress.stop(); r.progress = nil }()
 	est := estimateFiles(len(files), r.jobs(), func(i int, smp *points.Sampler) {
-		a := analyze.New(analyze.Options{RoCEPorts: r.cfg.rocePorts, DecodeRDAs: r.cfg.rdAs, NoICRC: true,
-			MaxFlows: 1, MaxConnections: 1, NoSeries: true, NoMerge: true})
+		a := analyze.New(r.sampleOptions())
 		// A file that cannot be read to its end is sampled to where it
 		// breaks; the analysis names the error.
 		cr, size, err := r.openWith(files[i], openSmall)

@@ -119,8 +119,8 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 	errs := make([]error, len(files))
 	// One Analyzer decodes the heads of all files, one after another:
 	// the samplers read each packet's own fields, not the flows it
-	// builds.
-	a := analyze.New(r.options(oneFile(""), false))
+	// builds (sampleOptions).
+	a := analyze.New(r.sampleOptions())
 	frames := headFramesOf(len(files))
 	est := estimateFiles(len(files), 1, func(i int, smp *points.Sampler) {
 		start, err := headSample(a, files[i], frames, smp)
