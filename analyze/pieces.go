@@ -49,13 +49,13 @@ type pieceMark struct {
 }
 
 // markEvery is the fewest runs a mark of Pieces stands for: a frame's
-// file and number are found by reading at most this many runs, or as many
-// as there are files (a mark holds a count of each file, which this many
-// runs share: a few bytes a run).
+// file and number are found by reading at most this many runs, or four
+// times as many as there are files (a mark holds a count of each file, 8
+// bytes, which that many runs share: 2 bytes a run).
 const markEvery = 256
 
 // every is how many runs a mark stands for.
-func (p *Pieces) every() int { return max(markEvery, len(p.names)) }
+func (p *Pieces) every() int { return max(markEvery, 4*len(p.names)) }
 
 // NewPieces returns the Pieces of the files named, in the order given.
 func NewPieces(names []string) *Pieces {
