@@ -30,7 +30,7 @@ func (r *runner) sampleOptions() analyze.Options {
 func (r *runner) wholeSamples(ctx context.Context, files []string) string {
 	r.progress = startProgress(r.cfg.progress, r.stderr) // the pass reads every file: about half the run
 	defer func() { r.progress.stop(); r.progress = nil }()
-	est := estimateFiles(len(files), r.jobs(), func(i int, smp *points.Sampler) {
+	est := estimateFiles(len(files), r.jobs(), 1, func(i int, smp *points.Sampler) {
 		a := analyze.New(r.sampleOptions())
 		// A file that cannot be read to its end is sampled to where it
 		// breaks; the analysis names the error.
@@ -60,18 +60,20 @@ const (
 	whyApartWhole  = "their packets share transmissions, but they are not capture points of one traffic"
 )
 
-// heldSamplers is the most files whose Samplers estimateFiles holds at
-// once: a Sampler holds up to points.DefaultSamples transmissions.
-const heldSamplers = points.MaxFiles
+// heldHeads is the most files whose Samplers of their first frames
+// (headSample: a thousand transmissions at most) estimateFiles holds at
+// once. The Samplers of whole files, up to points.DefaultSamples
+// transmissions each (a dozen megabytes), are never all held.
+const heldHeads = points.MaxFiles
 
 // estimateFiles samples n files (sample(i, s) samples file i into the
 // empty Sampler s, on up to jobs goroutines at once) and estimates their
-// clocks (points.EstimateClocks). More than heldSamplers files are
-// screened first by the hashes of their samples (points.Screen), through
-// one Sampler a goroutine, and only the files that may share
-// transmissions are sampled again, so that many files hold no more than
-// their samples' hashes whatever their number.
-func estimateFiles(n, jobs int, sample func(i int, s *points.Sampler), overrides []*time.Duration) points.Estimate {
+// clocks (points.EstimateClocks). More than held files are screened
+// first by the hashes of their samples (points.Screen), through one
+// Sampler a goroutine, and only the files that may share transmissions
+// are sampled again, so that the files hold no more than their samples'
+// hashes whatever their number.
+func estimateFiles(n, jobs, held int, sample func(i int, s *points.Sampler), overrides []*time.Duration) points.Estimate {
 	jobs = max(jobs, 1)
 	samplers := make([]*points.Sampler, n)
 	var screen *points.Screen // while screening: the Screen the Samplers go to
@@ -102,7 +104,7 @@ func estimateFiles(n, jobs int, sample func(i int, s *points.Sampler), overrides
 	for i := range all {
 		all[i] = i
 	}
-	if n <= heldSamplers {
+	if n <= held {
 		each(all)
 		return points.EstimateClocks(samplers, overrides)
 	}

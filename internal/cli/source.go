@@ -122,7 +122,7 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 	// builds (sampleOptions).
 	a := analyze.New(r.sampleOptions())
 	frames := headFramesOf(len(files))
-	est := estimateFiles(len(files), 1, func(i int, smp *points.Sampler) {
+	est := estimateFiles(len(files), 1, heldHeads, func(i int, smp *points.Sampler) {
 		start, err := headSample(a, files[i], frames, smp)
 		ps[i], errs[i] = piece{files[i], start}, err
 	}, make([]*time.Duration, len(files)))
