@@ -81,7 +81,7 @@ func (p *Pieces) Begin(i int, frame uint64) {
 	}
 	if len(p.blocks) == 0 || p.n == p.every() {
 		if k := len(p.blocks); k > 0 {
-			p.blocks[k-1] = slices.Clip(p.blocks[k-1])
+			p.blocks[k-1] = slices.Clone(p.blocks[k-1]) // without the room append left
 		}
 		p.marks = append(p.marks, pieceMark{at: frame, read: slices.Clone(p.read)})
 		p.blocks = append(p.blocks, binary.AppendUvarint(nil, uint64(i)))
