@@ -309,7 +309,7 @@ func grow(est [][]pairEdge, out []Offset, known []bool, errs []float64) {
 	n := len(est)
 	for {
 		bi, bj := -1, -1
-		var be *pairEstimate
+		var e *pairEstimate // bi's estimate of bj
 		best := math.Inf(1)
 		for i := range n {
 			if !known[i] {
@@ -324,14 +324,13 @@ func grow(est [][]pairEdge, out []Offset, known []bool, errs []float64) {
 					ee = 1e18
 				}
 				if c := errs[i] + ee; bi < 0 || c < best {
-					bi, bj, be, best = i, edge.to, edge.est, c
+					bi, bj, e, best = i, edge.to, edge.est, c
 				}
 			}
 		}
 		if bi < 0 {
 			return
 		}
-		e := be
 		known[bj] = true
 		errs[bj] = best
 		o := Offset{Offset: out[bi].Offset + time.Duration(math.Round(e.off)), Method: e.method, Shared: e.shared}
