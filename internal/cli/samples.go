@@ -41,8 +41,10 @@ func (r *runner) wholeSamples(ctx context.Context, files []string) string {
 		defer cr.Close()
 		_ = r.eachFrom(ctx, cr, size, r.cfg.count, func(f *frame) { smp.Add(a.Feed(f.ci, f.linkType, f.data)) })
 	}, make([]*time.Duration, len(files)))
-	// The samples are garbage now, tens of megabytes that would otherwise
-	// set the heap's size for the analysis (GOGC doubles the live heap).
+	// The samples are garbage now (a Sampler a goroutine, up to a dozen
+	// megabytes each, and the hashes of every file's), which would
+	// otherwise set the heap's size for the analysis (GOGC doubles the
+	// live heap).
 	runtime.GC()
 	if len(est.Groups) > 0 {
 		return whyPointsWhole
