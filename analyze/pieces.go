@@ -1,8 +1,8 @@
 package analyze
 
 import (
+	"encoding/binary"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -24,35 +24,40 @@ import (
 // of one capture) may call Ref and FrameName on their own goroutines
 // while it does: they only ask about frames fed.
 //
-// A run of frames of one file costs Pieces 8 bytes: the pieces of a
-// rotation are a run each, and files merged by time a run each time the
-// stream goes from one to another (frame by frame at worst, when the
-// files' frames alternate).
+// A run of frames of one file costs Pieces a few bytes, whatever the
+// number of files: the pieces of a rotation are a run each, and files
+// merged by time a run each time the stream goes from one to another
+// (frame by frame at worst, when the files' frames alternate).
 type Pieces struct {
 	names []string
 	mu    sync.Mutex
-	runs  []pieceRun  // in the stream's order
-	marks []pieceMark // one before every markEvery-th run
-	read  []uint64    // the frames of each file in the runs before the last
-	last  uint64      // the stream's number of the last run's first frame
+	// blocks are the runs, in the stream's order, a block of up to
+	// p.every() runs a mark; each run is its first frame's number less
+	// the run before's first, then its file, as uvarints (the first run
+	// of a block: the file alone, its first frame being the mark's).
+	blocks [][]byte
+	marks  []pieceMark // one for each block
+	n      int         // runs in the last block
+	read   []uint64    // the frames of each file in the runs before the last
+	last   uint64      // the stream's number of the last run's first frame
+	file   int         // the last run's file
 }
 
-// pieceRun is a run of consecutive frames of the stream from one file.
-type pieceRun struct {
-	gap  uint32 // its first frame's number less the run before's first (the first run's: its number)
-	file uint32
-}
-
-// pieceMark is where a run of Pieces begins (its first frame's number in
+// pieceMark is where a block of runs begins (its first frame's number in
 // the stream) and the frames of each file before it.
 type pieceMark struct {
 	at   uint64
 	read []uint64
 }
 
-// markEvery is how many runs a mark of Pieces stands for: a frame's file
-// and number are found by reading at most this many runs.
+// markEvery is the fewest runs a mark of Pieces stands for: a frame's
+// file and number are found by reading at most this many runs, or four
+// times as many as there are files (a mark holds a count of each file, 8
+// bytes, which that many runs share: 2 bytes a run).
 const markEvery = 256
+
+// every is how many runs a mark stands for.
+func (p *Pieces) every() int { return max(markEvery, 4*len(p.names)) }
 
 // NewPieces returns the Pieces of the files named, in the order given.
 func NewPieces(names []string) *Pieces {
@@ -69,29 +74,26 @@ func (p *Pieces) Names() []string { return append([]string(nil), p.names...) }
 func (p *Pieces) Begin(i int, frame uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.runs) > 0 && frame <= p.last {
-		p.runs, p.marks, p.last = p.runs[:0], p.marks[:0], 0
+	if len(p.blocks) > 0 && frame <= p.last {
+		p.blocks, p.marks, p.last, p.n = p.blocks[:0], p.marks[:0], 0, 0
 		clear(p.read)
 	}
-	if n := len(p.runs); n > 0 {
-		last := p.runs[n-1].file
-		for frame-p.last > math.MaxUint32 { // a run longer than 4 G frames: continued
-			p.read[last] += math.MaxUint32
-			p.add(last, p.last+math.MaxUint32)
+	if len(p.blocks) > 0 {
+		p.read[p.file] += frame - p.last
+	}
+	if len(p.blocks) == 0 || p.n == p.every() {
+		if k := len(p.blocks); k > 0 {
+			p.blocks[k-1] = slices.Clone(p.blocks[k-1]) // without the room append left
 		}
-		p.read[last] += frame - p.last
-	}
-	p.add(uint32(i), frame)
-}
-
-// add appends a run of file that begins at frame, with a mark before it
-// every markEvery runs.
-func (p *Pieces) add(file uint32, frame uint64) {
-	if len(p.runs)%markEvery == 0 {
 		p.marks = append(p.marks, pieceMark{at: frame, read: slices.Clone(p.read)})
+		p.blocks = append(p.blocks, binary.AppendUvarint(nil, uint64(i)))
+		p.n = 1
+	} else {
+		k := len(p.blocks) - 1
+		p.blocks[k] = binary.AppendUvarint(binary.AppendUvarint(p.blocks[k], frame-p.last), uint64(i))
+		p.n++
 	}
-	p.runs = append(p.runs, pieceRun{gap: uint32(frame - p.last), file: file})
-	p.last = frame
+	p.last, p.file = frame, i
 }
 
 // multi says whether frame references name their file: when the capture
@@ -106,7 +108,7 @@ func (p *Pieces) Ref(frame uint64) (file string, n uint64) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.runs) == 0 {
+	if len(p.blocks) == 0 {
 		return "", frame
 	}
 	// The mark, then the run, at or before frame.
@@ -114,20 +116,43 @@ func (p *Pieces) Ref(frame uint64) (file string, n uint64) {
 	if m < 0 {
 		return "", frame
 	}
-	at, i := p.marks[m].at, m*markEvery
-	for i+1 < len(p.runs) && at+uint64(p.runs[i+1].gap) <= frame {
-		i++
-		at += uint64(p.runs[i].gap)
-	}
+	var at uint64 // the run's first frame
+	f, i := -1, 0 // its file and index in the block
+	p.walk(m, func(k int, start uint64, file int) bool {
+		if start > frame {
+			return false
+		}
+		at, f, i = start, file, k
+		return true
+	})
 	// The frames of its file before it: at the mark, and in the runs since.
-	f := p.runs[i].file
 	n = p.marks[m].read[f]
-	for k := m * markEvery; k < i; k++ {
-		if p.runs[k].file == f {
-			n += uint64(p.runs[k+1].gap)
+	prev, prevFile := uint64(0), -1
+	p.walk(m, func(k int, start uint64, file int) bool {
+		if prevFile == f {
+			n += start - prev
+		}
+		prev, prevFile = start, file
+		return k < i
+	})
+	return p.names[f], n + frame - at + 1
+}
+
+// walk calls fn with each run of block m in order (its index in the
+// block, its first frame and its file) until fn returns false.
+func (p *Pieces) walk(m int, fn func(k int, start uint64, file int) bool) {
+	b, at := p.blocks[m], p.marks[m].at
+	for k := 0; len(b) > 0; k++ {
+		if k > 0 {
+			gap, w := binary.Uvarint(b)
+			at, b = at+gap, b[w:]
+		}
+		file, w := binary.Uvarint(b)
+		b = b[w:]
+		if !fn(k, at, int(file)) {
+			return
 		}
 	}
-	return p.names[f], n + frame - at + 1
 }
 
 // FrameName is how a finding's detail names frame: "frame 17", or

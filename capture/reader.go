@@ -84,11 +84,17 @@ type Reader struct {
 
 // Open opens the named capture file; "-" means standard input, which Close
 // leaves open. Errors about the file's contents do not name the file: the
-// caller adds the name. An error opening it names it quoted
+// caller adds the name. The buffer of a regular file is no larger than
+// the file (the buffer grows should it grow): the pieces of a rotation
+// are many small files. An error opening it names it quoted
 // (filename.Text): a name may hold control characters.
-func Open(name string) (*Reader, error) {
+func Open(name string) (*Reader, error) { return OpenSize(name, bufSize) }
+
+// OpenSize is Open with the buffer of NewReaderSize: for a file read in
+// part (its first frames), or one of many read at once.
+func OpenSize(name string, size int) (*Reader, error) {
 	if name == "-" {
-		return NewReader(os.Stdin)
+		return NewReaderSize(os.Stdin, size)
 	}
 	f, err := os.Open(name)
 	if err != nil {
@@ -97,7 +103,10 @@ func Open(name string) (*Reader, error) {
 		}
 		return nil, fmt.Errorf("capture: %w", err)
 	}
-	r, err := NewReader(f)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() < int64(size) {
+		size = int(st.Size()) + 1 // the read that finds its end fills no more
+	}
+	r, err := NewReaderSize(f, size)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -110,7 +119,18 @@ func Open(name string) (*Reader, error) {
 // header: pcap with microsecond (a1b2c3d4) or nanosecond (a1b23c4d)
 // timestamps in either byte order, pcapng (0a0d0d0a), or any of them
 // gzip-compressed (1f8b). Close does not close r.
-func NewReader(r io.Reader) (*Reader, error) {
+func NewReader(r io.Reader) (*Reader, error) { return NewReaderSize(r, bufSize) }
+
+// MinBufferSize is the smallest buffer NewReaderSize starts with.
+const MinBufferSize = 4096
+
+// NewReaderSize is NewReader with a buffer of size bytes at first (from
+// MinBufferSize up to NewReader's, which holds a record of
+// MaxCaptureLength), which grows as far as a classic pcap record needs:
+// for many captures read at once (files merged by time), most of whose
+// records are small, each holding a few kilobytes rather than a quarter
+// of a megabyte.
+func NewReaderSize(r io.Reader, size int) (*Reader, error) {
 	if r == nil {
 		return nil, errors.New("capture: nil reader")
 	}
@@ -123,8 +143,9 @@ func NewReader(r io.Reader) (*Reader, error) {
 		return nil, newError(nil, 0, err, "capture: read error at byte offset 0: %v", err)
 	}
 	src := io.MultiReader(bytes.NewReader(head[:n]), r)
+	size = min(max(size, MinBufferSize), bufSize)
 	if n == 2 && head[0] == magicGzip1 && head[1] == magicGzip2 {
-		in := bufio.NewReaderSize(src, gzipBufSize)
+		in := bufio.NewReaderSize(src, min(size, gzipBufSize))
 		gz, err := gzip.NewReader(in)
 		if err != nil {
 			return nil, gzipHeaderError(err)
@@ -133,7 +154,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 		rd.format.Gzip = true
 	}
 	rd.cr = &countingReader{r: src}
-	rd.in = bufio.NewReaderSize(rd.cr, bufSize)
+	rd.in = bufio.NewReaderSize(rd.cr, size)
 
 	if err := rd.sniff(); err != nil {
 		return nil, err
@@ -337,6 +358,9 @@ func (r *Reader) nextPcap() (ci gopacket.CaptureInfo, data []byte, linkType laye
 		return ci, nil, 0, r.capError(start, caplen)
 	}
 	n := pcapRecordHeaderLen + int(caplen)
+	if n > r.in.Size() {
+		r.grow(n)
+	}
 	rec, _ := r.in.Peek(n)
 	if len(rec) < n {
 		return ci, nil, 0, r.short(start, "record", "packet data", len(rec)-pcapRecordHeaderLen, int(caplen))
@@ -345,6 +369,18 @@ func (r *Reader) nextPcap() (ci gopacket.CaptureInfo, data []byte, linkType laye
 		return ci, nil, 0, newError(nil, start, err, "capture: read error at byte offset %d: %v", start, err)
 	}
 	return r.recordInfo(rec), rec[pcapRecordHeaderLen:n:n], r.linkType, nil
+}
+
+// grow makes the buffer hold n bytes at least (NewReaderSize), keeping
+// what it holds: those bytes come first out of the new buffer, whose
+// first fill (the Peek that needs n bytes) takes them all.
+func (r *Reader) grow(n int) {
+	size := r.in.Size()
+	for size < n {
+		size *= 2
+	}
+	rest, _ := r.in.Peek(r.in.Buffered())
+	r.in = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(rest)), r.cr), min(size, bufSize))
 }
 
 // capError describes a record whose captured length caplen exceeds the

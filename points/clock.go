@@ -119,6 +119,13 @@ func (s *Sampler) Add(p *analyze.Packet) {
 	}
 }
 
+// Reset empties the Sampler, for another file: it keeps about as many
+// transmissions as NewSampler's, in the room it has.
+func (s *Sampler) Reset() {
+	clear(s.keys)
+	s.level, s.first, s.last, s.any = 0, time.Time{}, time.Time{}, false
+}
+
 // Span returns the file's first and last packet times (false when empty).
 func (s *Sampler) Span() (first, last time.Time, ok bool) { return s.first, s.last, s.any }
 
@@ -187,17 +194,21 @@ func (p Apart) Mostly() bool { return p.counts.sharesMost() }
 // gets MethodNone and offset 0 when it is the first of its group (or in
 // none), and its offset from that file otherwise.
 func EstimateClocks(samplers []*Sampler, overrides []*time.Duration) Estimate {
-	n := len(samplers)
 	level := uint(0)
 	for _, s := range samplers {
 		level = max(level, s.level)
 	}
+	return estimateClocks(samplers, overrides, level)
+}
+
+// estimateClocks is EstimateClocks of the samplers' transmissions kept
+// at level (no lower than any sampler's).
+func estimateClocks(samplers []*Sampler, overrides []*time.Duration, level uint) Estimate {
+	n := len(samplers)
 	lists, flows := sampledLists(samplers, level)
 	sc := newPairScratch(flows)
-	est := make([][]*pairEstimate, n)
-	for i := range est {
-		est[i] = make([]*pairEstimate, n)
-	}
+	// est[i] are file i's pair estimates, by the other file's index.
+	est := make([][]pairEdge, n)
 	var apart []Apart
 	group := make([]int, n) // union-find parent
 	for i := range group {
@@ -210,18 +221,26 @@ func EstimateClocks(samplers []*Sampler, overrides []*time.Duration) Estimate {
 		}
 		return i
 	}
-	for i := range n {
-		for j := i + 1; j < n; j++ {
-			e, c := estimatePair(lists[i], lists[j], sc)
-			if e == nil && c.shared >= MinShared {
-				apart = append(apart, Apart{A: i, B: j, counts: c})
+	hashes := func(yield func(int, uint64) bool) {
+		for f, l := range lists {
+			for k := range l {
+				if !yield(f, l[k].hash) {
+					return
+				}
 			}
-			if e != nil {
-				est[i][j] = e
-				est[j][i] = &pairEstimate{off: -e.off, err: e.err, method: e.method, shared: e.shared}
-				ri, rj := root(i), root(j)
-				group[max(ri, rj)] = min(ri, rj)
-			}
+		}
+	}
+	for _, p := range candidatePairs(n, hashes) {
+		i, j := p[0], p[1]
+		e, c := estimatePair(lists[i], lists[j], sc)
+		if e == nil && c.shared >= MinShared {
+			apart = append(apart, Apart{A: i, B: j, counts: c})
+		}
+		if e != nil {
+			est[i] = append(est[i], pairEdge{j, e})
+			est[j] = append(est[j], pairEdge{i, &pairEstimate{off: -e.off, err: e.err, method: e.method, shared: e.shared}})
+			ri, rj := root(i), root(j)
+			group[max(ri, rj)] = min(ri, rj)
 		}
 	}
 	var groups [][]int
@@ -274,37 +293,44 @@ func EstimateClocks(samplers []*Sampler, overrides []*time.Duration) Estimate {
 	return Estimate{Offsets: out, Groups: groups, Apart: apart}
 }
 
-// grow extends the known offsets along the pair estimates, each time
-// taking the unknown file whose best estimate from a known one has the
-// smallest error (a tree of pair estimates: errors add along its
-// branches). Ties go to the lowest file indices.
-func grow(est [][]*pairEstimate, out []Offset, known []bool, errs []float64) {
+// pairEdge is a pair estimate of one file's clock from another's: the
+// offset of file to from the file whose edge it is.
+type pairEdge struct {
+	to  int
+	est *pairEstimate
+}
+
+// grow extends the known offsets along the pair estimates (est, each
+// file's in the order of the other file's index), each time taking the
+// unknown file whose best estimate from a known one has the smallest
+// error (a tree of pair estimates: errors add along its branches). Ties
+// go to the lowest file indices.
+func grow(est [][]pairEdge, out []Offset, known []bool, errs []float64) {
 	n := len(est)
 	for {
 		bi, bj := -1, -1
+		var e *pairEstimate // bi's estimate of bj
 		best := math.Inf(1)
 		for i := range n {
 			if !known[i] {
 				continue
 			}
-			for j := range n {
-				e := est[i][j]
-				if known[j] || e == nil {
+			for _, edge := range est[i] {
+				if known[edge.to] {
 					continue
 				}
-				ee := e.err
+				ee := edge.est.err
 				if ee < 0 {
 					ee = 1e18
 				}
 				if c := errs[i] + ee; bi < 0 || c < best {
-					bi, bj, best = i, j, c
+					bi, bj, e, best = i, edge.to, edge.est, c
 				}
 			}
 		}
 		if bi < 0 {
 			return
 		}
-		e := est[bi][bj]
 		known[bj] = true
 		errs[bj] = best
 		o := Offset{Offset: out[bi].Offset + time.Duration(math.Round(e.off)), Method: e.method, Shared: e.shared}

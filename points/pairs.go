@@ -2,6 +2,9 @@ package points
 
 import (
 	"cmp"
+	"iter"
+	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/roce-dissect/roce-dissect/layers"
@@ -45,13 +48,16 @@ func sameKey(a, b *sampledTx) bool {
 }
 
 // sampledLists returns each sampler's data transmissions kept at level
-// (management datagrams left out), ordered by samePSN, and the number of
-// flows among them.
+// (management datagrams left out; none for a nil sampler), ordered by
+// samePSN, and the number of flows among them.
 func sampledLists(samplers []*Sampler, level uint) ([][]sampledTx, int) {
 	mask := uint64(1)<<level - 1
 	flows := map[flowKey]uint32{}
 	lists := make([][]sampledTx, len(samplers))
 	for i, s := range samplers {
+		if s == nil {
+			continue
+		}
 		l := make([]sampledTx, 0, len(s.keys))
 		for k, v := range s.keys {
 			if v.hash&mask != 0 || k.flow.management() {
@@ -245,4 +251,100 @@ func estimatePair(a, b []sampledTx, sc *pairScratch) (*pairEstimate, pairCounts)
 		fs[k] = sc.deltas[f]
 	}
 	return splitOffset(fs, c.shared), c
+}
+
+// candidatePairs returns the pairs of the n files (i < j, in order) that
+// may share MinShared sampled transmissions (hashes: each file's, by
+// file), the only ones estimatePair can
+// find to meet or to be apart: every pair of files whose lists have
+// MinShared transmissions with one hash or more (a transmission of one
+// file counted once for each of the other's with its hash, which counts
+// no fewer than they share). Files that share none, as the pieces of a
+// rotation or files a capture's frames alternate over, are never
+// compared: the cost follows the transmissions the files share, not the
+// pairs of files.
+func candidatePairs(n int, hashes iter.Seq2[int, uint64]) [][2]int {
+	if n < 2 {
+		return nil
+	}
+	// Each transmission as its hash with the low bits replaced by its
+	// file's index, sorted: a hash's transmissions are next to each
+	// other, by file. Hashes that differ in those low bits alone make
+	// more pairs candidates, never fewer.
+	b := bits.Len(uint(n - 1))
+	total := 0
+	for range hashes {
+		total++
+	}
+	keys := make([]uint64, 0, total)
+	for f, h := range hashes {
+		keys = append(keys, h>>b<<b|uint64(f))
+	}
+	slices.Sort(keys)
+	counts := newPairTally(n)
+	fileMask := uint64(1)<<b - 1
+	for lo := 0; lo < len(keys); {
+		hi := lo + 1
+		for hi < len(keys) && keys[hi]>>b == keys[lo]>>b {
+			hi++
+		}
+		for x := lo; x < hi; x++ {
+			for y := x + 1; y < hi; y++ {
+				if i, j := int(keys[x]&fileMask), int(keys[y]&fileMask); i != j {
+					counts.add(i, j)
+				}
+			}
+		}
+		lo = hi
+	}
+	return counts.atLeast(MinShared)
+}
+
+// pairTally counts the hashes pairs of n files share (candidatePairs): in a table of every
+// pair for a few files, in a map of the pairs counted for more.
+type pairTally struct {
+	n      int
+	table  []uint8 // i*n+j, up to 255
+	sparse map[[2]int]int
+}
+
+// denseFiles is the most files whose pairs pairTally keeps in a table.
+const denseFiles = 256
+
+func newPairTally(n int) *pairTally {
+	if n <= denseFiles {
+		return &pairTally{n: n, table: make([]uint8, n*n)}
+	}
+	return &pairTally{n: n, sparse: map[[2]int]int{}}
+}
+
+// add counts one for files i < j.
+func (c *pairTally) add(i, j int) {
+	if c.table != nil {
+		if v := &c.table[i*c.n+j]; *v < math.MaxUint8 {
+			*v++
+		}
+		return
+	}
+	c.sparse[[2]int{i, j}]++
+}
+
+// atLeast returns the pairs counted least or more, in order.
+func (c *pairTally) atLeast(least int) [][2]int {
+	var out [][2]int
+	if c.table != nil {
+		for k, v := range c.table {
+			if int(v) >= least {
+				out = append(out, [2]int{k / c.n, k % c.n})
+			}
+		}
+		return out
+	}
+	for p, v := range c.sparse {
+		if v >= least {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b [2]int) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	return out
 }

@@ -24,15 +24,16 @@ const maxClockOffset = 365 * 24 * time.Hour
 // --clock-offset out of range or naming no input.
 func checkInputs(cfg *config, files []string) error {
 	infos := make([]os.FileInfo, len(files))
+	names := make(map[string]bool, len(files)) // cleaned: each file's name is cleaned once
 	for i, f := range files {
 		if f == "-" {
 			continue
 		}
-		for j := range i {
-			if files[j] != "-" && filepath.Clean(files[j]) == filepath.Clean(f) {
-				return fmt.Errorf("%w: %s is given twice: give each capture once", errUsage, displayName(f))
-			}
+		clean := filepath.Clean(f)
+		if names[clean] {
+			return fmt.Errorf("%w: %s is given twice: give each capture once", errUsage, displayName(f))
 		}
+		names[clean] = true
 		info, err := os.Stat(f)
 		if err != nil {
 			continue // its open error says why
@@ -139,7 +140,7 @@ func sameCapture(files []string) (a, b string, ok bool) {
 // headHash hashes the timestamps, lengths and bytes of a capture's first
 // twinFrames frames.
 func headHash(name string) (uint64, error) {
-	cr, err := capture.Open(name)
+	cr, err := openSmall(name)
 	if err != nil {
 		return 0, err
 	}

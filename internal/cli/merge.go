@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 
 	"github.com/roce-dissect/roce-dissect/capture"
@@ -29,8 +30,25 @@ func (r *runner) readMerged(ctx context.Context, src *source, start func(i int, 
 			h.close()
 		}
 	}()
+	// The files share maxOpenFiles descriptors, however many they are,
+	// and each holds a small buffer (all of them are read at once while
+	// their times overlap).
+	pool := &filePool{max: maxOpenFiles}
 	for i, name := range src.files {
-		cr, size, err := r.open(name)
+		var file io.Closer
+		cr, size, err := r.openWith(name, func(name string) (*capture.Reader, error) {
+			pf, err := pool.openPooled(name)
+			if err != nil {
+				return nil, fmt.Errorf("capture: %w", err)
+			}
+			cr, err := capture.NewReaderSize(pf, smallBufSize)
+			if err != nil {
+				pf.Close()
+				return nil, err
+			}
+			file = pf
+			return cr, nil
+		})
 		if err != nil {
 			errs[i] = fmt.Errorf("%s: %v", displayName(name), err)
 			continue
@@ -41,6 +59,7 @@ func (r *runner) readMerged(ctx context.Context, src *source, start func(i int, 
 		}
 		fctx, cancel := context.WithCancel(ctx)
 		h.pull, h.stop = iter.Pull(func(yield func(*frame) bool) {
+			defer file.Close()
 			defer cr.Close()
 			err := r.eachFrom(fctx, cr, size, 0, func(f *frame) {
 				if !yield(f) {
@@ -88,8 +107,13 @@ func (r *runner) readMerged(ctx context.Context, src *source, start func(i int, 
 // mergeHead is a file of readMerged: its next frame, valid until the
 // file is read on (advance).
 type mergeHead struct {
-	file   int
-	f      *frame
+	file int
+	f    *frame
+	// f's time, as seconds and nanoseconds since the Unix epoch: the heap
+	// compares it often, and a time.Time's comparison costs more (a
+	// pcapng time may lie past the year 2262: no UnixNano).
+	sec    int64
+	nsec   int
 	pull   func() (*frame, bool)
 	stop   func()
 	cancel context.CancelFunc
@@ -100,6 +124,9 @@ type mergeHead struct {
 func (h *mergeHead) advance() bool {
 	f, ok := h.pull()
 	h.f = f
+	if ok {
+		h.sec, h.nsec = f.ci.Timestamp.Unix(), f.ci.Timestamp.Nanosecond()
+	}
 	return ok
 }
 
@@ -119,9 +146,8 @@ type mergeHeads []*mergeHead
 
 func (m mergeHeads) Len() int { return len(m) }
 func (m mergeHeads) Less(i, j int) bool {
-	ti, tj := m[i].f.ci.Timestamp, m[j].f.ci.Timestamp
-	if !ti.Equal(tj) {
-		return ti.Before(tj)
+	if a, b := m[i], m[j]; a.sec != b.sec || a.nsec != b.nsec {
+		return a.sec < b.sec || a.sec == b.sec && a.nsec < b.nsec
 	}
 	return m[i].file > m[j].file
 }

@@ -42,7 +42,7 @@ func (r *runner) openable(files []string) ([]string, int) {
 	var ok []string
 	for _, name := range files {
 		if !readOnce(name) {
-			cr, _, err := r.open(name)
+			cr, _, err := r.openWith(name, openSmall)
 			if err != nil {
 				fmt.Fprintf(r.stderr, "roce-dissect: %s: %v\n", displayName(name), err)
 				status = ExitDamaged

@@ -113,27 +113,31 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 		name  string
 		start time.Time
 	}
-	ps := make([]piece, 0, len(files))
-	samplers := make([]*points.Sampler, 0, len(files))
-	// One Analyzer decodes the heads of all files: the samplers read
-	// each packet's own fields, not the flows it builds.
-	a := analyze.New(r.options(oneFile(""), false))
 	for _, name := range files {
 		// A file given twice never gets here: checkInputs refused it.
 		if _, err := os.Stat(name); err != nil {
 			return nil, fmt.Sprintf("%s cannot be read", displayName(name))
 		}
-		start, smp, err := headSample(a, name)
+	}
+	ps := make([]piece, len(files))
+	errs := make([]error, len(files))
+	// One Analyzer decodes the heads of all files, one after another:
+	// the samplers read each packet's own fields, not the flows it
+	// builds (sampleOptions).
+	a := analyze.New(r.sampleOptions())
+	frames := headFramesOf(len(files))
+	est := estimateFiles(len(files), 1, heldHeads, func(i int, smp *points.Sampler) {
+		start, err := headSample(a, files[i], frames, smp)
+		ps[i], errs[i] = piece{files[i], start}, err
+	}, make([]*time.Duration, len(files)))
+	for i, err := range errs {
 		switch {
 		case errors.Is(err, errUntimedHead):
-			return nil, fmt.Sprintf("%s %v", displayName(name), err)
+			return nil, fmt.Sprintf("%s %v", displayName(files[i]), err)
 		case err != nil:
-			return nil, fmt.Sprintf("%s cannot be read as a capture: %v", displayName(name), err)
+			return nil, fmt.Sprintf("%s cannot be read as a capture: %v", displayName(files[i]), err)
 		}
-		ps = append(ps, piece{name, start})
-		samplers = append(samplers, smp)
 	}
-	est := points.EstimateClocks(samplers, make([]*time.Duration, len(files)))
 	if len(est.Groups) > 0 {
 		return nil, whyPoints
 	}
@@ -144,7 +148,7 @@ func (r *runner) piecesOf(files []string) (src *source, why string) {
 	}
 	// The samples are garbage now, a few megabytes that would otherwise
 	// set the heap's size for the run (GOGC doubles the live heap).
-	a, samplers = nil, nil
+	a = nil
 	runtime.GC()
 	// By their first frames' times; files without a frame (a rotation's
 	// last, cut before its first record) last.
@@ -195,42 +199,53 @@ const whyPoints = "their first packets share transmissions"
 // not capture points of one traffic (the notes say why, r.apart).
 const whyApart = "their first packets share transmissions, but they are not capture points of one traffic"
 
-// headFrames is how many frames of each file headSample samples.
-const headFrames = 1024
+// headFrames is how many frames of each file headSample samples, of up
+// to headFiles files. More files share headFrames*headFiles frames, at
+// least minHeadFrames each (headFramesOf): 2,000 pieces of 500 frames
+// would otherwise all be decoded twice.
+const (
+	headFrames    = 1024
+	headFiles     = 256
+	minHeadFrames = 64
+)
 
 // errUntimedHead is why a file whose first frame has no time cannot be
 // ordered among pieces by its start: it was read, and is no less a
 // capture.
 var errUntimedHead = errors.New("has no time on its first frame (a pcapng simple packet block, which has no timestamp): it cannot be put in time order with the others")
 
-// headSample returns the time of a capture file's first frame and a
-// sample of the transmissions of its first headFrames frames, decoded by
-// a: capture
-// points of the same traffic share them whatever their clocks, the
+// headFramesOf is how many frames of each of n files headSample samples.
+func headFramesOf(n int) int {
+	return min(headFrames, max(minHeadFrames, headFrames*headFiles/max(n, 1)))
+}
+
+// headSample returns the time of a capture file's first frame, and
+// samples into smp the transmissions of its first frames (as many as
+// frames),
+// decoded by a: capture points of the same traffic share them whatever their clocks, the
 // pieces of a rotation do not (each continues where the one before
 // ended).
-func headSample(a *analyze.Analyzer, name string) (time.Time, *points.Sampler, error) {
-	cr, err := capture.Open(name)
+func headSample(a *analyze.Analyzer, name string, frames int, smp *points.Sampler) (time.Time, error) {
+	cr, err := openSmall(name)
 	if err != nil {
-		return time.Time{}, nil, err
+		return time.Time{}, err
 	}
 	defer cr.Close()
-	smp := points.NewSampler(0)
 	var start time.Time
-	for n := 0; n < headFrames; n++ {
+	for n := 0; n < frames; n++ {
 		ci, data, lt, err := cr.Next()
 		if err != nil {
 			break
 		}
 		if n == 0 {
 			if ci.Timestamp.IsZero() {
-				return time.Time{}, nil, errUntimedHead
+				return time.Time{}, errUntimedHead
 			}
 			start = ci.Timestamp
 		}
 		smp.Add(a.Feed(ci, lt, data))
 	}
-	return start, smp, nil
+	return start, nil
 }
 
 // captureFiles is the report's list of the pieces read (Capture.Files), nil for
