@@ -19,7 +19,7 @@ import (
 
 // TestStreamedJSONIsTheReport: the streamed JSON of every capture in
 // testdata is, byte for byte, what encoding/json's MarshalIndent makes
-// of the whole analyze.Report (WriteJSON encodes with goccy/go-json).
+// of the whole analyze.Report (WriteJSON encodes with internal/jsonindent).
 func TestStreamedJSONIsTheReport(t *testing.T) {
 	files, err := filepath.Glob("../testdata/*.pcap*")
 	require.NoError(t, err)
