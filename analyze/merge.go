@@ -245,6 +245,11 @@ func mergeFlow(a, b *Flow) {
 	if b.rtt != nil {
 		if a.rtt == nil {
 			a.rtt = &rttHist{}
+		} else if a.Responses.RTTAt != b.Responses.RTTAt {
+			a.Responses.RTTAt = "" // measured in more than one capture
+		}
+		if a.Responses.RTT == nil {
+			a.Responses.RTTAt = b.Responses.RTTAt
 		}
 		a.rtt.merge(b.rtt)
 		a.Responses.RTT = a.rtt.summary()
@@ -328,4 +333,18 @@ func (f Flow) detached() Flow {
 		f.NIC = &n
 	}
 	return f
+}
+
+// TakeRTT gives f the round-trip times of g, the same flow as one capture
+// among several (capture points) measured it, at the file named at
+// (Responses.RTTAt): its summary and the samples a later Merge adds to.
+// Without samples in g, f has none.
+func (f *Flow) TakeRTT(g *Flow, at string) {
+	f.rtt, f.Responses.RTT, f.Responses.RTTAt = nil, nil, ""
+	if g.rtt == nil {
+		return
+	}
+	h := g.rtt.clone()
+	f.rtt = &h
+	f.Responses.RTT, f.Responses.RTTAt = h.summary(), at
 }

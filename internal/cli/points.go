@@ -115,6 +115,7 @@ func (r *runner) capturePoints(ctx context.Context, files []string, samplers []*
 		if err != nil {
 			return nil, nil, err
 		}
+		rttAtRequester(rep, links, est.Groups[g], names, reports)
 		parts = append(parts, rep)
 		pts.Links = append(pts.Links, links...)
 	}
@@ -131,7 +132,6 @@ func (r *runner) capturePoints(ctx context.Context, files []string, samplers []*
 			}
 		}
 	}
-	rttAtRequester(merged, pts.Links, names, reports)
 	return merged, pts, nil
 }
 
@@ -262,15 +262,15 @@ func mergeByTime(a, b []analyze.Finding) []analyze.Finding {
 	return append(append(out, a...), b...)
 }
 
-// rttAtRequester gives each flow of rep, the report of capture points,
+// rttAtRequester gives each flow of rep, the report of the capture
+// points group (indexes into names and reports, the files' own reports),
 // the RTT of the point nearest its requester (where its requests are
-// seen first: a From of its links that is no To; the one point that saw
-// it, without links), as that point's own report measured it. The
-// combined report, fed each transmission where it was seen first, would
-// time a request at the requester's point against its ACK at the
-// responder's: a time between two places, no round trip. A flow of
-// several points gets RTTAt, the point's file.
-func rttAtRequester(rep *analyze.Report, links []points.Link, names []string, reports []*analyze.Report) {
+// seen first: a From of its links that is no To; without links, the one
+// point of the group that saw it), as that point's own report measured
+// it (Flow.TakeRTT). The combined report, fed each transmission where it
+// was seen first, would time a request at the requester's point against
+// its ACK at the responder's: a time between two places, no round trip.
+func rttAtRequester(rep *analyze.Report, links []points.Link, group []int, names []string, reports []*analyze.Report) {
 	downstream := map[analyze.FlowID]map[string]bool{}
 	upstream := map[analyze.FlowID][]string{}
 	for _, l := range links {
@@ -281,11 +281,11 @@ func rttAtRequester(rep *analyze.Report, links []points.Link, names []string, re
 		downstream[id][l.To] = true
 		upstream[id] = append(upstream[id], l.From)
 	}
-	byName := make(map[string]int, len(names))
-	for i, n := range names {
-		byName[n] = i
+	byName := make(map[string]int, len(group))
+	for _, i := range group {
+		byName[names[i]] = i
 	}
-	index := make([]map[analyze.FlowID]*analyze.Flow, len(reports)) // each report's flows, made when first asked
+	index := map[int]map[analyze.FlowID]*analyze.Flow{} // a report's flows, made when first asked
 	flowIn := func(i int, id analyze.FlowID) *analyze.Flow {
 		if reports[i] == nil {
 			return nil
@@ -301,35 +301,36 @@ func rttAtRequester(rep *analyze.Report, links []points.Link, names []string, re
 	for k := range rep.Flows {
 		f := &rep.Flows[k]
 		id := f.ID()
-		at := -1
+		at, linked := -1, len(upstream[id]) > 0
 		for _, from := range upstream[id] {
 			if !downstream[id][from] {
 				at = byName[from]
 				break
 			}
 		}
-		if at < 0 { // seen at one point: its own report's RTT
-			for i := range reports {
+		if !linked { // seen at one point of the group, or unmatched at several
+			for _, i := range group {
 				if flowIn(i, id) != nil {
 					if at >= 0 {
-						at = -1 // at several, unmatched: no point is known nearest
+						at = -1 // no point is known to be nearest
 						break
 					}
 					at = i
 				}
 			}
-			if at < 0 {
-				f.Responses.RTT = nil
-				continue
-			}
+		}
+		if at < 0 {
+			f.TakeRTT(&analyze.Flow{}, "")
+			continue
 		}
 		own := flowIn(at, id)
-		f.Responses.RTT = nil
-		if own != nil {
-			f.Responses.RTT = own.Responses.RTT
+		if own == nil {
+			own = &analyze.Flow{}
 		}
-		if len(upstream[id]) > 0 && f.Responses.RTT != nil {
-			f.Responses.RTTAt = names[at]
+		where := ""
+		if linked {
+			where = names[at]
 		}
+		f.TakeRTT(own, where)
 	}
 }
