@@ -147,3 +147,37 @@ func TestPlotLossClasses(t *testing.T) {
 		})
 	}
 }
+
+// TestMissingColour: the text report's MISSING count is red only when the
+// JSON counts PSNs lost in the network (missing_lost); PSNs the capture
+// missed or of unknown fate are yellow, as the summary line that says
+// "not network loss" is.
+func TestMissingColour(t *testing.T) {
+	dir := t.TempDir()
+	const red, yellow = "\x1b[31;1m", "\x1b[33m"
+	for _, tc := range []struct {
+		name  string
+		synth []string
+		want  string
+	}{
+		{"tap drops", []string{"write-bw", "--encap", "rocev1", "--messages", "20", "--drop", "+3,+9,+10"}, yellow},
+		{"UD drops", []string{"ud", "--messages", "20", "--drop", "+4"}, yellow},
+		{"NAKed and never resent", []string{"write-bw", "--messages", "20", "--tap", "responder", "--nak", "+7", "--gbn-skip", "1"}, red},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			capPath := rocesynth(t, dir, strings.ReplaceAll(tc.name, " ", "_")+".pcap", tc.synth...)
+			want := reportLoss(t, capPath)
+			require.Equal(t, tc.want == red, want.lost > 0, "the JSON's missing_lost: %+v", want)
+			code, out, errs := run(t, nil, "--color=always", capPath)
+			require.Equal(t, 0, code, errs)
+			missing := want.lost + want.notCaptured + want.unknown
+			require.NotZero(t, missing)
+			// The flow row's MISSING cell: the count, coloured, between
+			// the MTU cell and the next counter.
+			cellRE := `\x1b\[[0-9;]+m\d+\x1b\[[0-9;]*m`
+			m := regexp.MustCompile(`(\x1b\[[0-9;]+m)` + fmt.Sprint(missing) + `\x1b\[[0-9;]*m` + strings.Repeat(`  +`+cellRE, 5) + `\n`).FindStringSubmatch(out)
+			require.NotNil(t, m, out)
+			assert.Equal(t, tc.want, m[1])
+		})
+	}
+}
