@@ -52,6 +52,20 @@ func findChromium() string {
 	return ""
 }
 
+// needChromium returns the path of a Chromium or Chrome, skipping the
+// test where there is none (failing it on CI, which must run it).
+func needChromium(t *testing.T) string {
+	t.Helper()
+	chrome := findChromium()
+	if chrome == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no Chromium found, and CI must run the browser test: .ci/run installs it (apt-get install -y chromium)")
+		}
+		t.Skip("no Chromium or Chrome installed (apt-get install -y chromium, or set CHROME=path): the HTML report's browser test is skipped")
+	}
+	return chrome
+}
+
 // wirePacket is what gopacket, not the code under test, decodes from a frame.
 type wirePacket struct {
 	src, dst string
@@ -113,13 +127,7 @@ func synthHTMLCapture(t *testing.T, name string, args ...string) string {
 // its flow with the PSNs the capture's bytes carry, and a screenshot is
 // not blank.
 func TestHTMLReportInBrowser(t *testing.T) {
-	chrome := findChromium()
-	if chrome == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no Chromium found, and CI must run the browser test: .ci/run installs it (apt-get install -y chromium)")
-		}
-		t.Skip("no Chromium or Chrome installed (apt-get install -y chromium, or set CHROME=path): the HTML report's browser test is skipped")
-	}
+	chrome := needChromium(t)
 	dir := t.TempDir()
 	loss, err := filepath.Abs("../../testdata/loss_nak_gobackn.pcap")
 	require.NoError(t, err)
@@ -532,24 +540,14 @@ type gapLabel struct {
 // only when the JSON counts PSNs lost. The legend names the request after
 // a gap by its class.
 func TestHTMLGapLabelsInBrowser(t *testing.T) {
-	chrome := findChromium()
-	if chrome == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no Chromium found, and CI must run the browser test: .ci/run installs it (apt-get install -y chromium)")
-		}
-		t.Skip("no Chromium or Chrome installed (apt-get install -y chromium, or set CHROME=path): the browser test is skipped")
-	}
+	chrome := needChromium(t)
 	dir := t.TempDir()
-	drops := make([]string, 0, 40)
-	for k := 10; k < 290; k += 7 {
-		drops = append(drops, fmt.Sprintf("+%d", k))
-	}
 	for _, tc := range []struct {
 		name   string
 		synth  []string
 		legend string // a category the legend must name
 	}{
-		{"tap_drops", []string{"write-bw", "--encap", "rocev1", "--messages", "100", "--drop", strings.Join(drops, ",")}, "request after PSNs not captured"},
+		{"tap_drops", tapDrops(), "request after PSNs not captured"},
 		{"lost_and_not_captured", []string{"write-bw", "--messages", "20", "--tap", "responder", "--nak", "+7", "--gbn-skip", "1", "--drop", "+40,+41,+60"}, "request after PSNs not captured"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

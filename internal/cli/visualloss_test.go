@@ -26,6 +26,17 @@ func rocesynth(t *testing.T, dir, name string, args ...string) string {
 	return out
 }
 
+// tapDrops is the roce-synth command line of a RoCE v1 capture whose tap
+// missed 40 request packets the responder acknowledged, one every 7 PSNs:
+// the report says "not network loss".
+func tapDrops() []string {
+	drops := make([]string, 0, 40)
+	for k := 10; k < 290; k += 7 {
+		drops = append(drops, fmt.Sprintf("+%d", k))
+	}
+	return []string{"write-bw", "--encap", "rocev1", "--messages", "100", "--drop", strings.Join(drops, ",")}
+}
+
 // lossJSON is what -o json says of a capture's missing PSNs: per class
 // the PSNs still missing (flows' missing_lost, missing_not_captured and
 // the rest) and the psn_gap and capture_gap findings.
@@ -35,18 +46,22 @@ type lossJSON struct {
 	captureGaps                int
 }
 
+// missingFlow is a flow's missing PSNs in the JSON report (and the
+// HTML page's data).
+type missingFlow struct {
+	Requests struct {
+		Missing            uint64 `json:"missing"`
+		MissingLost        uint64 `json:"missing_lost"`
+		MissingNotCaptured uint64 `json:"missing_not_captured"`
+	} `json:"requests"`
+}
+
 func reportLoss(t *testing.T, args ...string) lossJSON {
 	t.Helper()
 	code, out, errs := run(t, nil, append([]string{"-o", "json"}, args...)...)
 	require.Equal(t, 0, code, errs)
 	var rep struct {
-		Flows []struct {
-			Requests struct {
-				Missing            uint64 `json:"missing"`
-				MissingLost        uint64 `json:"missing_lost"`
-				MissingNotCaptured uint64 `json:"missing_not_captured"`
-			} `json:"requests"`
-		} `json:"flows"`
+		Flows    []missingFlow `json:"flows"`
 		Findings []struct {
 			Kind     string `json:"kind"`
 			Severity string `json:"severity"`
@@ -101,10 +116,6 @@ func countWord(n uint64, noun string) string {
 // --severity filter leaves out the marks of the findings it drops.
 func TestPlotLossClasses(t *testing.T) {
 	dir := t.TempDir()
-	drops := make([]string, 0, 40)
-	for k := 10; k < 290; k += 7 {
-		drops = append(drops, fmt.Sprintf("+%d", k))
-	}
 	for _, tc := range []struct {
 		name    string
 		synth   []string
@@ -112,8 +123,8 @@ func TestPlotLossClasses(t *testing.T) {
 		lost    bool // marks of each class expected
 		nc, unk bool
 	}{
-		{"tap drops, RoCE v1", []string{"write-bw", "--encap", "rocev1", "--messages", "100", "--drop", strings.Join(drops, ",")}, nil, false, true, false},
-		{"tap drops, --severity warning", []string{"write-bw", "--encap", "rocev1", "--messages", "100", "--drop", strings.Join(drops, ",")}, []string{"--severity", "warning"}, false, false, false},
+		{"tap drops, RoCE v1", tapDrops(), nil, false, true, false},
+		{"tap drops, --severity warning", tapDrops(), []string{"--severity", "warning"}, false, false, false},
 		{"NAKs before a responder tap and drops", []string{"write-bw", "--messages", "60", "--tap", "responder", "--nak", "+30,+100", "--drop", "+10,+11,+12,+50,+150,+233"}, nil, true, true, false},
 		{"UD drops", []string{"ud", "--messages", "40", "--drop", "+4,+20"}, nil, false, false, true},
 	} {
@@ -185,17 +196,7 @@ func TestMissingColour(t *testing.T) {
 // htmlPage is what the HTML tests read of a page's data.
 type htmlPage struct {
 	Report struct {
-		Flows []struct {
-			Src      string `json:"src"`
-			Dst      string `json:"dst"`
-			DestQP   uint32 `json:"dest_qp"`
-			Packets  uint64 `json:"packets"`
-			Requests struct {
-				Missing            uint64 `json:"missing"`
-				MissingLost        uint64 `json:"missing_lost"`
-				MissingNotCaptured uint64 `json:"missing_not_captured"`
-			} `json:"requests"`
-		} `json:"flows"`
+		Flows    []missingFlow `json:"flows"`
 		Findings []htmlFinding `json:"findings"`
 	} `json:"report"`
 	Flows []struct {
@@ -255,15 +256,11 @@ const (
 // counts PSNs lost.
 func TestHTMLLossClasses(t *testing.T) {
 	dir := t.TempDir()
-	drops := make([]string, 0, 40)
-	for k := 10; k < 290; k += 7 {
-		drops = append(drops, fmt.Sprintf("+%d", k))
-	}
 	for _, tc := range []struct {
 		name  string
 		synth []string
 	}{
-		{"tap drops, RoCE v1", []string{"write-bw", "--encap", "rocev1", "--messages", "100", "--drop", strings.Join(drops, ",")}},
+		{"tap drops, RoCE v1", tapDrops()},
 		{"NAKs before a responder tap and drops", []string{"write-bw", "--messages", "60", "--tap", "responder", "--nak", "+30,+100", "--drop", "+10,+11,+12,+50,+150,+233"}},
 		{"NAKed and never resent", []string{"write-bw", "--messages", "20", "--tap", "responder", "--nak", "+7", "--gbn-skip", "1", "--drop", "+40"}},
 		{"UD drops", []string{"ud", "--messages", "40", "--drop", "+4,+20"}},
@@ -380,17 +377,7 @@ func TestHTMLCapturePoints(t *testing.T) {
 
 	// Each packet once: the chart's packets are those -o json counts in
 	// its flows.
-	code, out, errs := run(t, nil, append([]string{"-o", "json"}, files...)...)
-	require.Equal(t, 0, code, errs)
-	var rep struct {
-		Flows []struct {
-			Src     string `json:"src"`
-			Dst     string `json:"dst"`
-			DestQP  uint32 `json:"dest_qp"`
-			Packets uint64 `json:"packets"`
-		} `json:"flows"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	rep, _ := runJSON(t, files...)
 	packets := map[string]uint64{}
 	for _, f := range rep.Flows {
 		packets[fmt.Sprintf("%s → %s QP 0x%06x", f.Src, f.Dst, f.DestQP)] = f.Packets
