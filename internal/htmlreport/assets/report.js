@@ -262,7 +262,7 @@
         note.push('Responses and CNPs of this flow (no request flow found).');
       }
       if (ch.points) {
-        note.push('Packets as captured at ' + ch.points.map(esc).join(' and ') + ' (the first capture point that saw the flow), each once.');
+        note.push('Packets as captured at ' + ch.points.map(esc).join(' and ') + ' (of the capture points, the first given that saw the flow), each packet once.');
       }
       note.push('Showing ' + num(ch.shown) + ' of ' + num(ch.packets) + ' packets' +
         (ch.stride > 1 ? '; ordinary packets decimated evenly (about every ' + ch.stride + 'th kept; at most ' + num(D.bounds.points) + ' points over the ' + D.charts + ' charts)' : '') +
