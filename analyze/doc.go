@@ -64,7 +64,8 @@
 //     priority, storms), pausetime.go (the flows' priorities and paused
 //     time).
 //   - Loss and the NIC: loss.go (where a missing PSN was lost),
-//     lossclass.go (its classification), nic.go, nicpacket.go and
+//     lossclass.go (its classification), gaploss.go (that of each gap
+//     and jump, for the views that draw them), nic.go, nicpacket.go and
 //     nicreport.go (how the NICs recovered, and the capture side),
 //     markce.go (an ECN CE mark a later sighting of a packet showed: a
 //     capture point downstream, package points).

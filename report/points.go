@@ -19,14 +19,7 @@ func (t *textWriter) writePoints(pts *points.Report, rep *analyze.Report) {
 	fmt.Fprintln(w)
 	p.Bold.Fprintln(w, "Capture points")
 	for i, f := range pts.Files {
-		errs := "error unknown"
-		if f.OffsetErrorNs >= 0 {
-			errs = "± " + time.Duration(f.OffsetErrorNs).String()
-		}
-		if f.Method == points.MethodReference || f.Method == points.MethodOverride {
-			errs = "exact"
-		}
-		fmt.Fprintf(w, "  %d. %s: clock %+v (%s, %s)\n", i+1, filename.Text(f.File), time.Duration(f.ClockOffsetNs), errs, f.Method)
+		fmt.Fprintf(w, "  %d. %s: %s\n", i+1, filename.Text(f.File), PointClock(f))
 	}
 	if len(pts.Links) == 0 {
 		fmt.Fprintln(w, "  no flow seen at two points")
@@ -75,22 +68,61 @@ func writeRTTAt(w io.Writer, rep *analyze.Report) {
 	}
 }
 
+// PointClock says how a capture point's clock stands to the reference
+// file's: "clock 1.499988ms (± 3.018µs, two_way)", "clock 0s (exact,
+// reference)".
+func PointClock(f points.File) string {
+	errs := "error unknown"
+	if f.OffsetErrorNs >= 0 {
+		errs = "± " + time.Duration(f.OffsetErrorNs).String()
+	}
+	if f.Method == points.MethodReference || f.Method == points.MethodOverride {
+		errs = "exact"
+	}
+	return fmt.Sprintf("clock %+v (%s, %s)", time.Duration(f.ClockOffsetNs), errs, f.Method)
+}
+
 // writeLinkLosses lists a link's lost and corrupted PSNs with their
 // frames, and the ECN CE marks added on it.
 func writeLinkLosses(w io.Writer, p Palette, l *points.Link) {
+	for _, line := range LinkLosses(l) {
+		switch {
+		case line.Bad:
+			p.Red.Fprintf(w, "  %s\n", line.Text)
+		case line.Warn:
+			p.Yellow.Fprintf(w, "  %s\n", line.Text)
+		default:
+			fmt.Fprintf(w, "  %s\n", line.Text)
+		}
+	}
+}
+
+// LossLine is a line of a capture points report on PSNs lost or corrupted
+// between two points, or ECN CE marks added there; Bad ones are shown as
+// problems (red), Warn ones as warnings (yellow).
+type LossLine struct {
+	Text      string
+	Bad, Warn bool
+}
+
+// LinkLosses are the lines on a link's lost and corrupted PSNs, with their
+// frames ("lost between a.pcap and b.pcap: PSN 105 (a.pcap frame 8), …").
+func LinkLosses(l *points.Link) []LossLine {
+	var out []LossLine
 	from, to := filename.Text(l.From), filename.Text(l.To)
 	for k, psn := range l.LostPSNs {
-		p.Red.Fprintf(w, "  lost between %s and %s: PSN %d (%s frame %d), %s\n", from, to, psn, from, l.LostFrames[k], linkFlow(l))
+		out = append(out, LossLine{Text: fmt.Sprintf("lost between %s and %s: PSN %d (%s frame %d), %s", from, to, psn, from, l.LostFrames[k], linkFlow(l)), Bad: true})
 	}
 	for k, psn := range l.CorruptedPSNs {
-		p.Red.Fprintf(w, "  corrupted between %s and %s: PSN %d (bad ICRC at %s frame %d), %s\n", from, to, psn, to, l.CorruptedFrames[k], linkFlow(l))
+		out = append(out, LossLine{Text: fmt.Sprintf("corrupted between %s and %s: PSN %d (bad ICRC at %s frame %d), %s", from, to, psn, to, l.CorruptedFrames[k], linkFlow(l)), Bad: true})
 	}
 	if n := uint64(len(l.LostPSNs)); l.Lost > n {
-		fmt.Fprintf(w, "  … and %d more lost\n", l.Lost-n)
+		out = append(out, LossLine{Text: fmt.Sprintf("… and %d more lost", l.Lost-n)})
 	}
 	if l.ECNCEAdded > 0 {
-		p.Yellow.Fprintf(w, "  ECN CE marks added between %s and %s: %d (ecn_ce findings at %s), %s\n", from, to, l.ECNCEAdded, to, linkFlow(l))
+		out = append(out, LossLine{Text: fmt.Sprintf("ECN CE marks added between %s and %s: %d (ecn_ce findings at %s), %s", from, to, l.ECNCEAdded, to, linkFlow(l)), Warn: true})
 	}
+	return out
 }
 
 // linkFlow names the flow of a link as findings do.

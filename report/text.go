@@ -152,7 +152,7 @@ func (t *textWriter) report(rep *analyze.Report) {
 				cell{text: fmt.Sprint(f.Packets)}, cell{text: humanBytes(f.PayloadBytes)}, cell{text: HumanDuration(f.LastTime.Sub(f.FirstTime))},
 				cell{text: HumanRate(f.ThroughputBps)}, rttCell(f),
 				mtuCell(p, f),
-				countCell(p, f.Requests.Missing, p.Red), countCell(p, f.Requests.Retransmitted+f.Requests.Duplicates, p.Yellow),
+				missingCell(p, &f.Requests), countCell(p, f.Requests.Retransmitted+f.Requests.Duplicates, p.Yellow),
 				countCell(p, f.Responses.NAKs+f.Responses.RNRNAKs, p.Red), countCell(p, f.Congestion.CNPs, p.Yellow),
 				countCell(p, f.Congestion.ECNCE, p.Yellow), countCell(p, f.ICRC.Bad, p.Red))
 			if sniffed {
@@ -178,6 +178,17 @@ func rttCell(f *analyze.Flow) cell {
 		return cell{text: "-"}
 	}
 	return cell{text: HumanDuration(time.Duration(f.Responses.RTT.MedianNs))}
+}
+
+// missingCell is a flow's missing PSNs, red only when some were lost in
+// the network (NAKed or resent); yellow when the capture missed them or
+// their fate is unknown (the summary says "the capture missed N request
+// packets … not network loss").
+func missingCell(p Palette, r *analyze.Requests) cell {
+	if r.MissingLost > 0 {
+		return countCell(p, r.Missing, p.Red)
+	}
+	return countCell(p, r.Missing, p.Yellow)
 }
 
 func countCell(p Palette, n uint64, bad *color.Color) cell {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -49,6 +50,20 @@ func findChromium() string {
 		}
 	}
 	return ""
+}
+
+// needChromium returns the path of a Chromium or Chrome, skipping the
+// test where there is none (failing it on CI, which must run it).
+func needChromium(t *testing.T) string {
+	t.Helper()
+	chrome := findChromium()
+	if chrome == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no Chromium found, and CI must run the browser test: .ci/run installs it (apt-get install -y chromium)")
+		}
+		t.Skip("no Chromium or Chrome installed (apt-get install -y chromium, or set CHROME=path): the HTML report's browser test is skipped")
+	}
+	return chrome
 }
 
 // wirePacket is what gopacket, not the code under test, decodes from a frame.
@@ -112,13 +127,7 @@ func synthHTMLCapture(t *testing.T, name string, args ...string) string {
 // its flow with the PSNs the capture's bytes carry, and a screenshot is
 // not blank.
 func TestHTMLReportInBrowser(t *testing.T) {
-	chrome := findChromium()
-	if chrome == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no Chromium found, and CI must run the browser test: .ci/run installs it (apt-get install -y chromium)")
-		}
-		t.Skip("no Chromium or Chrome installed (apt-get install -y chromium, or set CHROME=path): the HTML report's browser test is skipped")
-	}
+	chrome := needChromium(t)
 	dir := t.TempDir()
 	loss, err := filepath.Abs("../../testdata/loss_nak_gobackn.pcap")
 	require.NoError(t, err)
@@ -381,8 +390,8 @@ func checkTickLabels(t *testing.T, b *browser) {
 	}
 }
 
-// findingToClick returns the first finding of kind (its index fi, -1 for
-// kind "", and the finding) and the index of its flow, or for kind "" the
+// findingToClick returns the first finding of kind in the page's order
+// (its row fi, -1 for kind "", and the finding) and the index of its flow, or for kind "" the
 // flow with the most packets.
 func findingToClick(t *testing.T, rep *analyze.Report, kind analyze.Kind) (fi int, fd analyze.Finding, flowIdx int) {
 	t.Helper()
@@ -395,7 +404,11 @@ func findingToClick(t *testing.T, rep *analyze.Report, kind analyze.Kind) (fi in
 		}
 		return fi, fd, flowIdx
 	}
-	for i, x := range rep.Findings {
+	// The page lists the findings worst first (TestHTMLFindingsOrder):
+	// fi is the row of the first one of kind there.
+	listed := slices.Clone(rep.Findings)
+	slices.SortStableFunc(listed, func(a, b analyze.Finding) int { return int(a.Severity) - int(b.Severity) })
+	for i, x := range listed {
 		if x.Kind == kind {
 			fi, fd = i, x
 			break
@@ -508,4 +521,117 @@ func distinctColours(img image.Image) int {
 		}
 	}
 	return len(seen)
+}
+
+// gapLabel is a label of the sequence chart's gaps and its box (CSS px).
+type gapLabel struct {
+	Label string  `json:"label"`
+	L     float64 `json:"l"`
+	R     float64 `json:"r"`
+	T     float64 `json:"t"`
+	B     float64 `json:"b"`
+}
+
+// TestHTMLGapLabelsInBrowser: on a capture whose tap missed dozens of
+// packets, the sequence chart's gap labels never overlap (nearby gaps
+// share one: "3 gaps, 3 PSNs not captured"), at full view and zoomed in,
+// and say of their PSNs what -o json says: the PSNs of the labels add up
+// to the flows' missing_not_captured and missing_lost, and "lost" appears
+// only when the JSON counts PSNs lost. The legend names the request after
+// a gap by its class.
+func TestHTMLGapLabelsInBrowser(t *testing.T) {
+	chrome := needChromium(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name   string
+		synth  []string
+		legend string // a category the legend must name
+	}{
+		{"tap_drops", tapDrops(), "request after PSNs not captured"},
+		{"lost_and_not_captured", []string{"write-bw", "--messages", "20", "--tap", "responder", "--nak", "+7", "--gbn-skip", "1", "--drop", "+40,+41,+60"}, "request after PSNs not captured"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			capPath := rocesynth(t, dir, tc.name+".pcap", tc.synth...)
+			want := reportLoss(t, capPath)
+			page := filepath.Join(dir, tc.name+".html")
+			code, _, errs := run(t, nil, "--html", page, capPath)
+			require.Equal(t, 0, code, errs)
+			b, stop := openBrowser(t, chrome, filepath.Join(dir, "profile-"+tc.name))
+			defer stop()
+			require.NoError(t, chromedp.Do(b.ctx, chromedp.Navigate("file://"+page)))
+			_, err := chromedp.Run(b.ctx, chromedp.Poll[bool](`window.roceReport.state.ready && !!window.roceReport.state.psn.gapLabels`))
+			require.NoError(t, err)
+			var labels []gapLabel
+			b.eval(t, `window.roceReport.state.psn.gapLabels`, &labels)
+			t.Logf("labels: %v", labels)
+			lost, nc := labelPSNs(t, labels)
+			assert.Equal(t, want.notCaptured, nc, "PSNs not captured in the labels: %v", labels)
+			assert.Equal(t, want.lost, lost, "PSNs lost in the labels: %v", labels)
+			assertApart(t, labels)
+			var legend []string
+			b.eval(t, `window.roceReport.state.psn.series.map((s) => s.label)`, &legend)
+			assert.Contains(t, legend, tc.legend)
+			if want.gapErrors == 0 {
+				assert.NotContains(t, legend, "request after PSNs lost in the network")
+			}
+			// Zoomed into the middle, the labels are grouped anew, still
+			// apart.
+			b.eval(t, `(() => { const u = window.roceReport.state.psn; const a = u.scales.x.min, z = u.scales.x.max;
+				u.setScale('x', { min: a + (z - a) * 0.3, max: a + (z - a) * 0.6 }); return true; })()`, new(bool))
+			b.eval(t, `window.roceReport.state.psn.gapLabels`, &labels)
+			require.NotEmpty(t, labels)
+			assertApart(t, labels)
+			shot := b.screenshot(t)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, tc.name+".png"), shot, 0o644))
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			assert.Empty(t, b.problems, "console messages and exceptions")
+		})
+	}
+}
+
+// labelPSNs adds up the PSNs the gap labels call lost and not captured:
+// "gap: 1 PSN not captured", "3 gaps, 3 PSNs not captured", "4 gaps, 5
+// PSNs: 1 lost in the network, 4 not captured".
+func labelPSNs(t *testing.T, labels []gapLabel) (lost, notCaptured uint64) {
+	t.Helper()
+	n := func(s string) uint64 {
+		var v uint64
+		_, err := fmt.Sscan(strings.ReplaceAll(s, ",", ""), &v)
+		require.NoError(t, err)
+		return v
+	}
+	one := regexp.MustCompile(`^(?:gap: |[\d,]+ gaps, )([\d,]+) PSNs? (lost in the network|not captured|of unknown fate)$`)
+	part := regexp.MustCompile(`([\d,]+) (lost in the network|not captured|of unknown fate)`)
+	for _, l := range labels {
+		var parts [][]string
+		if m := one.FindStringSubmatch(l.Label); m != nil {
+			parts = [][]string{m}
+		} else {
+			_, tail, ok := strings.Cut(l.Label, ": ")
+			require.True(t, ok, l.Label)
+			parts = part.FindAllStringSubmatch(tail, -1)
+			require.NotEmpty(t, parts, l.Label)
+		}
+		for _, p := range parts {
+			switch p[2] {
+			case "lost in the network":
+				lost += n(p[1])
+			case "not captured":
+				notCaptured += n(p[1])
+			}
+		}
+	}
+	return lost, notCaptured
+}
+
+// assertApart checks that no two label boxes overlap.
+func assertApart(t *testing.T, labels []gapLabel) {
+	t.Helper()
+	for i, a := range labels {
+		for _, b := range labels[i+1:] {
+			overlap := a.L < b.R && b.L < a.R && a.T < b.B && b.T < a.B
+			assert.False(t, overlap, "labels %q and %q overlap", a.Label, b.Label)
+		}
+	}
 }

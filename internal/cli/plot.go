@@ -57,11 +57,24 @@ func (d *plotData) scale() (peak, others float64) {
 	return peak, others
 }
 
-// plotMarker is a finding drawn on a line.
+// markKind is what a marker shows: a jump's PSNs of one loss class (as
+// the report splits them: analyze.GapLoss), a NAK or a CNP.
+type markKind uint8
+
+const (
+	markLost        markKind = iota // PSNs lost in the network (psn_gap error)
+	markUnknown                     // PSNs of unknown fate (psn_gap warning)
+	markNotCaptured                 // PSNs the capture missed (capture_gap)
+	markNAK
+	markCNP
+)
+
+// plotMarker is a jump, a NAK or a CNP drawn on a line.
 type plotMarker struct {
-	kind analyze.Kind
+	kind markKind
 	at   time.Duration // since t0
 	line int           // index in plotData.lines, -1: on the time axis
+	psns uint64        // a jump's PSNs of its class
 }
 
 // plotData is what the plot shows, computed from a report.
@@ -189,31 +202,65 @@ func buildPlot(rep *analyze.Report, interval time.Duration) (*plotData, error) {
 	return d, nil
 }
 
-// markersOf places PSN gaps and CNPs on the line of their flow; a CNP's
-// own flow (responder to requester) carries no data, so it goes on the
-// line of the data flow it answers: the other direction of its
-// connection, or of the same two hosts.
+// markersOf places each jump over PSNs not seen (once per class of its
+// PSNs: lost, not captured, unknown, as the report splits them) on its
+// flow's line, and the NAKs and CNPs on the line of the data flow they
+// concern: a NAK's or a CNP's own flow (responder to requester) carries
+// no data, so it goes on the other direction of its connection, or of the
+// same two hosts. The marks follow the report's findings (--severity,
+// --kind): a class of a flow's jumps is drawn when a finding of it is
+// kept (psn_gap error, psn_gap warning, capture_gap).
 func markersOf(rep *analyze.Report, d *plotData, lineOf map[int]int) []plotMarker {
 	byID := map[analyze.FlowID]int{}
 	for i := range rep.Flows {
 		byID[rep.Flows[i].ID()] = i
 	}
+	lineFor := func(id analyze.FlowID) int {
+		fi, ok := byID[id]
+		if !ok {
+			return -1
+		}
+		if l, ok := lineOf[fi]; ok {
+			return l
+		}
+		if l, ok := reverseLine(rep, fi, lineOf); ok {
+			return l
+		}
+		return -1
+	}
+	type flowMark struct {
+		flow analyze.FlowID
+		kind markKind
+	}
+	kept := map[flowMark]bool{}
 	var out []plotMarker
 	for _, fd := range rep.Findings {
-		switch fd.Kind {
-		case analyze.KindPSNGap, analyze.KindCaptureGap, analyze.KindNAK, analyze.KindCNP:
-		default:
-			continue
+		switch {
+		case fd.Kind == analyze.KindPSNGap && fd.Severity == analyze.SeverityError:
+			kept[flowMark{fd.Flow, markLost}] = true
+		case fd.Kind == analyze.KindPSNGap:
+			kept[flowMark{fd.Flow, markUnknown}] = true
+		case fd.Kind == analyze.KindCaptureGap:
+			kept[flowMark{fd.Flow, markNotCaptured}] = true
+		case fd.Kind == analyze.KindNAK:
+			out = append(out, plotMarker{kind: markNAK, at: fd.Time.Sub(d.t0), line: lineFor(fd.Flow)})
+		case fd.Kind == analyze.KindCNP:
+			out = append(out, plotMarker{kind: markCNP, at: fd.Time.Sub(d.t0), line: lineFor(fd.Flow)})
 		}
-		line := -1
-		if fi, ok := byID[fd.Flow]; ok {
-			if l, ok := lineOf[fi]; ok {
-				line = l
-			} else if l, ok := reverseLine(rep, fi, lineOf); ok {
-				line = l
+	}
+	for i := range rep.Flows {
+		f := &rep.Flows[i]
+		id := f.ID()
+		for _, j := range f.Requests.Jumps() {
+			for _, c := range []struct {
+				kind markKind
+				n    uint64
+			}{{markLost, j.Lost}, {markUnknown, j.Unknown}, {markNotCaptured, j.NotCaptured}} {
+				if c.n > 0 && kept[flowMark{id, c.kind}] {
+					out = append(out, plotMarker{kind: c.kind, at: j.Time.Sub(d.t0), line: lineFor(id), psns: c.n})
+				}
 			}
 		}
-		out = append(out, plotMarker{kind: fd.Kind, at: fd.Time.Sub(d.t0), line: line})
 	}
 	return out
 }

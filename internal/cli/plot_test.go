@@ -120,9 +120,9 @@ func TestPlotData(t *testing.T) {
 	})
 }
 
-// TestPlotMarkers: PSN gaps sit on their flow's line; a CNP (sent by the
-// responder to the requester's QP, a flow with no data) on the line of the
-// data flow of its connection.
+// TestPlotMarkers: a NAK or a CNP (sent by the responder to the
+// requester's QP, a flow with no data) sits on the line of the data flow
+// of its connection (TestPlotLossClasses checks the gaps' marks).
 func TestPlotMarkers(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	rep := plotReport(t0, 4*time.Microsecond, map[uint32][]uint64{0x11: {100, 100, 100, 100}})
@@ -130,7 +130,7 @@ func TestPlotMarkers(t *testing.T) {
 	rep.Flows[0].Connection = &conn
 	rep.Flows = append(rep.Flows, analyze.Flow{Src: "10.0.0.2", Dst: "10.0.0.1", DestQP: 0x22, Connection: &conn})
 	rep.Findings = []analyze.Finding{
-		{Kind: analyze.KindPSNGap, Time: t0.Add(2 * time.Microsecond), Flow: analyze.FlowID{Src: "10.0.0.1", Dst: "10.0.0.2", DestQP: 0x11}},
+		{Kind: analyze.KindNAK, Time: t0.Add(2 * time.Microsecond), Flow: analyze.FlowID{Src: "10.0.0.2", Dst: "10.0.0.1", DestQP: 0x22}},
 		{Kind: analyze.KindCNP, Time: t0.Add(3 * time.Microsecond), Flow: analyze.FlowID{Src: "10.0.0.2", Dst: "10.0.0.1", DestQP: 0x22}},
 		{Kind: analyze.KindCNP, Time: t0, Flow: analyze.FlowID{Src: "10.9.9.9", Dst: "10.0.0.1", DestQP: 0x22}},
 		{Kind: analyze.KindRetransmission, Time: t0, Flow: analyze.FlowID{Src: "10.0.0.1", Dst: "10.0.0.2", DestQP: 0x11}},
@@ -138,9 +138,9 @@ func TestPlotMarkers(t *testing.T) {
 	d, err := buildPlot(rep, 0)
 	require.NoError(t, err)
 	assert.Equal(t, []plotMarker{
-		{kind: analyze.KindPSNGap, at: 2 * time.Microsecond, line: 0},
-		{kind: analyze.KindCNP, at: 3 * time.Microsecond, line: 0},
-		{kind: analyze.KindCNP, at: 0, line: -1},
+		{kind: markNAK, at: 2 * time.Microsecond, line: 0},
+		{kind: markCNP, at: 3 * time.Microsecond, line: 0},
+		{kind: markCNP, at: 0, line: -1},
 	}, d.markers)
 }
 

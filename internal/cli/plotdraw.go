@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,40 @@ var plotColours = []color.RGBA{
 }
 
 var othersColour = color.RGBA{0x7f, 0x7f, 0x7f, 0xff}
+
+// plotMarks are the markers' glyphs, colours and legend words: PSNs lost
+// in the network red, those the capture missed grey (no problem of the
+// network), those of unknown fate amber (the colours of the findings'
+// severities, error and warning, and of the HTML chart).
+var plotMarks = []struct {
+	kind  markKind
+	name  string
+	shape draw.GlyphDrawer
+	c     color.Color
+}{
+	{markLost, "PSNs lost in the network", draw.CrossGlyph{}, color.RGBA{R: 200, A: 255}},
+	{markUnknown, "PSNs missing, fate unknown", draw.CrossGlyph{}, color.RGBA{R: 0xc8, G: 0x8a, A: 255}},
+	{markNotCaptured, "PSNs not captured", draw.CrossGlyph{}, color.RGBA{R: 90, G: 90, B: 90, A: 255}},
+	{markNAK, "NAK (on the flow it answers)", draw.RingGlyph{}, color.RGBA{R: 200, A: 255}},
+	{markCNP, "CNP (on the flow it slows)", draw.TriangleGlyph{}, color.RGBA{R: 230, G: 120, A: 255}},
+}
+
+// markLegend is a marker's legend entry: its name and count, for jumps
+// over PSNs "PSNs not captured: 12 gaps, 5860 PSNs".
+func markLegend(name string, n int, psns uint64, gaps bool) string {
+	if !gaps {
+		return fmt.Sprintf("%s (%d)", name, n)
+	}
+	return fmt.Sprintf("%s: %s, %s", name, countNoun(uint64(n), "gap"), countNoun(psns, "PSN"))
+}
+
+// countNoun writes "1 gap", "12 gaps".
+func countNoun(n uint64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
 
 // timeUnit picks ns, µs, ms or s for an axis spanning d.
 func timeUnit(d time.Duration) (time.Duration, string) {
@@ -118,18 +153,10 @@ func writePlot(w io.Writer, path string, rep *analyze.Report, interval time.Dura
 		p.Add(line)
 		leg.Add(l.name, line)
 	}
-	for _, m := range []struct {
-		kind  analyze.Kind
-		name  string
-		shape draw.GlyphDrawer
-		c     color.Color
-	}{
-		{analyze.KindPSNGap, "PSN gap (lost)", draw.CrossGlyph{}, color.RGBA{R: 200, A: 255}},
-		{analyze.KindCaptureGap, "PSN gap (not captured)", draw.CrossGlyph{}, color.RGBA{R: 90, G: 90, B: 90, A: 255}},
-		{analyze.KindNAK, "NAK (on the flow it answers)", draw.CircleGlyph{}, color.RGBA{R: 200, A: 255}},
-		{analyze.KindCNP, "CNP (on the flow it slows)", draw.TriangleGlyph{}, color.RGBA{R: 230, G: 120, A: 255}},
-	} {
+	var scatters []plot.Plotter
+	for _, m := range plotMarks {
 		var pts plotter.XYs
+		var psns uint64
 		for _, mk := range d.markers {
 			if mk.kind != m.kind {
 				continue
@@ -139,6 +166,7 @@ func writePlot(w io.Writer, path string, rep *analyze.Report, interval time.Dura
 				y = stepValue(steps[mk.line], x(mk.at))
 			}
 			pts = append(pts, plotter.XY{X: x(mk.at), Y: y})
+			psns += mk.psns
 		}
 		if len(pts) == 0 {
 			continue
@@ -150,9 +178,12 @@ func writePlot(w io.Writer, path string, rep *analyze.Report, interval time.Dura
 		sc.GlyphStyle.Shape = m.shape
 		sc.GlyphStyle.Color = m.c
 		sc.GlyphStyle.Radius = vg.Points(4)
-		p.Add(sc)
-		leg.Add(fmt.Sprintf("%s (%d)", m.name, len(pts)), sc)
+		scatters = append(scatters, sc)
+		leg.Add(markLegend(m.name, len(pts), psns, m.kind <= markNotCaptured), sc)
 	}
+	// The gaps' crosses over the NAKs' dots, which sit at the same time.
+	slices.Reverse(scatters)
+	p.Add(scatters...)
 
 	const width, height, legendWidth = 12 * vg.Inch, 6 * vg.Inch, 3.6 * vg.Inch
 	var c vg.CanvasWriterTo

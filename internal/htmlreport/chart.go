@@ -1,7 +1,9 @@
 package htmlreport
 
 import (
+	"slices"
 	"sort"
+	"time"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 )
@@ -9,22 +11,26 @@ import (
 // Categories of the points on a sequence chart, as the page draws them
 // (index into the page's series table: keep app.js in step).
 const (
-	catSend       uint8 = iota // a request sent once, in order
-	catResend                  // a request seen before (retransmission or duplicate)
-	catOutOfOrder              // a request that arrived out of order
-	catAfterGap                // the request after a PSN gap
-	catACK                     // an ACK from the responder
-	catReadResp                // a READ response packet
-	catNAK                     // a NAK
-	catRNRNAK                  // an RNR NAK
-	catCNP                     // a CNP
+	catSend             uint8 = iota // a request sent once, in order
+	catResend                        // a request seen before (retransmission or duplicate)
+	catOutOfOrder                    // a request that arrived out of order
+	catAfterGap                      // the request after PSNs lost in the network
+	catACK                           // an ACK from the responder
+	catReadResp                      // a READ response packet
+	catNAK                           // a NAK
+	catRNRNAK                        // an RNR NAK
+	catCNP                           // a CNP
+	catAfterUnknown                  // the request after PSNs of unknown fate
+	catAfterNotCaptured              // the request after PSNs the capture missed
 )
 
-// Finding kinds that change a request's category, as bits.
+// Finding kinds that change a request's category, as bits: fkGap a
+// psn_gap error (PSNs lost), fkGapUnknown a psn_gap warning.
 const (
 	fkResend uint8 = 1 << iota
 	fkOutOfOrder
 	fkGap
+	fkGapUnknown
 )
 
 // Source is one capture file and the Collector fed with its packets.
@@ -39,6 +45,11 @@ type Source struct {
 	// and number, as the report's findings and gaps name them. The page
 	// then shows each file by its name (Files.Names) in place of Name.
 	Files *analyze.Pieces
+	// ClockOffset is how far this file's clock runs ahead of the first
+	// file's, for files that are capture points of one traffic
+	// (points.File.ClockOffsetNs): its times are put on the first file's
+	// clock.
+	ClockOffset time.Duration
 }
 
 // fileFrame names a frame of one of the sources.
@@ -73,23 +84,35 @@ type chartData struct {
 	// Gaps are the flow's PSN gaps (unwrapped like Y), at the time of the
 	// frame that jumped over them (-1 when that frame is not drawn).
 	Gaps []chartGap `json:"gaps"`
+	// Points names the capture points whose packets are drawn, for files
+	// that are capture points of one traffic (each flow's packets as the
+	// first point that saw it captured them); absent otherwise.
+	Points []string `json:"points,omitempty"`
 }
 
+// chartGap is one gap and the split of its PSNs (analyze.GapLoss): lost
+// in the network, not captured, of unknown fate.
 type chartGap struct {
-	From  int64  `json:"from"`
-	To    int64  `json:"to"`
-	Count uint32 `json:"count"`
-	Frame uint64 `json:"frame"`
-	TNs   int64  `json:"t_ns"`
+	From        int64  `json:"from"`
+	To          int64  `json:"to"`
+	Count       uint32 `json:"count"`
+	Frame       uint64 `json:"frame"`
+	TNs         int64  `json:"t_ns"`
+	Lost        uint64 `json:"lost"`
+	NotCaptured uint64 `json:"not_captured"`
+	Unknown     uint64 `json:"unknown"`
 }
 
-// merged is the points of one flow across all sources.
+// merged is the points of one flow across all sources, or, of capture
+// points, of the first source that has the flow (point names it).
 type merged struct {
 	pts           []filePoint
 	packets       uint64
 	stride        uint64
 	markedDropped uint64
 	tput          []*buckets
+	point         string
+	offset        int64 // ClockOffset of point, ns
 }
 
 type filePoint struct {
@@ -101,13 +124,16 @@ type filePoint struct {
 }
 
 // gather merges the collectors' points by flow name, each point of the
-// file fileIdx gives its name's index.
-func gather(srcs []Source, fileIdx map[string]int) map[string]*merged {
+// file fileIdx gives its name's index. Of capture points (onePoint), a
+// flow's points are those of the first source that has it: each point
+// captured the same packets, which the chart draws once.
+func gather(srcs []Source, fileIdx map[string]int, onePoint bool) map[string]*merged {
 	out := map[string]*merged{}
 	for _, s := range srcs {
 		if s.Collector == nil {
 			continue
 		}
+		off := int64(s.ClockOffset)
 		at := func(p point) filePoint {
 			seq := p.frame
 			file, n := s.Files.Ref(p.frame) // one file: "" and the frame
@@ -115,14 +141,21 @@ func gather(srcs []Source, fileIdx map[string]int) map[string]*merged {
 				file = s.Name
 			}
 			p.frame = n
+			p.ns -= off
 			return filePoint{p, fileIdx[file], seq}
 		}
 		for _, fp := range s.Collector.order {
 			name := analyze.FlowID{Src: fp.key.src.String(), Dst: fp.key.dst.String(), DestQP: fp.key.qp}.String()
 			m := out[name]
-			if m == nil {
-				m = &merged{stride: 1}
+			switch {
+			case m == nil:
+				m = &merged{stride: 1, offset: off}
+				if onePoint {
+					m.point = s.Name
+				}
 				out[name] = m
+			case onePoint:
+				continue
 			}
 			for _, p := range fp.plain {
 				m.pts = append(m.pts, at(p))
@@ -212,7 +245,8 @@ func buildChart(rep *analyze.Report, i int, peer []int, pts []*merged, kinds map
 	multi := len(fileIdx) > 1 // the page shows several files: each point names its own
 	frameAt := ch.addPoints(sel, keep, multi, kinds, t0)
 	if data >= 0 {
-		ch.addGaps(rep.Flows[data].Requests.Gaps, frameAt, fileIdx, multi)
+		r := &rep.Flows[data].Requests
+		ch.addGaps(r.Gaps, r.GapLosses(), frameAt, fileIdx, multi)
 	}
 	return ch
 }
@@ -238,6 +272,9 @@ func (ch *chartData) take(sel []filePoint, pts []*merged, j int, want func(uint8
 		return sel
 	}
 	m := pts[j]
+	if m.point != "" && !slices.Contains(ch.Points, m.point) {
+		ch.Points = append(ch.Points, m.point)
+	}
 	ch.Packets += m.packets
 	ch.Stride = max(ch.Stride, m.stride)
 	ch.MarkedDropped += m.markedDropped
@@ -322,19 +359,34 @@ func (ch *chartData) addPoints(sel []filePoint, keep []bool, multi bool, kinds m
 	return frameAt
 }
 
-// addGaps adds the data flow's PSN gaps to the chart, each placed on
-// the frame that jumped over it when that frame is drawn (frameAt) and
-// the gap names its file (files read as one capture) or the points are
-// of one file.
-func (ch *chartData) addGaps(gaps []analyze.Gap, frameAt map[fileFrame]int, fileIdx map[string]int, multi bool) {
-	for _, g := range gaps {
-		cg := chartGap{Count: g.Count, Frame: g.Frame, TNs: -1}
+// addGaps adds the data flow's PSN gaps to the chart with the split of
+// their PSNs (losses, parallel to gaps), each placed on the frame that
+// jumped over it when that frame is drawn (frameAt) and the gap names its
+// file (files read as one capture) or the points are of one file. That
+// frame, drawn as an ordinary request, takes the category of the gap's
+// worst PSNs.
+func (ch *chartData) addGaps(gaps []analyze.Gap, losses []analyze.GapLoss, frameAt map[fileFrame]int, fileIdx map[string]int, multi bool) {
+	for i, g := range gaps {
+		cg := chartGap{Count: g.Count, Frame: g.Frame, TNs: -1, Unknown: uint64(g.Count)}
+		if i < len(losses) {
+			cg.Lost, cg.NotCaptured, cg.Unknown = losses[i].Lost, losses[i].NotCaptured, losses[i].Unknown
+		}
 		// The gap ends just below the PSN of the frame that jumped
 		// over it; place it on that frame's unwrapped PSN.
 		if k, ok := frameAt[fileFrame{fileIdx[g.File], g.Frame}]; ok && (!multi || g.File != "") {
 			cg.TNs = ch.TNs[k]
 			top := ch.Y[k] - int64((ch.PSN[k]-g.To)&0xFFFFFF)
 			cg.To, cg.From = top, top-int64(g.Count)+1
+			if ch.Cat[k] == int(catSend) {
+				switch {
+				case cg.Lost > 0:
+					ch.Cat[k] = int(catAfterGap)
+				case cg.Unknown > 0:
+					ch.Cat[k] = int(catAfterUnknown)
+				default:
+					ch.Cat[k] = int(catAfterNotCaptured)
+				}
+			}
 		} else {
 			cg.From, cg.To = int64(g.From), int64(g.To)
 		}
@@ -365,6 +417,8 @@ func category(p filePoint, kinds map[fileFrame]uint8) uint8 {
 			return catOutOfOrder
 		case k&fkGap != 0:
 			return catAfterGap
+		case k&fkGapUnknown != 0:
+			return catAfterUnknown
 		}
 	}
 	return catSend

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/points"
 )
 
 // The page's parts, embedded in the binary.
@@ -101,6 +102,15 @@ func (d *pageData) addFiles(srcs []Source) map[string]int {
 // files with the Collectors fed with their packets, in the order their
 // findings name them; title heads the page.
 func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error {
+	return WritePoints(w, title, rep, nil, srcs)
+}
+
+// WritePoints is Write of a report of capture points of one traffic (cps;
+// nil for none, as Write): the page has their section, as the text
+// report, and draws each flow's packets once, as the first point that saw
+// the flow captured them (its source's ClockOffset puts them on the
+// report's clock).
+func WritePoints(w io.Writer, title string, rep *analyze.Report, cps *points.Report, srcs []Source) error {
 	var t0 int64
 	if rep.Capture.FirstTime != nil {
 		t0 = rep.Capture.FirstTime.UnixNano()
@@ -118,12 +128,15 @@ func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error 
 			b = fkOutOfOrder
 		case analyze.KindPSNGap:
 			b = fkGap
+			if fd.Severity != analyze.SeverityError {
+				b = fkGapUnknown
+			}
 		default:
 			continue
 		}
 		kinds[fileFrame{fileIdx[fd.File], fd.Frame}] |= b // a single file's findings name no file: index 0
 	}
-	byName := gather(srcs, fileIdx)
+	byName := gather(srcs, fileIdx, cps != nil)
 	pts := make([]*merged, len(rep.Flows))
 	all := make(map[analyze.FlowID]int, len(rep.Flows))
 	for i := range rep.Flows {
@@ -217,6 +230,10 @@ func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error 
 	if err != nil {
 		return err
 	}
+	ptsSection, ptsNav, err := pointsHTML(cps)
+	if err != nil {
+		return err
+	}
 	// The script renders neither the tunnels nor the pause table: the
 	// page's data leaves them out rather than carry them twice.
 	shown := *rep
@@ -241,6 +258,8 @@ func Write(w io.Writer, title string, rep *analyze.Report, srcs []Source) error 
 		"{{WRAPS}}", wraps,
 		"{{PAUSE}}", pause,
 		"{{PAUSE_NAV}}", pauseNav,
+		"{{POINTS}}", ptsSection,
+		"{{POINTS_NAV}}", ptsNav,
 	).Replace(pageHTML)
 	_, err = io.WriteString(w, page)
 	return err

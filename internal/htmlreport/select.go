@@ -24,9 +24,9 @@ const (
 	MaxCharts      = 64
 	MaxChartPoints = 48_000
 	// MaxConnectionRows bounds the connections (CM) table likewise, and
-	// MaxFindingRows the findings table: the worst first (errors, then
-	// warnings, then info, each in frame order), the rest counted (the
-	// summary counts every finding by severity).
+	// MaxFindingRows the findings table, which lists the worst first
+	// (errors, then warnings, then info, each in frame order): the rest
+	// are counted (the summary counts every finding by severity).
 	MaxConnectionRows = 1000
 	MaxFindingRows    = 2000
 )
@@ -38,9 +38,10 @@ type findingCounts struct {
 	Info    int `json:"info"`
 }
 
-// pickFindings returns the indexes of the findings the page lists (at
-// most MaxFindingRows, worst first, in the report's order) and the counts
-// of all of them.
+// pickFindings returns the indexes of the findings the page lists, worst
+// first as the text report lists them (errors, then warnings, then info,
+// each in the report's order), at most MaxFindingRows, and the counts of
+// all of them.
 func pickFindings(fs []analyze.Finding) ([]int, findingCounts) {
 	var c findingCounts
 	idx := make([]int, len(fs))
@@ -55,12 +56,8 @@ func pickFindings(fs []analyze.Finding) ([]int, findingCounts) {
 			c.Info++
 		}
 	}
-	if len(fs) > MaxFindingRows {
-		sort.SliceStable(idx, func(a, b int) bool { return fs[idx[a]].Severity < fs[idx[b]].Severity })
-		idx = idx[:MaxFindingRows]
-		sort.Ints(idx)
-	}
-	return idx, c
+	sort.SliceStable(idx, func(a, b int) bool { return fs[idx[a]].Severity < fs[idx[b]].Severity })
+	return idx[:min(len(idx), MaxFindingRows)], c
 }
 
 // flowsMore sums the flows the page does not list.

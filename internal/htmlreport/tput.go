@@ -26,6 +26,7 @@ func buildTput(f *analyze.Flow, m *merged, t0 int64) tputData {
 		d.WireBps = append(d.WireBps, w)
 	}
 	if m != nil && len(m.tput) > 0 {
+		t0 += m.offset // the buckets are on their file's clock
 		b := mergeBuckets(m.tput)
 		if len(b.list) == 0 {
 			return d

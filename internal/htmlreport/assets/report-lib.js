@@ -118,8 +118,77 @@
     return { render, setFilter: (f) => { filter = f; render(); } };
   }
 
-  // drawMarks draws the PSN gaps as red bars and the frame a finding
-  // points at as a dashed line.
+  // Gap classes, as the report splits missing PSNs: lost in the network
+  // (red), not captured (grey: capture-side drops, no problem of the
+  // network), of unknown fate (amber).
+  const GAP_CLASSES = [
+    { key: 'lost', words: 'lost in the network', stroke: '#d62728', fill: 'rgba(214,39,40,0.35)', text: '#b71c1c' },
+    { key: 'unknown', words: 'of unknown fate', stroke: '#c88a00', fill: 'rgba(200,138,0,0.35)', text: '#8a5a00' },
+    { key: 'not_captured', words: 'not captured', stroke: '#8c8c8c', fill: 'rgba(140,140,140,0.35)', text: '#555' },
+  ];
+  // gapClass is the worst class of a gap's (or a group's) PSNs.
+  const gapClass = (g) => GAP_CLASSES.find((c) => g[c.key] > 0) || GAP_CLASSES[1];
+  const plural = (n, noun) => num(n) + ' ' + noun + (n === 1 ? '' : 's');
+
+  // gapLabel says what a group of nearby gaps is: "gap: 3 PSNs not
+  // captured", "12 gaps, 5,860 PSNs not captured", or by class when they
+  // differ ("12 gaps, 5,860 PSNs: 40 lost in the network, 5,820 not
+  // captured").
+  function gapLabel(c) {
+    const parts = GAP_CLASSES.filter((k) => c[k.key] > 0);
+    const head = c.n === 1 ? 'gap: ' + plural(c.count, 'PSN') : plural(c.n, 'gap') + ', ' + plural(c.count, 'PSN');
+    if (parts.length === 1) return head + ' ' + parts[0].words;
+    return head + ': ' + parts.map((k) => num(c[k.key]) + ' ' + k.words).join(', ');
+  }
+
+  // gapLabels groups the drawn gaps (sorted by x) whose labels would
+  // overlap into one label each, anchored at the group's first gap, until
+  // no two labels overlap; it returns the groups with their boxes.
+  function gapLabels(ctx, items, px, right) {
+    const lh = 13 * px;
+    const box = (c) => {
+      const w = ctx.measureText(c.label).width;
+      const lx = c.x + 7 * px + w > right ? c.x - 7 * px - w : c.x + 7 * px;
+      return { l: lx - 2 * px, r: lx + w + 2 * px, t: c.y, b: c.y + lh, lx };
+    };
+    const overlap = (a, b) => a.l < b.r && b.l < a.r && a.t < b.b && b.t < a.b;
+    const add = (c, g) => {
+      c.n += g.n;
+      c.count += g.count;
+      for (const k of GAP_CLASSES) c[k.key] += g[k.key];
+      c.label = gapLabel(c);
+      c.box = box(c);
+    };
+    const groups = [];
+    for (const it of items) {
+      const g = { x: it.x, y: it.y, n: 1, count: it.g.count, lost: it.g.lost, unknown: it.g.unknown, not_captured: it.g.not_captured };
+      g.label = gapLabel(g);
+      g.box = box(g);
+      const into = groups.find((c) => overlap(c.box, g.box));
+      if (into) add(into, g);
+      else groups.push(g);
+    }
+    // A label that grew may now cover another: merge until none does.
+    for (let merged = true; merged;) {
+      merged = false;
+      for (let i = 0; i < groups.length && !merged; i++) {
+        for (let j = i + 1; j < groups.length; j++) {
+          if (overlap(groups[i].box, groups[j].box)) {
+            add(groups[i], groups[j]);
+            groups.splice(j, 1);
+            merged = true;
+            break;
+          }
+        }
+      }
+    }
+    return groups;
+  }
+
+  // drawMarks draws the PSN gaps as bars coloured by the class of their
+  // PSNs, one label for each group of nearby gaps, and the frame a
+  // finding points at as a dashed line. It keeps the labels drawn in
+  // u.gapLabels (for tests).
   function drawMarks(ch, mark, files) {
     return (u) => {
       const ctx = u.ctx;
@@ -130,24 +199,32 @@
       ctx.textAlign = 'left';
       ctx.textBaseline = 'alphabetic';
       const px = devicePixelRatio || 1;
+      const items = [];
       for (const g of ch.gaps) {
         if (g.t_ns < 0) continue;
         const x = u.valToPos(g.t_ns / 1e9, 'x', true);
         const y1 = u.valToPos(g.from - 0.5, 'y', true);
         const y2 = u.valToPos(g.to + 0.5, 'y', true);
-        ctx.fillStyle = 'rgba(214,39,40,0.35)';
-        ctx.strokeStyle = '#d62728';
+        const c = gapClass(g);
+        ctx.fillStyle = c.fill;
+        ctx.strokeStyle = c.stroke;
         ctx.lineWidth = px;
         const h = Math.max(Math.abs(y1 - y2), 3 * px);
         ctx.fillRect(x - 4 * px, Math.min(y1, y2), 8 * px, h);
         ctx.strokeRect(x - 4 * px, Math.min(y1, y2), 8 * px, h);
-        ctx.fillStyle = '#b71c1c';
-        ctx.font = (11 * px) + 'px sans-serif';
-        const label = 'gap: ' + g.count + ' PSN' + (g.count > 1 ? 's' : '') + ' missing';
-        const w = ctx.measureText(label).width;
-        const lx = x + 7 * px + w > u.bbox.left + u.bbox.width ? x - 7 * px - w : x + 7 * px;
-        ctx.fillText(label, lx, Math.min(y1, y2) + 10 * px);
+        const inside = x >= u.bbox.left && x <= u.bbox.left + u.bbox.width;
+        if (inside) items.push({ x, y: Math.min(y1, y2), g });
       }
+      ctx.font = (11 * px) + 'px sans-serif';
+      items.sort((a, b) => a.x - b.x);
+      const groups = gapLabels(ctx, items, px, u.bbox.left + u.bbox.width);
+      for (const c of groups) {
+        ctx.fillStyle = 'rgba(255,255,255,0.8)';
+        ctx.fillRect(c.box.l, c.box.t, c.box.r - c.box.l, c.box.b - c.box.t);
+        ctx.fillStyle = gapClass(c).text;
+        ctx.fillText(c.label, c.box.lx, c.box.t + 10 * px);
+      }
+      u.gapLabels = groups.map((c) => ({ label: c.label, l: c.box.l / px, r: c.box.r / px, t: c.box.t / px, b: c.box.b / px }));
       const m = mark();
       if (m) {
         const x = u.valToPos(m.t_ns / 1e9, 'x', true);
@@ -182,5 +259,5 @@
     };
   }
 
-  window.roceLib = { esc, si, fmtBytes, fmtBps, fmtSecs, fmtTicks, fmtRateTicks, hexQP, num, makeTable, drawMarks };
+  window.roceLib = { esc, si, fmtBytes, fmtBps, fmtSecs, fmtTicks, fmtRateTicks, hexQP, num, makeTable, drawMarks, GAP_CLASSES, plural };
 })();

@@ -14,15 +14,37 @@
     { name: 'request', color: '#1f77b4', size: 4 },
     { name: 'resent (retransmission, duplicate)', color: '#ff7f0e', size: 7 },
     { name: 'out of order', color: '#9467bd', size: 7 },
-    { name: 'request after a PSN gap', color: '#d62728', size: 7 },
+    { name: 'request after PSNs lost in the network', color: '#d62728', size: 7 },
     { name: 'ACK', color: '#2ca02c', size: 4 },
     { name: 'READ response', color: '#17becf', size: 4 },
     { name: 'NAK', color: '#b71c1c', size: 11 },
     { name: 'RNR NAK', color: '#e377c2', size: 11 },
     { name: 'CNP', color: '#8c564b', size: 9 },
+    { name: 'request after PSNs of unknown fate', color: '#c88a00', size: 7 },
+    { name: 'request after PSNs not captured', color: '#8c8c8c', size: 7 },
   ];
+  // The legend's order of the categories: those after a gap together.
+  const CAT_ORDER = [0, 1, 2, 3, 9, 10, 4, 5, 6, 7, 8];
 
-  const { esc, si, fmtBytes, fmtBps, fmtSecs, fmtTicks, fmtRateTicks, hexQP, num, makeTable, drawMarks } = window.roceLib;
+  const { esc, si, fmtBytes, fmtBps, fmtSecs, fmtTicks, fmtRateTicks, hexQP, num, makeTable, drawMarks, GAP_CLASSES, plural } = window.roceLib;
+
+  // missingSplit is a flow's missing PSNs by class, as the report counts
+  // them: lost in the network, not captured, of unknown fate.
+  function missingSplit(r) {
+    const lost = r.missing_lost || 0, nc = r.missing_not_captured || 0;
+    return { lost, not_captured: nc, unknown: Math.max(0, r.missing - lost - nc) };
+  }
+  // missingCell shows a flow's missing PSNs in the colour of their worst
+  // class (red only for PSNs lost in the network), the split in words
+  // when not all are lost, and in its title.
+  function missingCell(r) {
+    if (!r.missing) return '0';
+    const m = missingSplit(r);
+    const parts = GAP_CLASSES.filter((c) => m[c.key] > 0);
+    const title = parts.map((c) => num(m[c.key]) + ' ' + c.words).join(', ');
+    const words = parts.length === 1 && parts[0].key === 'lost' ? '' : ' <span class="miss-words">(' + esc(title) + ')</span>';
+    return '<span class="miss-' + parts[0].key + '" title="' + esc(title) + '">' + num(r.missing) + '</span>' + words;
+  }
 
   // ---- summary and connections ----
   function renderSummary() {
@@ -36,6 +58,8 @@
       ['Time', c.first_time ? esc(c.first_time) + ' to ' + esc(c.last_time) + ' (' + fmtSecs(c.duration_seconds) + ')' : '-'],
       ['Flows', num(D.flows_total) + (c.flows_dropped ? ' (<span class="bad">about ' + num(c.flows_dropped) + ' more not tracked</span>)' : '') +
         (D.flows_more.flows ? '; ' + num(R.flows.length) + ' listed here' : '') + '; ' + num(D.charts) + ' charted'],
+      ...(c.not_captured ? [['Not captured', '<span class="miss-not_captured">the capture missed ' + plural(c.not_captured, 'request packet') +
+        ' that the responders acknowledged (capture-side drops, not network loss)</span>']] : []),
       ['Connections', num(D.connections_total)],
       ['Findings', '<span class="sev-error">' + sev.error + ' errors</span>, <span class="sev-warning">' + sev.warning +
         ' warnings</span>, <span class="sev-info">' + sev.info + ' info</span>' + (R.findings_dropped ? ' (' + num(R.findings_dropped) + ' more not listed)' : '') +
@@ -99,7 +123,7 @@
       { label: 'Duration', num: true, val: (r) => r.x.duration_ns, html: (r) => fmtSecs(r.x.duration_ns / 1e9) },
       { label: 'Throughput', num: true, val: (r) => r.f.throughput_bps, html: (r) => fmtBps(r.f.throughput_bps) },
       { label: 'MTU inf/neg', num: true, val: (r) => r.f.mtu.inferred, html: (r) => (r.f.mtu.inferred ?? '-') + '/' + (r.f.mtu.negotiated ?? '-') },
-      { label: 'Missing', num: true, title: 'PSNs never seen', val: (r) => r.f.requests.missing, html: (r) => bad(r.f.requests.missing) },
+      { label: 'Missing', num: true, title: 'PSNs never seen: lost in the network (red), not captured (grey: capture-side drops), of unknown fate (amber)', val: (r) => r.f.requests.missing, html: (r) => missingCell(r.f.requests) },
       { label: 'Retx', num: true, val: (r) => r.f.requests.retransmitted, html: (r) => bad(r.f.requests.retransmitted) },
       { label: 'Dup', num: true, val: (r) => r.f.requests.duplicates, html: (r) => bad(r.f.requests.duplicates) },
       { label: 'OOO', num: true, title: 'out of order', val: (r) => r.f.requests.out_of_order, html: (r) => bad(r.f.requests.out_of_order) },
@@ -237,10 +261,20 @@
       } else {
         note.push('Responses and CNPs of this flow (no request flow found).');
       }
+      if (ch.points) {
+        note.push('Packets as captured at ' + ch.points.map(esc).join(' and ') + ' (of the capture points, the first given that saw the flow), each packet once.');
+      }
       note.push('Showing ' + num(ch.shown) + ' of ' + num(ch.packets) + ' packets' +
         (ch.stride > 1 ? '; ordinary packets decimated evenly (about every ' + ch.stride + 'th kept; at most ' + num(D.bounds.points) + ' points over the ' + D.charts + ' charts)' : '') +
         (ch.marked_dropped ? '; ' + num(ch.marked_dropped) + ' marked packets beyond ' + D.limits.Marked + ' per flow not drawn' : '') +
         '. PSNs are unwrapped across 2^24; the axis shows them modulo 2^24.');
+      const gm = { lost: 0, not_captured: 0, unknown: 0 };
+      ch.gaps.forEach((g) => GAP_CLASSES.forEach((c) => { gm[c.key] += g[c.key]; }));
+      const gparts = GAP_CLASSES.filter((c) => gm[c.key] > 0);
+      if (gparts.length) {
+        note.push('Missing PSNs (bars): ' + gparts.map((c) => '<span class="miss-' + c.key + '">' + num(gm[c.key]) + ' ' + c.words + '</span>').join(', ') +
+          (gm.not_captured ? ' (capture-side drops: the responder acknowledged them)' : '') + '.');
+      }
       drawPSN(ch, psnEl);
     }
     document.getElementById('chart-note').innerHTML = note.join(' ');
@@ -314,7 +348,8 @@
       },
     };
     const data = [xs];
-    CATS.forEach((c, ci) => {
+    CAT_ORDER.forEach((ci) => {
+      const c = CATS[ci];
       if (!used[ci]) return;
       opts.series.push({ label: c.name, stroke: c.color, fill: c.color, paths: () => null, points: { show: true, size: c.size, fill: c.color, stroke: c.color, width: 1 } });
       data.push(series[ci]);
