@@ -53,7 +53,7 @@ func TestICRCEveryView(t *testing.T) {
 	for _, name := range []string{"sniffer_src_port.pcap", "rnr_corrupt_icrc.pcap", "header_only_snap128.pcap", "short_mad.pcap"} {
 		t.Run(name, func(t *testing.T) {
 			file := filepath.Join("../../testdata", name)
-			js := icrcFromPacketJSON(t, file)
+			js, lines := icrcFromPacketJSON(t, file)
 			require.NotEmpty(t, js)
 
 			views := map[string]map[uint64]icrcVerdict{
@@ -77,10 +77,10 @@ func TestICRCEveryView(t *testing.T) {
 			}
 
 			// The values are Wireshark's.
-			lines, stderr, err := testenv.TsharkFields(tshark, file, "l", "frame.number", "infiniband.invariant.crc")
+			ws, stderr, err := testenv.TsharkFields(tshark, file, "l", "frame.number", "infiniband.invariant.crc")
 			require.NoError(t, err, stderr)
 			compared := 0
-			for _, line := range lines {
+			for _, line := range ws {
 				cols := strings.Split(line, "|")
 				n, err := strconv.ParseUint(cols[0], 10, 64)
 				require.NoError(t, err)
@@ -104,7 +104,7 @@ func TestICRCEveryView(t *testing.T) {
 
 			// The flows count what the frames say, as the generator's truth does.
 			want := icrcFlowsFromTruth(t, file+".truth.json")
-			assert.Equal(t, want, icrcFlowsFromFrames(t, file, js), "frames summed per flow")
+			assert.Equal(t, want, icrcFlowsFromFrames(lines, js), "frames summed per flow")
 			assert.Equal(t, want, icrcFlowsFromReportJSON(t, file), "-o json")
 			assert.Equal(t, want, icrcFlowsFromFlowCSV(t, file), "-o csv")
 			// The Parquet flows table has the counts; the packets table each port.
@@ -124,13 +124,15 @@ func TestICRCEveryView(t *testing.T) {
 	}
 }
 
-// icrcFromPacketJSON reads each frame's ICRC from -P -o json.
-func icrcFromPacketJSON(t *testing.T, file string) map[uint64]icrcVerdict {
+// icrcFromPacketJSON reads each frame's ICRC from -P -o json, and
+// returns the lines too.
+func icrcFromPacketJSON(t *testing.T, file string) (map[uint64]icrcVerdict, []map[string]any) {
 	t.Helper()
 	code, out, errs := run(t, nil, "-P", "-o", "json", file)
 	require.Equal(t, 0, code, errs)
 	m := map[uint64]icrcVerdict{}
-	for _, l := range jsonLines(t, out) {
+	lines := jsonLines(t, out)
+	for _, l := range lines {
 		var v icrcVerdict
 		if s, ok := get(l, "icrc", "status").(string); ok {
 			v.status = s
@@ -143,7 +145,7 @@ func icrcFromPacketJSON(t *testing.T, file string) map[uint64]icrcVerdict {
 		}
 		m[uint64(l["frame"].(float64))] = v
 	}
-	return m
+	return m, lines
 }
 
 // packetLineICRC reads a -P line's frame number and ICRC word.
@@ -306,14 +308,12 @@ func joinPorts(ports []uint16) string {
 }
 
 // icrcFlowsFromFrames sums the frames' verdicts (js) per flow, with the
-// flow of each frame from -P -o json; malformed frames count in none.
-func icrcFlowsFromFrames(t *testing.T, file string, js map[uint64]icrcVerdict) map[icrcFlowKey]icrcFlowCounts {
-	t.Helper()
-	code, out, errs := run(t, nil, "-P", "-o", "json", file)
-	require.Equal(t, 0, code, errs)
+// flow of each frame from its -P -o json line; malformed frames count in
+// none.
+func icrcFlowsFromFrames(frames []map[string]any, js map[uint64]icrcVerdict) map[icrcFlowKey]icrcFlowCounts {
 	m := map[icrcFlowKey]icrcFlowCounts{}
 	ports := map[icrcFlowKey][]uint16{}
-	frames := jsonLines(t, out)
+	frames = slices.Clone(frames)
 	sort.Slice(frames, func(i, j int) bool { return frames[i]["frame"].(float64) < frames[j]["frame"].(float64) })
 	for _, l := range frames {
 		qp, ok := get(l, "bth", "dest_qp").(float64)
