@@ -275,6 +275,13 @@ func (a *Analyzer) feed(frame uint64, ci gopacket.CaptureInfo, linkType gplayers
 		if fd := a.finding(p, KindMalformed, SeverityError, nil); fd != nil {
 			fd.Detail = p.Err.Error()
 		}
+		// A malformed frame is no flow's and counts in no ICRC figure,
+		// but its ICRC, when its BTH decoded, still tells whether it was
+		// damaged on the way or sent so: every view shows the verdict.
+		a.checkICRC(p, icrcKind, netHdr, udpHdr)
+		if p.ICRC.Status == layers.ICRCBad && p.Encap == EncapRoCEv2 {
+			a.recoverSrcPort(nil, p, udpHdr)
+		}
 	default:
 		a.capture.RoCEPackets++
 		a.analyzeIB(p, ci, ibLen, icrcKind, netHdr, udpHdr)

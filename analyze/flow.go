@@ -260,6 +260,19 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 	return f
 }
 
+// checkICRC sets the verdict on p's ICRC and VCRC (none with NoICRC,
+// nor without a BTH), before a rewritten source port is recovered.
+func (a *Analyzer) checkICRC(p *Packet, kind layers.NetworkKind, netHdr, udpHdr []byte) {
+	if a.opts.NoICRC || p.BTH == nil {
+		return
+	}
+	p.ICRC = layers.CheckICRC(kind, netHdr, udpHdr, p.BTH)
+	if p.LRH != nil {
+		r := p.LRH.CheckVCRC()
+		p.VCRC = &r
+	}
+}
+
 // analyzeIB accounts one decoded IB packet.
 func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind layers.NetworkKind, netHdr, udpHdr []byte) {
 	bth := p.BTH
@@ -273,19 +286,13 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 			p.PayloadLen = 0
 		}
 	}
-	if !a.opts.NoICRC {
-		p.ICRC = layers.CheckICRC(kind, netHdr, udpHdr, bth)
-		if p.LRH != nil {
-			r := p.LRH.CheckVCRC()
-			p.VCRC = &r
-		}
-	}
+	a.checkICRC(p, kind, netHdr, udpHdr)
 	if p.MAD != nil && p.DETH != nil { // only datagrams carry MADs (madcheck.go)
 		a.handleMAD(p)
 	}
 	f := a.flowFor(p)
-	if p.ICRC.Status == layers.ICRCBad && p.Encap == EncapRoCEv2 {
-		a.recoverSrcPort(f, p, udpHdr)
+	if p.ICRC.Status == layers.ICRCBad && p.Encap == EncapRoCEv2 && a.recoverSrcPort(f, p, udpHdr) {
+		a.capture.ICRCPortRewritten++
 	}
 	if f == nil {
 		a.capture.PacketsOfDroppedFlows++

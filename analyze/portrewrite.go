@@ -89,14 +89,16 @@ func (a *Analyzer) srcPortShift(covered int) uint32 {
 // UDP source port is the sniffer's 4791 and exactly one port makes the
 // ICRC verify, the packet's ICRC becomes ok with that port: the flow's
 // last recovered port is tried first, then the port is solved for. f is
-// nil for a packet of a flow the table has no room for.
-func (a *Analyzer) recoverSrcPort(f *flowState, p *Packet, udpHdr []byte) {
+// nil for a packet of a flow the table has no room for, or of none (a
+// malformed frame). It reports whether it recovered a port; the caller
+// counts the packet in Capture.ICRCPortRewritten.
+func (a *Analyzer) recoverSrcPort(f *flowState, p *Packet, udpHdr []byte) bool {
 	if len(udpHdr) < 8 || p.BTH == nil {
-		return
+		return false
 	}
 	captured := binary.BigEndian.Uint16(udpHdr)
 	if captured != snifferSrcPort {
-		return
+		return false
 	}
 	covered := len(p.BTH.ICRCCovered())
 	var port uint16
@@ -110,15 +112,14 @@ func (a *Analyzer) recoverSrcPort(f *flowState, p *Packet, udpHdr []byte) {
 	default:
 		delta, ok := layers.SolveICRCSrcPortDelta(p.ICRC.Value^p.ICRC.Expected, a.srcPortShift(covered))
 		if !ok {
-			return
+			return false
 		}
 		port = captured ^ delta
 	}
 	p.ICRC = layers.ICRCResult{Status: layers.ICRCOK, Value: p.ICRC.Value, Expected: p.ICRC.Value}
 	p.SrcPortRewritten, p.OriginalSrcPort = true, port
-	a.capture.ICRCPortRewritten++
 	if f == nil {
-		return
+		return true
 	}
 	if rec == nil {
 		rec = &portRecovery{}
@@ -131,6 +132,7 @@ func (a *Analyzer) recoverSrcPort(f *flowState, p *Packet, udpHdr []byte) {
 	if len(rec.ports) < maxOriginalPorts && !slices.Contains(rec.ports, port) {
 		rec.ports = append(rec.ports, port)
 	}
+	return true
 }
 
 // list returns a copy of the recovered ports (nil for none, or r nil).

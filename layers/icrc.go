@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"math/bits"
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
@@ -167,7 +168,21 @@ func CheckICRC(kind NetworkKind, netHdr, udpHdr []byte, bth *BTH) ICRCResult {
 // ICRC is the 4-byte invariant CRC trailer of every IB packet.
 // gopacket.NewPacket adds it after the payload, already checked against
 // the packet's network header: Status, Expected. Value is the CRC-32 value
-// (the wire bytes read least-significant first).
+// (the wire bytes read least-significant first, as ComputeICRC returns
+// it); WireValue is the number Wireshark shows (infiniband.invariant.crc,
+// the wire bytes read in order), and String prints it that way.
+//
+// Status is the check of the packet as captured. A NIC sniffer (the
+// ConnectX sniffer) writes UDP source port 4791 on RoCE v2 packets whose
+// ICRC the sender computed over its own source port, so their ICRC is
+// ICRCBad here, and the layer cannot tell a rewritten port from a
+// corrupted packet: that takes knowing how the capture was made.
+// SolveICRCSrcPort gives the one source port that makes such an ICRC
+// verify. The analyzer (package analyze) decides: a RoCE v2 packet
+// captured with source port 4791 whose ICRC verifies with exactly one
+// other port is ok, with that port (analyze.Packet.ICRC,
+// SrcPortRewritten, OriginalSrcPort), and every view of roce-dissect
+// shows that verdict.
 //
 // Serializing writes Value. To fill in a correct ICRC, set
 // ComputeChecksums: for RoCE v2 call BTH.SetNetworkLayerForChecksum, for
@@ -205,6 +220,20 @@ func (c *ICRC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	c.Contents = data[:ICRCLen]
 	c.Payload = data[ICRCLen:]
 	return nil
+}
+
+// WireValue returns the ICRC as Wireshark shows it: its four bytes as
+// on the wire, read most-significant first (ICRCWireValue of Value).
+func (c *ICRC) WireValue() uint32 { return ICRCWireValue(c.Value) }
+
+// String shows the ICRC as Wireshark's number, its status and, when it
+// is bad, the value expected; gopacket's LayerString and packet dumps
+// print it so, rather than Value in decimal.
+func (c *ICRC) String() string {
+	if c.Status == ICRCBad {
+		return fmt.Sprintf("ICRC %s (bad, expected %s)", ICRCWire(c.Value), ICRCWire(c.Expected))
+	}
+	return fmt.Sprintf("ICRC %s (%s)", ICRCWire(c.Value), c.Status)
 }
 
 // SerializeTo appends nothing and prepends the 4-byte ICRC holding Value.
@@ -325,9 +354,15 @@ func ComputeVCRC(pkt []byte) uint16 {
 	return ^crc
 }
 
+// ICRCWireValue returns the number Wireshark shows for the ICRC whose
+// CRC-32 value is v (infiniband.invariant.crc): the four bytes on the
+// wire, least significant of v first, read most-significant first.
+// 0x2a00fd82 is 0x82fd002a.
+func ICRCWireValue(v uint32) uint32 { return bits.ReverseBytes32(v) }
+
 // ICRCWire renders an ICRC value as its bytes on the wire, least
-// significant first, the way Wireshark shows them: 0x2a00fd82 is
-// "0x82fd002a".
+// significant first, the way Wireshark shows them (ICRCWireValue in
+// hex): 0x2a00fd82 is "0x82fd002a".
 func ICRCWire(v uint32) string {
 	const hex = "0123456789abcdef"
 	b := [10]byte{'0', 'x'}

@@ -24,7 +24,7 @@ var flowCSVHeader = []string{
 	"acks", "naks", "rnr_naks", "read_responses", "atomic_acks", "rtt_median_ns",
 	"messages", "message_bytes", "incomplete_messages",
 	"ecn_ce", "fecn", "becn", "cnps", "icrc_ok", "icrc_bad", "icrc_unverifiable",
-	"priority", "paused_ns",
+	"priority", "paused_ns", "icrc_port_rewritten", "icrc_original_src_ports",
 }
 
 func optU32(v *uint32) string {
@@ -95,7 +95,7 @@ func AppendFlowCSVRow(row []string, f *analyze.Flow) []string {
 		u(f.Messages.Count), u(f.Messages.Bytes), u(f.Messages.Incomplete),
 		u(f.Congestion.ECNCE), u(f.Congestion.FECN), u(f.Congestion.BECN), u(f.Congestion.CNPs),
 		u(f.ICRC.OK), u(f.ICRC.Bad), u(f.ICRC.Unverifiable),
-		prio, paused,
+		prio, paused, u(f.ICRC.PortRewritten), srcPortList(f, " "),
 	)
 }
 

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
@@ -24,9 +25,15 @@ func srcPortCell(f *analyze.Flow) cell {
 	if len(f.ICRC.OriginalSrcPorts) == 0 {
 		return cell{text: "-", left: true}
 	}
+	return cell{text: srcPortList(f, ","), left: true}
+}
+
+// srcPortList is the source ports recovered from a flow's ICRCs, in
+// decimal, separated by sep ("" for none).
+func srcPortList(f *analyze.Flow, sep string) string {
 	ports := make([]string, len(f.ICRC.OriginalSrcPorts))
 	for i, p := range f.ICRC.OriginalSrcPorts {
-		ports[i] = fmt.Sprint(p)
+		ports[i] = strconv.Itoa(int(p))
 	}
-	return cell{text: strings.Join(ports, ","), left: true}
+	return strings.Join(ports, sep)
 }

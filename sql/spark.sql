@@ -40,6 +40,7 @@ SELECT regexp_extract(input_file_name(), '([^/]+)/[^/]+$', 1) AS capture,
        reth_dma_length, icrc, icrc_port_rewritten, truncated, findings,
        error, encapsulation, mirror_src, mirror_session, tunnel_id,
        tunnel_id_name, priority, icrc_value, ip_id, ttl,
+       icrc_original_src_port,
        time AS time_ns
 FROM packets_parquet;
 
@@ -56,7 +57,7 @@ SELECT regexp_extract(input_file_name(), '([^/]+)/[^/]+$', 1) AS capture,
        rtt_samples, rtt_min_ns, rtt_median_ns, rtt_max_ns, messages,
        message_bytes, incomplete_messages, mtu_inferred, mtu_negotiated,
        ecn_ce, fecn, becn, cnps, icrc_ok, icrc_bad, icrc_unverifiable,
-       throughput_bps, priority, paused_ns,
+       throughput_bps, priority, paused_ns, icrc_port_rewritten,
        first_time AS first_ns, last_time AS last_ns
 FROM flows_parquet;
 

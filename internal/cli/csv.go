@@ -39,6 +39,25 @@ func packetCSVExtra(p *analyze.Packet, rel time.Duration, file string, findings 
 	return []string{strconv.FormatFloat(rel.Seconds(), 'f', 9, 64), report.CSVText(file), ecn, strings.Join(kinds, " ")}
 }
 
+// packetCSVICRCHeader are the last columns of -P -o csv, after
+// packetCSVWrapHeader's: the ICRC's value as Wireshark shows it and the
+// UDP source port it verified with when the capture tool rewrote the
+// port (icrc_status is the verdict), as -P -o json's icrc object.
+var packetCSVICRCHeader = []string{"icrc_value", "icrc_original_src_port"}
+
+// packetCSVICRC is the end of p's -P -o csv row (packetCSVICRCHeader).
+func packetCSVICRC(p *analyze.Packet) []string {
+	row := make([]string, len(packetCSVICRCHeader))
+	if p.BTH != nil {
+		o := icrcObject(p)
+		row[0] = o.Value
+		if o.OriginalSrcPort != nil {
+			row[1] = u(uint64(*o.OriginalSrcPort))
+		}
+	}
+	return row
+}
+
 // packetCSVRow is the start of a packet's -P -o csv row (its headers'
 // fields), rel its time since the file's first frame.
 func packetCSVRow(p *analyze.Packet, rel time.Duration) []string {

@@ -228,6 +228,7 @@ var flowNestedColumns = [][3]string{
 	{"icrc", "ok", "icrc_ok"},
 	{"icrc", "bad", "icrc_bad"},
 	{"icrc", "unverifiable", "icrc_unverifiable"},
+	{"icrc", "port_rewritten", "icrc_port_rewritten"},
 	{"mtu", "inferred", "mtu_inferred"},
 	{"mtu", "negotiated", "mtu_negotiated"},
 }

@@ -132,6 +132,24 @@ type cmJSON struct {
 	RDMACM *rdmaCMJSON `json:"rdma_cm,omitempty"`
 }
 
+// icrcObject is the analyzer's verdict on the ICRC of p, a packet with a
+// BTH, as -P -o json and -P -o csv show it: the status, the value as
+// Wireshark shows it, the value expected when bad, and the source port
+// it verified with when the capture tool rewrote the port.
+func icrcObject(p *analyze.Packet) *icrcJSON {
+	st := icrcJSON{Status: p.ICRC.Status.String()}
+	if v, ok := p.BTH.ICRCValue(); ok {
+		st.Value = layers.ICRCWire(v)
+		if p.ICRC.Status == layers.ICRCBad {
+			st.Expected = layers.ICRCWire(p.ICRC.Expected)
+		}
+	}
+	if p.SrcPortRewritten {
+		st.OriginalSrcPort = ptr(p.OriginalSrcPort)
+	}
+	return &st
+}
+
 func hex64(v uint64) string { return fmt.Sprintf("0x%016x", v) }
 
 func ptr[T any](v T) *T { return &v }
@@ -143,17 +161,7 @@ func packetObject(p *analyze.Packet) *packetJSON {
 	}
 	if b := p.BTH; b != nil {
 		o.BTH = &bthJSON{Opcode: uint8(b.Opcode), OpcodeName: b.OpcodeName(), SE: b.SolicitedEvent, M: b.MigReq, PadCnt: b.PadCnt, TVer: b.TVer, PKey: b.PKey, FECN: b.FECN, BECN: b.BECN, DestQP: b.DestQP, AckReq: b.AckReq, PSN: b.PSN}
-		st := icrcJSON{Status: p.ICRC.Status.String()}
-		if v, ok := b.ICRCValue(); ok {
-			st.Value = layers.ICRCWire(v)
-			if p.ICRC.Status.String() == "bad" {
-				st.Expected = layers.ICRCWire(p.ICRC.Expected)
-			}
-		}
-		if p.SrcPortRewritten {
-			st.OriginalSrcPort = ptr(p.OriginalSrcPort)
-		}
-		o.ICRC = &st
+		o.ICRC = icrcObject(p)
 	}
 	if h := p.RETH; h != nil {
 		o.RETH = &rethJSON{VA: hex64(h.VA), RKey: h.RKey, DMALength: h.DMALength}

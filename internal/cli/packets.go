@@ -55,7 +55,7 @@ func (r *runner) packetMode(ctx context.Context, files []string) int {
 	out := packetOutput{enc: json.NewEncoder(r.stdout)}
 	if r.cfg.output == "csv" {
 		out.cw = csv.NewWriter(r.stdout)
-		_ = out.cw.Write(slices.Concat(packetCSVHeader, packetCSVExtraHeader, packetCSVWrapHeader))
+		_ = out.cw.Write(slices.Concat(packetCSVHeader, packetCSVExtraHeader, packetCSVWrapHeader, packetCSVICRCHeader))
 	}
 	for _, name := range files {
 		if err := r.packetFile(ctx, name, len(files) > 1, out); err != nil {
@@ -142,7 +142,7 @@ func (r *runner) printPacket(out packetOutput, a *analyze.Analyzer, p *analyze.P
 		if pause {
 			row[2], row[3] = frameMACs(f)
 		}
-		_ = out.cw.Write(slices.Concat(row, packetCSVExtra(p, rel, fileLabel, r.frameFindings(a)), packetCSVWrap(p)))
+		_ = out.cw.Write(slices.Concat(row, packetCSVExtra(p, rel, fileLabel, r.frameFindings(a)), packetCSVWrap(p), packetCSVICRC(p)))
 	case r.cfg.verbose:
 		r.writeTree(p, f, rel, fileLabel, r.frameFindings(a))
 		if r.cfg.hex {

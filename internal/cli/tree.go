@@ -332,9 +332,9 @@ func (t *tree) layer(l gopacket.Layer, p *analyze.Packet, bth *layers.BTH) {
 	case *cm.MAD:
 		t.mad(v, p)
 	case *layers.ICRC:
-		t.crc("Invariant CRC", layers.ICRCWire(v.Value), layers.ICRCWire(v.Expected), v.Status, p)
+		t.icrc(v, p)
 	case *layers.VCRC:
-		t.crc("Variant CRC", layers.VCRCWire(v.Value), layers.VCRCWire(v.Expected), v.Status, nil)
+		t.vcrc(v, p)
 	case *gopacket.DecodeFailure:
 		t.failure(v, p)
 	default:

@@ -121,13 +121,46 @@ func (t *tree) payload(b []byte, p *analyze.Packet) {
 	}
 }
 
-func (t *tree) crc(name, value, expected string, st layers.ICRCStatus, p *analyze.Packet) {
+// icrc writes the ICRC with the analyzer's verdict on it (p.ICRC, and
+// the source port it was computed with when the capture tool rewrote
+// it), the one every view shows; the layer's own Status is the check of
+// the packet as captured, which fails on a NIC sniffer's rewritten port.
+// A packet the analyzer decoded no BTH of keeps the layer's check.
+func (t *tree) icrc(v *layers.ICRC, p *analyze.Packet) {
+	st, exp := v.Status, v.Expected
+	if p.BTH != nil {
+		st, exp = p.ICRC.Status, p.ICRC.Expected
+	}
+	rewritten := ""
+	if st == layers.ICRCOK && p.SrcPortRewritten {
+		rewritten = fmt.Sprintf("computed with the original UDP source port %d: the capture tool rewrote it", p.OriginalSrcPort)
+	}
+	t.crc("Invariant CRC", layers.ICRCWire(v.Value), layers.ICRCWire(exp), st, rewritten)
+}
+
+// vcrc writes the VCRC with the analyzer's verdict on it (p.VCRC; none
+// with --no-icrc: not verified), as icrc does the ICRC's.
+func (t *tree) vcrc(v *layers.VCRC, p *analyze.Packet) {
+	st, exp := v.Status, v.Expected
+	switch {
+	case p.VCRC != nil:
+		st, exp = p.VCRC.Status, p.VCRC.Expected
+	case p.BTH != nil:
+		st = layers.ICRCUnverifiable
+	}
+	t.crc("Variant CRC", layers.VCRCWire(v.Value), layers.VCRCWire(exp), st, "")
+}
+
+// crc writes a CRC's title: its value and verdict, why it is correct
+// when that needs saying.
+func (t *tree) crc(name, value, expected string, st layers.ICRCStatus, why string) {
 	switch st {
 	case layers.ICRCOK:
-		t.title("%s: %s [correct]", name, value)
-		if p != nil && p.SrcPortRewritten {
-			t.note(1, "verified with UDP source port %d: the capture tool wrote 4791 in its place", p.OriginalSrcPort)
+		if why != "" {
+			t.title("%s: %s [correct, %s]", name, value, why)
+			return
 		}
+		t.title("%s: %s [correct]", name, value)
 	case layers.ICRCBad:
 		t.title("%s: %s [incorrect, should be %s]", name, value, expected)
 	default:

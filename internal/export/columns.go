@@ -217,6 +217,12 @@ var packetColumnFills = [numPacketColumns]columnFill{
 			vals[i] = parquet.Int32Value(int32(recs[i].ttl))
 		}
 	}},
+	colICRCOrigPort: {want: fPortRewrite, fill: func(_ *PacketWriter, b *packetBatch, vals []parquet.Value) {
+		recs := b.recs
+		for i := range recs {
+			vals[i] = parquet.Int32Value(int32(recs[i].origPort))
+		}
+	}},
 }
 
 // flagValues fills vals with a boolean column holding the record flag

@@ -8,6 +8,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/internal/filename"
+	"github.com/roce-dissect/roce-dissect/layers"
 )
 
 // batchRows is how many rows a PacketWriter collects before handing them
@@ -53,6 +54,7 @@ const (
 	colICRCValue
 	colIPID
 	colTTL
+	colICRCOrigPort
 	numPacketColumns
 )
 
@@ -64,7 +66,7 @@ var packetColumns = [numPacketColumns]string{
 	"payload_len", "aeth_type", "aeth_msn", "reth_dma_length", "icrc",
 	"icrc_port_rewritten", "truncated", "findings", "error",
 	"encapsulation", "mirror_src", "mirror_session", "tunnel_id", "tunnel_id_name", "priority",
-	"icrc_value", "ip_id", "ttl",
+	"icrc_value", "ip_id", "ttl", "icrc_original_src_port",
 }
 
 // PacketWriter streams the packets table of one capture (or range) to a
@@ -112,6 +114,7 @@ type packetRec struct {
 	errIdx                              int32  // in PacketWriter.errs
 	wrap                                int32  // in PacketWriter.wraps (0: not wrapped)
 	pkey, op                            uint16 // op: index in PacketWriter.ops
+	origPort                            uint16 // the source port the ICRC verified with (fPortRewrite)
 	ecn, encap, icrc, aethType          uint8
 	prio                                int8 // -1: none
 	ttl                                 uint8
@@ -202,7 +205,7 @@ func (pw *PacketWriter) Add(p *analyze.Packet, frame uint64) {
 		}
 		if v, ok := b.ICRCValue(); ok {
 			r.flags |= fICRCValue
-			r.icrcVal = v
+			r.icrcVal = layers.ICRCWireValue(v)
 		}
 	}
 	if p.Encap == analyze.EncapRoCEv2 || p.GRH != nil {
@@ -218,6 +221,7 @@ func (pw *PacketWriter) Add(p *analyze.Packet, frame uint64) {
 		r.dmaLen = p.RETH.DMALength
 	}
 	r.flags |= flag(p.SrcPortRewritten, fPortRewrite) | flag(p.Truncated, fTruncated)
+	r.origPort = p.OriginalSrcPort
 	if p.Err != nil {
 		r.flags |= fErr
 		r.errIdx = int32(len(batch.errs))

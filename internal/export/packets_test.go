@@ -1,6 +1,7 @@
 package export
 
 import (
+	"encoding/binary"
 	"errors"
 	"maps"
 	"net/netip"
@@ -79,7 +80,7 @@ func variedPackets(n int) []analyze.Packet {
 			p.Src, p.Dst, p.Encap = analyze.Addr{IP: netip.MustParseAddr("10.1.0.1")}, analyze.Addr{IP: netip.MustParseAddr("10.1.0.2")}, analyze.EncapRoCEv1
 			p.GRH, p.IPID, p.FlowLabel, p.HopLimit = &layers.GRH{}, 0, 17, 1
 		case 17:
-			p.SrcPortRewritten = true
+			p.SrcPortRewritten, p.OriginalSrcPort = true, uint16(49152+i)
 		case 19:
 			p.PayloadLen = -1
 		case 23:
@@ -102,18 +103,19 @@ func want(file string, p *analyze.Packet) map[string]any {
 	m := exporttest.PacketRow(file, p)
 	maps.Copy(m, map[string]any{
 		"encapsulation": nil, "mirror_src": nil, "mirror_session": nil, "tunnel_id": nil, "tunnel_id_name": nil,
-		"priority":   exporttest.Null(p.Priority >= 0, int32(p.Priority)),
-		"icrc_value": nil,
-		"ip_id":      exporttest.Null(p.Encap == analyze.EncapRoCEv2 || p.GRH != nil, uint32(p.IPID)|p.FlowLabel),
-		"ttl":        exporttest.Null(p.Encap == analyze.EncapRoCEv2 || p.GRH != nil, p.HopLimit),
+		"priority":               exporttest.Null(p.Priority >= 0, int32(p.Priority)),
+		"icrc_value":             nil,
+		"icrc_original_src_port": exporttest.Null(p.SrcPortRewritten, p.OriginalSrcPort),
+		"ip_id":                  exporttest.Null(p.Encap == analyze.EncapRoCEv2 || p.GRH != nil, uint32(p.IPID)|p.FlowLabel),
+		"ttl":                    exporttest.Null(p.Encap == analyze.EncapRoCEv2 || p.GRH != nil, p.HopLimit),
 	})
 	if c, ok := wrapCases[int(p.Frame-1)%97]; ok {
 		m["encapsulation"], m["mirror_src"] = c.chain, c.mirrorSrc
 		m["mirror_session"], m["tunnel_id"], m["tunnel_id_name"] = c.session, c.tunnelID, c.tunnelIDName
 	}
 	if b := p.BTH; b != nil {
-		if v, ok := b.ICRCValue(); ok {
-			m["icrc_value"] = v
+		if len(b.Trailer) == layers.ICRCLen {
+			m["icrc_value"] = binary.BigEndian.Uint32(b.Trailer) // as Wireshark shows it
 		}
 	}
 	return m

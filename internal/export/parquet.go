@@ -92,13 +92,18 @@ type PacketRow struct {
 	// null for neither (native IB).
 	Priority *int32 `parquet:"priority,optional"`
 	// ICRCValue, IPID and TTL match a packet across captures (as the
-	// capture points analysis does, package points): the ICRC as on the
-	// wire (null when not captured), the IPv4 identification or else
+	// capture points analysis does, package points): the ICRC as
+	// Wireshark shows it (layers.ICRC.WireValue: its bytes as on the
+	// wire; null when not captured), the IPv4 identification or else
 	// the IPv6 or GRH flow label, and the IPv4 TTL or IPv6/GRH hop
 	// limit (both null without an IP header or GRH).
 	ICRCValue *uint32 `parquet:"icrc_value,optional"`
 	IPID      *uint32 `parquet:"ip_id,optional"`
 	TTL       *uint8  `parquet:"ttl,optional"`
+	// ICRCOriginalSrcPort is the UDP source port the ICRC verified with
+	// when the capture tool rewrote it (icrc_port_rewritten: the
+	// analyzer's analyze.Packet.OriginalSrcPort), null otherwise.
+	ICRCOriginalSrcPort *uint16 `parquet:"icrc_original_src_port,optional"`
 }
 
 // FlowRow is one row of the flows table (see analyze.Flow and
@@ -161,6 +166,10 @@ type FlowRow struct {
 	// (analyze.Flow.PausedTime).
 	Priority *int32 `parquet:"priority,optional"`
 	PausedNs *int64 `parquet:"paused_ns,optional"`
+	// ICRCPortRewritten counts the packets of icrc_ok whose ICRC verified
+	// only with a source port other than the captured 4791 (JSON
+	// icrc.port_rewritten); the packets table has each one's port.
+	ICRCPortRewritten uint64 `parquet:"icrc_port_rewritten"`
 }
 
 // ConnectionRow is one row of the connections table.
@@ -286,7 +295,7 @@ func flowRow(capture string, f *analyze.Flow) FlowRow {
 		RNRNAKs: f.Responses.RNRNAKs, ReadResponses: f.Responses.ReadResponses, AtomicACKs: f.Responses.AtomicACKs,
 		Messages: f.Messages.Count, MessageBytes: f.Messages.Bytes, Incomplete: f.Messages.Incomplete,
 		ECNCE: f.Congestion.ECNCE, FECN: f.Congestion.FECN, BECN: f.Congestion.BECN, CNPs: f.Congestion.CNPs,
-		ICRCOK: f.ICRC.OK, ICRCBad: f.ICRC.Bad, ICRCUnverifiable: f.ICRC.Unverifiable,
+		ICRCOK: f.ICRC.OK, ICRCBad: f.ICRC.Bad, ICRCUnverifiable: f.ICRC.Unverifiable, ICRCPortRewritten: f.ICRC.PortRewritten,
 		ThroughputBps: f.ThroughputBps,
 	}
 	if f.Connection != nil {
