@@ -393,8 +393,11 @@ func TestSeveralFiles(t *testing.T) {
 	code, out, _ := run(t, nil, "--color=never", b, a)
 	require.Equal(t, 0, code)
 	assert.Equal(t, 1, strings.Count(out, "Capture "), "one report")
-	assert.Contains(t, out, "Capture 2 files read as one\n  120 frames: 40 RDMA, 80 other")
-	assert.Regexp(t, `(?m)^    `+regexp.QuoteMeta(a)+` +60 frames  2026-06-16T14:56:00.173707Z to .*\n    `+regexp.QuoteMeta(b)+` +60 frames  `, out)
+	// Two perftest runs 2m16s apart, each of about a second: not the
+	// pieces of one capture, but merged by time into one, with a note.
+	assert.Contains(t, out, "Capture 2 files merged by time\n  120 frames: 40 RDMA, 80 other")
+	assert.Regexp(t, `(?m)^    `+regexp.QuoteMeta(b)+` +60 frames  2026-06-16T14:58:17.319865Z to .*\n    `+regexp.QuoteMeta(a)+` +60 frames  2026-06-16T14:56:00.173707Z`, out)
+	assert.Contains(t, out, "2m15.868s after "+a+" ends at 2026-06-16T14:56:01.451715Z, a longer pause than the 1.278s the files before it cover")
 	code, out, _ = run(t, nil, "-o", "json", a, b)
 	require.Equal(t, 0, code)
 	var rep struct {

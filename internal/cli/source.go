@@ -78,15 +78,50 @@ func mergedOf(files []string) *source {
 }
 
 // notPiecesError says the files turned out not to follow one another in
-// time: a file began before the one read before it had ended.
+// time: a file began before the one read before it had ended, or began
+// long after it (pieceGap).
 type notPiecesError struct {
 	file, prev  string
 	start, last time.Time
+	span        time.Duration // of the files read before it
 }
 
 func (e *notPiecesError) Error() string {
-	return fmt.Sprintf("%s begins at %s, before %s ends at %s: the files are not pieces of one capture",
-		e.file, e.start.UTC().Format(time.RFC3339Nano), e.prev, e.last.UTC().Format(time.RFC3339Nano))
+	if e.last.After(e.start) {
+		return fmt.Sprintf("%s begins at %s, before %s ends at %s: the files are not pieces of one capture",
+			e.file, e.start.UTC().Format(time.RFC3339Nano), e.prev, e.last.UTC().Format(time.RFC3339Nano))
+	}
+	return fmt.Sprintf("%s begins at %s, %s after %s ends at %s, a longer pause than the %s the files before it cover: the files are not pieces of one capture",
+		e.file, e.start.UTC().Format(time.RFC3339Nano), humanSpan(e.start.Sub(e.last)), e.prev, e.last.UTC().Format(time.RFC3339Nano), humanSpan(e.span))
+}
+
+// humanSpan writes a long time as people count it: "513 days", "5.0
+// hours", "2m30s".
+func humanSpan(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%.0f days", d.Hours()/24)
+	case d >= time.Hour:
+		return fmt.Sprintf("%.1f hours", d.Hours())
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// minPieceGap is the pause between two pieces that is never too long:
+// a rotation by time (tcpdump -G) opens its next file with the first
+// packet after the period, so the pause between pieces is one between
+// packets.
+const minPieceGap = time.Minute
+
+// pieceGap says whether a file beginning at start, after the files
+// before it covered first to last, begins too long after them to be
+// their next piece: its pause is longer than both minPieceGap and the
+// time they cover (two captures of a day apart, or of different years,
+// are not one). Files that are not pieces are merged by time instead:
+// the same frames in the same order, with a note saying why.
+func pieceGap(first, last, start time.Time) bool {
+	gap := start.Sub(last)
+	return gap > minPieceGap && gap > last.Sub(first)
 }
 
 // piecesOf returns the files as the pieces of one capture in time order,
@@ -289,14 +324,17 @@ func (r *runner) readSource(ctx context.Context, src *source, start func(i int, 
 	}
 	var num uint64 // the frames of the stream so far
 	var errs []error
-	clear(src.read) // a second reading (one Analyzer, after shards that do not combine) counts afresh
-	prev := -1      // the last file read that had frames
+	clear(src.read)     // a second reading (one Analyzer, after shards that do not combine) counts afresh
+	prev := -1          // the last file read that had frames
+	var first time.Time // the earliest time of the files read
 	for i, name := range src.files {
 		if r.cfg.count > 0 && num >= r.cfg.count { // -c counts the frames of the stream
 			break
 		}
-		if prev >= 0 && !src.starts[i].IsZero() && src.read[prev].last.After(src.starts[i]) {
-			return &notPiecesError{file: displayName(name), prev: displayName(src.files[prev]), start: src.starts[i], last: src.read[prev].last}
+		if prev >= 0 && !src.starts[i].IsZero() {
+			if last := src.read[prev].last; last.After(src.starts[i]) || !first.IsZero() && pieceGap(first, last, src.starts[i]) {
+				return &notPiecesError{file: displayName(name), prev: displayName(src.files[prev]), start: src.starts[i], last: last, span: last.Sub(first)}
+			}
 		}
 		cr, size, err := r.open(name)
 		if err != nil {
@@ -327,6 +365,9 @@ func (r *runner) readSource(ctx context.Context, src *source, start func(i int, 
 		cr.Close()
 		if st.frames > 0 {
 			prev = i
+		}
+		if !st.first.IsZero() && (first.IsZero() || st.first.Before(first)) {
+			first = st.first
 		}
 		if err != nil {
 			if ctx.Err() != nil {
