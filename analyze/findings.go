@@ -65,7 +65,7 @@ func Kinds() []KindInfo {
 		{KindPSNGap, SeverityError, "a request jumped over PSNs that were lost (NAKed or resent)"},
 		{KindNAK, SeverityError, "an AETH NAK"},
 		{KindBadICRC, SeverityError, "ICRC (or VCRC) differs from the computed one"},
-		{KindMalformed, SeverityError, "an RDMA frame that could not be decoded"},
+		{KindMalformed, SeverityError, "an RDMA frame, or a frame in a damaged mirror or tunnel header, that could not be decoded"},
 		{KindMTUAbove, SeverityError, "payload above the negotiated path MTU"},
 		{KindDMALength, SeverityError, "RDMA WRITE size ≠ RETH DMALength"},
 		{KindCMReject, SeverityError, "a CM REJ"},

@@ -35,7 +35,8 @@ type Capture struct {
 	RoCEPackets uint64 `json:"roce_packets"`
 	// OtherPackets counts frames that are not RDMA traffic (TCP, ARP, …).
 	OtherPackets uint64 `json:"other_packets"`
-	// Malformed counts RDMA frames that could not be decoded.
+	// Malformed counts RDMA frames that could not be decoded, and frames
+	// whose mirror or tunnel header is cut or invalid (ErrBadTunnel).
 	Malformed uint64 `json:"malformed"`
 	// MalformedFrames lists them (up to Options.MaxFindings).
 	MalformedFrames []Malformed `json:"malformed_frames"`
