@@ -1,6 +1,9 @@
 package analyze
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Report is the analysis of one or more captures. It marshals to JSON with
 // the snake_case keys documented in docs/json.md; those keys are a public
@@ -218,6 +221,10 @@ type Flow struct {
 	Src    string `json:"src"`
 	Dst    string `json:"dst"`
 	DestQP uint32 `json:"dest_qp"`
+	// Tunnel is the tunnel the flow's packets arrived in that tells it
+	// apart from flows of the same addresses and QP (FlowTunnel); nil
+	// (absent) for a flow captured as sent or in a wrap that keys no flow.
+	Tunnel *FlowTunnel `json:"tunnel,omitempty"`
 	// Transport is RC, UC, RD, DC, UD, XRC, CNP (a flow of only CNPs) or
 	// unknown (a flow of only opcodes outside the IBTA table).
 	Transport string `json:"transport"`
@@ -265,6 +272,27 @@ type Flow struct {
 	// Messages cut by the start or end of the capture, for Merge.
 	reqOrphan, respOrphan seamMessage
 	reqOpen, respOpen     seamMessage
+}
+
+// FlowTunnel is the tunnel identity of a flow (Flow.Tunnel): the
+// innermost VXLAN or GENEVE VNI, NVGRE VSID or ERSPAN type II or III
+// session its packets arrived in. Overlapping tenants reuse addresses and
+// QPs; the same inner flow in VNI 100 and in VNI 200 is two flows.
+type FlowTunnel struct {
+	// Kind is the encapsulation, as in Encapsulation.Chain ("vxlan").
+	Kind string `json:"kind"`
+	// ID is the VNI, VSID or session ID; IDName says which.
+	ID     uint32 `json:"id"`
+	IDName string `json:"id_name"`
+}
+
+// String names the tunnel as a flow's name ends with it, "vxlan VNI 100";
+// "" for nil.
+func (t *FlowTunnel) String() string {
+	if t == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %s %d", t.Kind, t.IDName, t.ID)
 }
 
 // Requests describes the requester's PSN stream of a flow.

@@ -41,24 +41,29 @@ const (
 	wrapKinds
 )
 
-// wrapKindInfo is one row of the table of encapsulations: its name and
-// what its identifier is.
+// wrapKindInfo is one row of the table of encapsulations: its name, what
+// its identifier is, and whether that identifier tells flows apart.
 type wrapKindInfo struct {
 	name string // as Capture.Encapsulations and Tunnel.Kind spell it
 	id   string // the identifier a tunnel of this kind has ("" none)
+	// keysFlows: the identifier names a tenant's network or a mirror
+	// session end to end, so that the same inner addresses and QP in two
+	// of them are two flows (see FlowTunnel). A GRE key, an S-VLAN or an
+	// MPLS label is not: a label changes hop by hop.
+	keysFlows bool
 }
 
 var wrapKindTable = [wrapKinds]wrapKindInfo{
-	WrapNone:    {"none", ""},
-	WrapERSPAN1: {"erspan1", ""},
-	WrapERSPAN2: {"erspan2", "session"},
-	WrapERSPAN3: {"erspan3", "session"},
-	WrapGRE:     {"gre", "key"},
-	WrapNVGRE:   {"nvgre", "VSID"},
-	WrapVXLAN:   {"vxlan", "VNI"},
-	WrapGENEVE:  {"geneve", "VNI"},
-	WrapQinQ:    {"qinq", "S-VLAN"},
-	WrapMPLS:    {"mpls", "label"},
+	WrapNone:    {"none", "", false},
+	WrapERSPAN1: {"erspan1", "", false},
+	WrapERSPAN2: {"erspan2", "session", true},
+	WrapERSPAN3: {"erspan3", "session", true},
+	WrapGRE:     {"gre", "key", false},
+	WrapNVGRE:   {"nvgre", "VSID", true},
+	WrapVXLAN:   {"vxlan", "VNI", true},
+	WrapGENEVE:  {"geneve", "VNI", true},
+	WrapQinQ:    {"qinq", "S-VLAN", false},
+	WrapMPLS:    {"mpls", "label", false},
 }
 
 // String names the encapsulation ("erspan2", "vxlan", …).
@@ -86,6 +91,34 @@ type Wrap struct {
 	Kind     WrapKind
 	Src, Dst netip.Addr
 	ID       uint32
+}
+
+// flowTunnel is the tunnel identity a flow is keyed by besides its
+// addresses and QP: the innermost wrap of a kind that keys flows (VXLAN
+// or GENEVE VNI, NVGRE VSID, ERSPAN II or III session ID); the zero
+// flowTunnel for a frame in none. Overlapping tenants reuse addresses and
+// QPs: one inner flow in two VNIs is two flows.
+type flowTunnel struct {
+	kind WrapKind // WrapNone: none
+	id   uint32
+}
+
+// flowTunnelOf is the flow tunnel of a frame's wraps.
+func flowTunnelOf(ws []Wrap) flowTunnel {
+	for i := len(ws) - 1; i >= 0; i-- {
+		if w := ws[i]; w.Kind < wrapKinds && wrapKindTable[w.Kind].keysFlows {
+			return flowTunnel{kind: w.Kind, id: w.ID}
+		}
+	}
+	return flowTunnel{}
+}
+
+// report is the flow tunnel as Flow.Tunnel shows it; nil for none.
+func (t flowTunnel) report() *FlowTunnel {
+	if t.kind == WrapNone {
+		return nil
+	}
+	return &FlowTunnel{Kind: t.kind.String(), ID: t.id, IDName: t.kind.IDName()}
 }
 
 // maxWraps is how deep the Analyzer follows encapsulations inside each
