@@ -41,14 +41,20 @@ func (k flowKey) packed() mapKey {
 	return mapKey{src: k.src.IP.As16(), dst: k.dst.IP.As16(), lids: [2]uint16{k.src.LID, k.dst.LID}, qp: k.qp, tun: k.tun, kinds: addrKind(k.src)<<2 | addrKind(k.dst)}
 }
 
-// hostPair keys the path MTU inferred between two hosts (either direction).
-type hostPair struct{ a, b Addr }
+// hostPair keys the path MTU inferred between two hosts (either
+// direction) in one tunnel: two tenants' hosts of the same addresses are
+// other hosts, on other paths.
+type hostPair struct {
+	a, b Addr
+	tun  flowTunnel
+}
 
-func pairOf(x, y Addr) hostPair {
-	if addrLess(x, y) {
-		return hostPair{x, y}
+// pair is the hosts of the direction, either way round, in its tunnel.
+func (d *hostDir) pair() hostPair {
+	if addrLess(d.src, d.dst) {
+		return hostPair{d.src, d.dst, d.tun}
 	}
-	return hostPair{y, x}
+	return hostPair{d.dst, d.src, d.tun}
 }
 
 // addrLess orders addresses without allocating.

@@ -161,3 +161,49 @@ func TestTunnelsKeepTenantsApart(t *testing.T) {
 		})
 	}
 }
+
+// TestTunnelsKeepPathMTUsApart: a READ request's PSN span follows the
+// path MTU, known for a flow without a connection only from the FIRST and
+// MIDDLE packets between the same hosts. Two tenants' hosts of the same
+// addresses are other hosts: tenant 100 writes at MTU 1024 first, tenant
+// 200 reads over DC (no CM) at MTU 4096, and its flows are as its truth
+// says, not spans of 1024 bytes.
+func TestTunnelsKeepPathMTUsApart(t *testing.T) {
+	var wrapped []tenantFrames
+	var truth map[string]any
+	var lt gplayers.LinkType
+	for i, cfg := range []synth.Config{
+		{Scenario: synth.ScenarioWriteBW, MTU: 1024, Messages: 4, MsgSize: 8192},
+		{Scenario: synth.ScenarioReadBW, MTU: 4096, Messages: 8, MsgSize: 16384, DC: true},
+	} {
+		capBytes, truthBytes := generateBytes(t, cfg)
+		path := filepath.Join(t.TempDir(), "tenant.pcap")
+		require.NoError(t, os.WriteFile(path, capBytes, 0o600))
+		frames, cis, l, err := loadFrames(path)
+		require.NoError(t, err)
+		lag := time.Duration(0)
+		if i == 1 {
+			lag = cis[len(cis)-1].Timestamp.Sub(cis[0].Timestamp) + time.Microsecond // after tenant 100's traffic
+			require.NoError(t, json.Unmarshal(truthBytes, &truth))
+		}
+		wrapped, lt = append(wrapped, wrapTenant(t, "vxlan", uint32(100*(i+1)), frames, cis, lag)), l
+	}
+	mf, mci := mergeTenants(wrapped...)
+	rep := analyzeFrames(mf, mci, lt)
+	got := toMap(t, rep).(map[string]any)["flows"].([]any)
+	want := map[string]any{"kind": "vxlan", "id": float64(200), "id_name": "VNI"}
+	for _, tf := range truth["flows"].([]any) {
+		tfm := tf.(map[string]any)
+		key := fmt.Sprintf("%v → %v QP %v", tfm["src"], tfm["dst"], tfm["dest_qp"])
+		var found map[string]any
+		for _, f := range got {
+			fm := f.(map[string]any)
+			if fm["src"] == tfm["src"] && fm["dst"] == tfm["dst"] && fm["dest_qp"] == tfm["dest_qp"] && assert.ObjectsAreEqual(want, fm["tunnel"]) {
+				found = fm
+			}
+		}
+		if assert.NotNil(t, found, "flow %s in VNI 200: not in the report", key) {
+			assert.Empty(t, subset("flow "+key, tfm, found))
+		}
+	}
+}
