@@ -160,6 +160,12 @@ type FlowRow struct {
 	// (analyze.Flow.PausedTime).
 	Priority *int32 `parquet:"priority,optional"`
 	PausedNs *int64 `parquet:"paused_ns,optional"`
+	// TunnelKind, TunnelID and TunnelIDName are the tunnel that is part of
+	// the flow's key (analyze.Flow.Tunnel: a VXLAN or GENEVE VNI, NVGRE
+	// VSID or ERSPAN session); null for a flow in none.
+	TunnelKind   *string `parquet:"tunnel_kind,optional,dict"`
+	TunnelID     *uint32 `parquet:"tunnel_id,optional"`
+	TunnelIDName *string `parquet:"tunnel_id_name,optional,dict"`
 }
 
 // ConnectionRow is one row of the connections table.
@@ -302,6 +308,9 @@ func flowRow(capture string, f *analyze.Flow) FlowRow {
 	}
 	if ns, ok := f.PausedTime(); ok {
 		r.Priority, r.PausedNs = ptr(int32(*f.Priority)), &ns
+	}
+	if t := f.Tunnel; t != nil {
+		r.TunnelKind, r.TunnelID, r.TunnelIDName = &t.Kind, &t.ID, &t.IDName
 	}
 	return r
 }
