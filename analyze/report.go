@@ -287,9 +287,9 @@ type FlowTunnel struct {
 }
 
 // String names the tunnel as a flow's name ends with it, "vxlan VNI 100";
-// "" for nil.
+// "" for nil or the zero FlowTunnel (none).
 func (t *FlowTunnel) String() string {
-	if t == nil {
+	if t == nil || t.Kind == "" {
 		return ""
 	}
 	return fmt.Sprintf("%s %s %d", t.Kind, t.IDName, t.ID)

@@ -113,13 +113,28 @@ func flowTunnelOf(ws []Wrap) flowTunnel {
 	return flowTunnel{}
 }
 
+// value is the flow tunnel as a FlowTunnel; the zero FlowTunnel for none.
+// Its strings are the table's: it allocates nothing.
+func (t flowTunnel) value() FlowTunnel {
+	if t.kind == WrapNone {
+		return FlowTunnel{}
+	}
+	return FlowTunnel{Kind: t.kind.String(), ID: t.id, IDName: t.kind.IDName()}
+}
+
 // report is the flow tunnel as Flow.Tunnel shows it; nil for none.
 func (t flowTunnel) report() *FlowTunnel {
 	if t.kind == WrapNone {
 		return nil
 	}
-	return &FlowTunnel{Kind: t.kind.String(), ID: t.id, IDName: t.kind.IDName()}
+	v := t.value()
+	return &v
 }
+
+// Tunnel returns the tunnel that is part of the key of the packet's flow
+// (Flow.Tunnel), the zero FlowTunnel for none, for a caller that keys the
+// packets of flows as the Analyzer does (FlowTunnel is comparable).
+func (p *Packet) Tunnel() FlowTunnel { return flowTunnelOf(p.Wraps).value() }
 
 // maxWraps is how deep the Analyzer follows encapsulations inside each
 // other; a frame nested deeper is malformed (ErrBadTunnel).
