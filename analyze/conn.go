@@ -271,6 +271,7 @@ func (t *connTable) requested(id int, p *Packet, m *cm.ConnectRequest, got cm.Ca
 		Responder:   t.names.endpointOf(p.Dst, m, got, false, &v.responder),
 		State:       StateRequested,
 		LocalCommID: m.LocalCommID,
+		Tunnel:      flowTunnelOf(p.Wraps).report(),
 	}
 	if got.Has(cm.ReqServiceID) {
 		c.ServiceID = t.names.service(m.ServiceID)

@@ -201,6 +201,10 @@ type Connection struct {
 	// CutMessages names the messages cut inside those fields ("REQ",
 	// "REP").
 	CutMessages []string `json:"cut_messages,omitempty"`
+	// Tunnel is the tunnel the REQ arrived in that is part of the key of
+	// the connection's flows (Flow.Tunnel); nil (absent) for none: two
+	// tenants' connections of the same addresses and CommIDs are two.
+	Tunnel *FlowTunnel `json:"tunnel,omitempty"`
 
 	ackTimeout      uint8 // the REQ's PrimaryLocalACKTimeout, for NIC timing
 	ackTimeoutKnown bool

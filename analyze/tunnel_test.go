@@ -120,6 +120,16 @@ func TestTunnelsKeepTenantsApart(t *testing.T) {
 			assert.Zero(t, rep.Capture.Malformed)
 			require.Equal(t, nflows, len(rep.Flows), "a flow for each of the truths'")
 			assert.Equal(t, nconns, len(rep.Connections), "a connection for each of the truths'")
+			perTunnel := map[uint32]int{}
+			for _, c := range rep.Connections {
+				if assert.NotNil(t, c.Tunnel, "connection %d", c.ID) {
+					assert.Equal(t, tc.kind, c.Tunnel.Kind)
+					perTunnel[c.Tunnel.ID]++
+				}
+			}
+			for _, tn := range tenants {
+				assert.Equal(t, len(tn.truth["connections"].([]any)), perTunnel[tn.id], "connections in tunnel %d", tn.id)
+			}
 			got := toMap(t, rep).(map[string]any)["flows"].([]any)
 			for _, tn := range tenants {
 				want := map[string]any{"kind": tc.kind, "id": float64(tn.id), "id_name": tc.idName}

@@ -121,11 +121,16 @@ func flowTunnelOf(t *testing.T, chain string) *analyze.FlowTunnel {
 	return nil
 }
 
-// untunnel checks that every flow of rep, and every finding about one, is
-// in tunnel want, and removes it from them: the report is then that of
-// the traffic captured as sent.
+// untunnel checks that every flow and connection of rep, and every
+// finding about a flow, is in tunnel want, and removes it from them: the
+// report is then that of the traffic captured as sent.
 func untunnel(t *testing.T, rep *analyze.Report, want *analyze.FlowTunnel) {
 	t.Helper()
+	for i := range rep.Connections {
+		c := &rep.Connections[i]
+		assert.Equal(t, want, c.Tunnel, "connection %d", c.ID)
+		c.Tunnel = nil
+	}
 	for i := range rep.Flows {
 		f := &rep.Flows[i]
 		assert.Equal(t, want, f.Tunnel, "flow %s", f.Name())
