@@ -244,7 +244,8 @@ func (a *Analyzer) flowReport(f *flowState, move bool, out *Flow) {
 	// Cleared, then set: a composite literal was built aside and copied
 	// into out (a Flow is 840 bytes).
 	*out = Flow{}
-	out.Src, out.Dst = f.dir.names()
+	out.Src, out.Dst, _ = f.dir.names()
+	out.Tunnel = f.dir.tun.report()
 	out.DestQP, out.prio, out.Transport = f.qp, f.prio, f.transport.String()
 	out.Packets, out.WireBytes, out.PayloadBytes = f.packets, f.wireBytes, f.payloadBytes
 	out.FirstTime, out.LastTime = a.firstTime(f), a.lastTime(f)

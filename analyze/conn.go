@@ -7,9 +7,9 @@ import (
 // connTable pairs CM messages into connections.
 type connTable struct {
 	list    []*Connection    // in Analyzer.slab (slabs)
-	byComm  map[uint32]int   // either side's CommID → connection
+	byComm  map[commKey]int  // either side's CommID → connection
 	byFlow  map[mapKey]int32 // data flow (packed key: 48 bytes a slot, not 80) → connection
-	reqAt   []flowKey        // requester → responder flow key without QP, per connection
+	reqAt   []flowKey        // requester → responder flow key (tunnel too) without QP, per connection
 	mad     cm.MAD
 	req     cm.ConnectRequest // REQ and REP as captured (cut or whole)
 	rep     cm.ConnectReply
@@ -73,7 +73,14 @@ func (n *connNames) transport(t cm.TransportServiceType) *string {
 }
 
 func newConnTable() connTable {
-	return connTable{byComm: make(map[uint32]int), byFlow: make(map[mapKey]int32)}
+	return connTable{byComm: make(map[commKey]int), byFlow: make(map[mapKey]int32)}
+}
+
+// commKey is a CommID in the tunnel its message arrived in (flowTunnel):
+// tenants of an overlay choose their CommIDs apart from each other's.
+type commKey struct {
+	id  uint32
+	tun flowTunnel
 }
 
 // cmKind names the CM messages that can arrive without their REQ.
@@ -96,6 +103,7 @@ type cmOrphan struct {
 	hasQPN, hasPSN        bool // the REP's LocalQPN and StartingPSN were captured
 	reason                string
 	frame                 uint64
+	tun                   flowTunnel // the tunnel the message arrived in
 }
 
 // apply records on a connection a CM message that follows its REQ: the
@@ -263,6 +271,7 @@ func (t *connTable) requested(id int, p *Packet, m *cm.ConnectRequest, got cm.Ca
 		Responder:   t.names.endpointOf(p.Dst, m, got, false, &v.responder),
 		State:       StateRequested,
 		LocalCommID: m.LocalCommID,
+		Tunnel:      flowTunnelOf(p.Wraps).report(),
 	}
 	if got.Has(cm.ReqServiceID) {
 		c.ServiceID = t.names.service(m.ServiceID)
@@ -297,9 +306,10 @@ func (a *Analyzer) handleMAD(p *Packet) {
 	if msg != nil {
 		a.countCM(p)
 	}
+	tun := flowTunnelOf(p.Wraps)
 	switch m := msg.(type) {
 	case *cm.ConnectRequest:
-		idx, ok := t.byComm[m.LocalCommID]
+		idx, ok := t.byComm[commKey{m.LocalCommID, tun}]
 		if !ok && !a.admitConnection(p) {
 			return
 		}
@@ -308,8 +318,8 @@ func (a *Analyzer) handleMAD(p *Packet) {
 			c := a.slab.conns.get()
 			*c = t.requested(idx+1, p, m, got)
 			t.list = append(t.list, c)
-			t.reqAt = append(t.reqAt, flowKey{src: p.Src, dst: p.Dst})
-			t.byComm[m.LocalCommID] = idx
+			t.reqAt = append(t.reqAt, flowKey{src: p.Src, dst: p.Dst, tun: tun})
+			t.byComm[commKey{m.LocalCommID, tun}] = idx
 		}
 		if t.list[idx].Frames.REQ == 0 {
 			t.list[idx].Frames.REQ = p.Frame
@@ -317,8 +327,8 @@ func (a *Analyzer) handleMAD(p *Packet) {
 		}
 	case *cm.ConnectReply:
 		ev := cmOrphan{kind: cmREP, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, qpn: m.LocalQPN, psn: m.StartingPSN,
-			hasQPN: got.Has(cm.RepLocalQPN), hasPSN: got.Has(cm.RepStartingPSN), frame: p.Frame}
-		idx, ok := t.byComm[m.RemoteCommID]
+			hasQPN: got.Has(cm.RepLocalQPN), hasPSN: got.Has(cm.RepStartingPSN), frame: p.Frame, tun: tun}
+		idx, ok := t.byComm[commKey{m.RemoteCommID, tun}]
 		if !ok {
 			t.orphan(ev)
 			return
@@ -335,14 +345,14 @@ func (a *Analyzer) handleMAD(p *Packet) {
 			c.Truncated, c.CutMessages = true, append(c.CutMessages, "REP")
 		}
 		if got.Has(cm.RepLocalCommID) {
-			t.byComm[m.LocalCommID] = idx
+			t.byComm[commKey{m.LocalCommID, tun}] = idx
 		}
 		a.bindConnection(idx)
 	case *cm.ConnectReject:
-		ev := cmOrphan{kind: cmREJ, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, reason: m.Reason.String(), frame: p.Frame}
-		idx, ok := t.byComm[m.RemoteCommID]
+		ev := cmOrphan{kind: cmREJ, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, reason: m.Reason.String(), frame: p.Frame, tun: tun}
+		idx, ok := t.byComm[commKey{m.RemoteCommID, tun}]
 		if !ok {
-			idx, ok = t.byComm[m.LocalCommID]
+			idx, ok = t.byComm[commKey{m.LocalCommID, tun}]
 		}
 		if !ok {
 			t.orphan(ev)
@@ -354,11 +364,11 @@ func (a *Analyzer) handleMAD(p *Packet) {
 			fd.Connection, fd.Detail = c.ID, "CM REJ: "+m.Reason.String()
 		}
 	case *cm.ReadyToUse:
-		t.follow(cmOrphan{kind: cmRTU, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame})
+		t.follow(cmOrphan{kind: cmRTU, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame, tun: tun})
 	case *cm.DisconnectRequest:
-		t.follow(cmOrphan{kind: cmDREQ, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame})
+		t.follow(cmOrphan{kind: cmDREQ, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame, tun: tun})
 	case *cm.DisconnectReply:
-		t.follow(cmOrphan{kind: cmDREP, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame})
+		t.follow(cmOrphan{kind: cmDREP, localComm: m.LocalCommID, remoteComm: m.RemoteCommID, frame: p.Frame, tun: tun})
 	}
 }
 
@@ -379,11 +389,11 @@ func (a *Analyzer) bindConnection(idx int) {
 	k := a.conns.reqAt[idx]
 	switch {
 	case c.Responder.QPN != nil && c.Requester.QPN != nil:
-		a.bindFlows(idx, flowKey{src: k.src, dst: k.dst, qp: *c.Responder.QPN}, flowKey{src: k.dst, dst: k.src, qp: *c.Requester.QPN})
+		a.bindFlows(idx, flowKey{src: k.src, dst: k.dst, tun: k.tun, qp: *c.Responder.QPN}, flowKey{src: k.dst, dst: k.src, tun: k.tun, qp: *c.Requester.QPN})
 	case c.Responder.QPN != nil:
-		a.bindFlow(idx, flowKey{src: k.src, dst: k.dst, qp: *c.Responder.QPN})
+		a.bindFlow(idx, flowKey{src: k.src, dst: k.dst, tun: k.tun, qp: *c.Responder.QPN})
 	case c.Requester.QPN != nil:
-		a.bindFlow(idx, flowKey{src: k.dst, dst: k.src, qp: *c.Requester.QPN})
+		a.bindFlow(idx, flowKey{src: k.dst, dst: k.src, tun: k.tun, qp: *c.Requester.QPN})
 	}
 }
 
@@ -398,7 +408,7 @@ func (a *Analyzer) bindFlow(idx int, k flowKey) {
 // follow applies a message sent by either side of a known connection
 // (its sender's CommID is known), or keeps it as an orphan for Merge.
 func (t *connTable) follow(ev cmOrphan) {
-	if idx, ok := t.byComm[ev.localComm]; ok {
+	if idx, ok := t.byComm[commKey{ev.localComm, ev.tun}]; ok {
 		t.list[idx].apply(ev)
 		return
 	}
@@ -437,9 +447,9 @@ func (a *Analyzer) linkConnection(f *flowState) {
 	var rev flowKey
 	var qp *uint32
 	if f.dir.src == k.src {
-		rev, qp = flowKey{src: k.dst, dst: k.src}, c.Requester.QPN
+		rev, qp = flowKey{src: k.dst, dst: k.src, tun: k.tun}, c.Requester.QPN
 	} else {
-		rev, qp = flowKey{src: k.src, dst: k.dst}, c.Responder.QPN
+		rev, qp = flowKey{src: k.src, dst: k.dst, tun: k.tun}, c.Responder.QPN
 	}
 	if qp == nil {
 		return

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -65,7 +66,7 @@ func Kinds() []KindInfo {
 		{KindPSNGap, SeverityError, "a request jumped over PSNs that were lost (NAKed or resent)"},
 		{KindNAK, SeverityError, "an AETH NAK"},
 		{KindBadICRC, SeverityError, "ICRC (or VCRC) differs from the computed one"},
-		{KindMalformed, SeverityError, "an RDMA frame that could not be decoded"},
+		{KindMalformed, SeverityError, "an RDMA frame, or a frame in a damaged mirror or tunnel header, that could not be decoded"},
 		{KindMTUAbove, SeverityError, "payload above the negotiated path MTU"},
 		{KindDMALength, SeverityError, "RDMA WRITE size ≠ RETH DMALength"},
 		{KindCMReject, SeverityError, "a CM REJ"},
@@ -141,28 +142,38 @@ func (s *Severity) UnmarshalText(b []byte) error {
 }
 
 // FlowID names a flow as Flow does: network source, network destination,
-// destination QP.
+// destination QP, and the tunnel that tells it apart (Flow.Tunnel's
+// String, "" for none).
 type FlowID struct {
 	Src, Dst string
 	DestQP   uint32
+	Tunnel   string
 }
 
 // ID returns the flow's FlowID.
-func (f *Flow) ID() FlowID { return FlowID{Src: f.Src, Dst: f.Dst, DestQP: f.DestQP} }
+func (f *Flow) ID() FlowID {
+	return FlowID{Src: f.Src, Dst: f.Dst, DestQP: f.DestQP, Tunnel: f.Tunnel.String()}
+}
 
-// flowArrow and flowQP separate the parts of a FlowID's string.
+// flowArrow, flowQP and flowIn separate the parts of a FlowID's string.
 const (
 	flowArrow = " → "
 	flowQP    = " QP 0x"
+	flowIn    = " in "
 )
 
-// String renders the flow as findings name it, "src → dst QP 0x00000b"; ""
-// for the zero FlowID.
+// String renders the flow as findings name it, "src → dst QP 0x00000b",
+// then " in vxlan VNI 100" for a flow in a tunnel; "" for the zero
+// FlowID.
 func (k FlowID) String() string {
 	if k == (FlowID{}) {
 		return ""
 	}
-	return fmt.Sprintf("%s%s%s%s%06x", k.Src, flowArrow, k.Dst, flowQP, k.DestQP)
+	s := fmt.Sprintf("%s%s%s%s%06x", k.Src, flowArrow, k.Dst, flowQP, k.DestQP)
+	if k.Tunnel != "" {
+		s += flowIn + k.Tunnel
+	}
+	return s
 }
 
 // parseFlowID reads what FlowID.String wrote.
@@ -175,11 +186,12 @@ func parseFlowID(s string) (FlowID, bool) {
 	if i < 0 {
 		return FlowID{}, false
 	}
-	var qp uint32
-	if _, err := fmt.Sscanf(rest[i+len(flowQP):], "%x", &qp); err != nil {
+	qpText, tunnel, _ := strings.Cut(rest[i+len(flowQP):], flowIn)
+	qp, err := strconv.ParseUint(qpText, 16, 32)
+	if err != nil {
 		return FlowID{}, false
 	}
-	return FlowID{Src: src, Dst: rest[:i], DestQP: qp}, true
+	return FlowID{Src: src, Dst: rest[:i], DestQP: uint32(qp), Tunnel: tunnel}, true
 }
 
 // Finding is one anomaly, with the frame to look at in Wireshark. It
@@ -272,8 +284,8 @@ func (f *Finding) UnmarshalJSON(b []byte) error {
 
 // flowID is the flow's FlowID.
 func (f *flowState) flowID() FlowID {
-	src, dst := f.dir.names()
-	return FlowID{Src: src, Dst: dst, DestQP: f.qp}
+	src, dst, tunnel := f.dir.names()
+	return FlowID{Src: src, Dst: dst, DestQP: f.qp, Tunnel: tunnel}
 }
 
 // finding lists a finding of the packet's frame about flow f (nil: about

@@ -9,10 +9,11 @@ import (
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
-// flowKey identifies a flow: network source, network destination and
-// destination QP.
+// flowKey identifies a flow: network source, network destination, the
+// tunnel it arrived in (flowTunnel) and destination QP.
 type flowKey struct {
 	src, dst Addr
+	tun      flowTunnel
 	qp       uint32
 }
 
@@ -22,6 +23,7 @@ type mapKey struct {
 	src, dst [16]byte
 	lids     [2]uint16
 	qp       uint32
+	tun      flowTunnel
 	kinds    uint8
 }
 
@@ -36,17 +38,23 @@ func addrKind(a Addr) uint8 {
 }
 
 func (k flowKey) packed() mapKey {
-	return mapKey{src: k.src.IP.As16(), dst: k.dst.IP.As16(), lids: [2]uint16{k.src.LID, k.dst.LID}, qp: k.qp, kinds: addrKind(k.src)<<2 | addrKind(k.dst)}
+	return mapKey{src: k.src.IP.As16(), dst: k.dst.IP.As16(), lids: [2]uint16{k.src.LID, k.dst.LID}, qp: k.qp, tun: k.tun, kinds: addrKind(k.src)<<2 | addrKind(k.dst)}
 }
 
-// hostPair keys the path MTU inferred between two hosts (either direction).
-type hostPair struct{ a, b Addr }
+// hostPair keys the path MTU inferred between two hosts (either
+// direction) in one tunnel: two tenants' hosts of the same addresses are
+// other hosts, on other paths.
+type hostPair struct {
+	a, b Addr
+	tun  flowTunnel
+}
 
-func pairOf(x, y Addr) hostPair {
-	if addrLess(x, y) {
-		return hostPair{x, y}
+// pair is the hosts of the direction, either way round, in its tunnel.
+func (d *hostDir) pair() hostPair {
+	if addrLess(d.src, d.dst) {
+		return hostPair{d.src, d.dst, d.tun}
 	}
-	return hostPair{y, x}
+	return hostPair{d.dst, d.src, d.tun}
 }
 
 // addrLess orders addresses without allocating.
@@ -60,14 +68,17 @@ func addrLess(x, y Addr) bool {
 	return x.IP.Less(y.IP)
 }
 
-// hostDir is one direction between two hosts: the flows it carries.
-// A flow's own cost is a QP and an index (not its two addresses), and
-// the search for the flows of a direction reads one list.
+// hostDir is one direction between two hosts, in one tunnel
+// (flowTunnel): the flows it carries. A flow's own cost is a QP and an
+// index (not its two addresses), and the search for the flows of a
+// direction reads one list.
 type hostDir struct {
 	src, dst Addr
+	tun      flowTunnel
 	flows    []int32 // flow indices, in creation order
 	srcName  string  // src.String(), made by the first report or finding that names it
 	dstName  string
+	tunName  string // the tunnel as FlowID names it ("" none), made by tunnelName
 	// The first dirInline flows are listed here: a direction of a few
 	// flows allocates no list.
 	inFlows [dirInline]int32
@@ -76,30 +87,46 @@ type hostDir struct {
 // dirInline is how many flows a direction lists without allocating.
 const dirInline = 4
 
-// names returns the direction's source and destination as reports name
-// them: formatted once for all its flows.
-func (d *hostDir) names() (src, dst string) {
+// names returns the direction's source, destination and tunnel as
+// reports name them: formatted once for all its flows.
+func (d *hostDir) names() (src, dst, tunnel string) {
 	if d.srcName == "" {
 		d.srcName, d.dstName = d.src.String(), d.dst.String()
 	}
-	return d.srcName, d.dstName
+	return d.srcName, d.dstName, d.tunnelName()
+}
+
+// tunnelName returns the direction's tunnel as FlowID names it, formatted
+// once; "" for none.
+func (d *hostDir) tunnelName() string {
+	if d.tunName == "" && d.tun.kind != WrapNone {
+		d.tunName = d.tun.report().String()
+	}
+	return d.tunName
 }
 
 // flowOf returns the index of the flow of key k.
 func (a *Analyzer) flowOf(k flowKey) (int32, bool) {
-	return a.find(&k.src, &k.dst, k.qp, a.index.hash(&k.src, &k.dst, k.qp))
+	return a.find(&k, a.index.hash(&k.src, &k.dst, k.tun, k.qp))
 }
 
-// dirFlows returns the flows from src to dst, in creation order.
-func (a *Analyzer) dirFlows(src, dst Addr) []int32 {
-	if d := a.dirs[hostsOf(src, dst)]; d != nil {
+// dirFlows returns the flows from src to dst in tunnel tun, in creation
+// order.
+func (a *Analyzer) dirFlows(src, dst Addr, tun flowTunnel) []int32 {
+	if d := a.dirs[hostsOf(src, dst, tun)]; d != nil {
 		return d.flows
 	}
 	return nil
 }
 
+// reverse returns the flows of the direction opposite to f's, in its
+// tunnel, in creation order.
+func (a *Analyzer) reverse(f *flowState) []int32 { return a.dirFlows(f.dir.dst, f.dir.src, f.dir.tun) }
+
 // key returns the flow's key.
-func (f *flowState) key() flowKey { return flowKey{src: f.dir.src, dst: f.dir.dst, qp: f.qp} }
+func (f *flowState) key() flowKey {
+	return flowKey{src: f.dir.src, dst: f.dir.dst, tun: f.dir.tun, qp: f.qp}
+}
 
 // flowState is the running state of one flow.
 type flowState struct {
@@ -230,22 +257,21 @@ type flowSeries struct {
 // flowFor returns the state of the packet's flow, creating it; nil when
 // the flow table is full.
 func (a *Analyzer) flowFor(p *Packet) *flowState {
-	qp := p.BTH.DestQP
-	h := a.index.hash(&p.Src, &p.Dst, qp)
-	if i, ok := a.find(&p.Src, &p.Dst, qp, h); ok {
+	k := flowKey{src: p.Src, dst: p.Dst, tun: flowTunnelOf(p.Wraps), qp: p.BTH.DestQP}
+	h := a.index.hash(&k.src, &k.dst, k.tun, k.qp)
+	if i, ok := a.find(&k, h); ok {
 		return a.flowList[i]
 	}
-	k := flowKey{src: p.Src, dst: p.Dst, qp: qp}
 	if len(a.flowList) >= a.opts.MaxFlows || !a.opts.FlowBudget.take() {
 		a.dropSketch.addHash(k.hash())
 		a.shard.noteRefusedFlow(p.Frame)
 		return nil
 	}
-	hk := hostsOf(k.src, k.dst)
+	hk := hostsOf(k.src, k.dst, k.tun)
 	d := a.dirs[hk]
 	if d == nil {
 		d = a.slab.dirs.get()
-		d.src, d.dst = k.src, k.dst
+		d.src, d.dst, d.tun = k.src, k.dst, k.tun
 		d.flows = d.inFlows[:0]
 		a.dirs[hk] = d
 	}
@@ -368,15 +394,16 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 	a.checkMTU(f, p, payload)
 }
 
-// hostsKey packs a (source, destination) address pair.
+// hostsKey packs a (source, destination) address pair and a tunnel.
 type hostsKey struct {
 	src, dst [16]byte
 	lids     [2]uint16
+	tun      flowTunnel
 	kinds    uint8
 }
 
-func hostsOf(src, dst Addr) hostsKey {
-	return hostsKey{src: src.IP.As16(), dst: dst.IP.As16(), lids: [2]uint16{src.LID, dst.LID}, kinds: addrKind(src)<<2 | addrKind(dst)}
+func hostsOf(src, dst Addr, tun flowTunnel) hostsKey {
+	return hostsKey{src: src.IP.As16(), dst: dst.IP.As16(), lids: [2]uint16{src.LID, dst.LID}, tun: tun, kinds: addrKind(src)<<2 | addrKind(dst)}
 }
 
 // releaseTables drops the tables that find flows, once no packet is fed:

@@ -48,14 +48,14 @@ func newFlowIndex() flowIndex {
 }
 
 // hash hashes a flow key as flows are told apart: what hostsOf keeps of
-// the addresses (without building it), and the destination QP.
-func (x *flowIndex) hash(src, dst *Addr, qp uint32) uint32 {
+// the addresses (without building it), the tunnel and the destination QP.
+func (x *flowIndex) hash(src, dst *Addr, tun flowTunnel, qp uint32) uint32 {
 	s, d := src.IP.As16(), dst.IP.As16()
 	be := binary.BigEndian
-	tail := uint64(src.LID) | uint64(dst.LID)<<16 | uint64(addrKind(*src)<<2|addrKind(*dst))<<32
+	tail := uint64(src.LID) | uint64(dst.LID)<<16 | uint64(addrKind(*src)<<2|addrKind(*dst))<<32 | uint64(tun.kind)<<40
 	h := mum(be.Uint64(s[:8])^x.seed[0], be.Uint64(s[8:])^x.seed[1]) ^
 		mum(be.Uint64(d[:8])^x.seed[2], be.Uint64(d[8:])^x.seed[3]) ^
-		mum(tail^x.seed[4], uint64(qp)^x.seed[5])
+		mum(tail^x.seed[4], (uint64(qp)|uint64(tun.id)<<32)^x.seed[5])
 	return uint32(mum(h, 0x9E3779B97F4A7C15))
 }
 
@@ -65,9 +65,9 @@ func mum(a, b uint64) uint64 {
 	return hi ^ lo
 }
 
-// find returns the index of the flow from src to dst's QP qp, whose key
-// hashes to h, if there is one.
-func (a *Analyzer) find(src, dst *Addr, qp, h uint32) (int32, bool) {
+// find returns the index of the flow of key k, whose key hashes to h, if
+// there is one.
+func (a *Analyzer) find(k *flowKey, h uint32) (int32, bool) {
 	x := &a.index
 	if len(x.slots) == 0 {
 		return 0, false
@@ -84,7 +84,7 @@ func (a *Analyzer) find(src, dst *Addr, qp, h uint32) (int32, bool) {
 		f := a.flowList[s.idx-1]
 		// Equal addresses have equal hosts' keys; unequal ones (an IPv6
 		// zone) may still have, and those are compared.
-		if f.qp == qp && (f.dir.src == *src && f.dir.dst == *dst || hostsOf(f.dir.src, f.dir.dst) == hostsOf(*src, *dst)) {
+		if f.qp == k.qp && f.dir.tun == k.tun && (f.dir.src == k.src && f.dir.dst == k.dst || hostsOf(f.dir.src, f.dir.dst, k.tun) == hostsOf(k.src, k.dst, k.tun)) {
 			return s.idx - 1, true
 		}
 	}

@@ -44,7 +44,7 @@ func TestFlowTable(t *testing.T) {
 		}
 		_, ok := a.flowOf(flowKey{src: x, dst: y, qp: 1})
 		assert.False(t, ok, "an unknown QP")
-		assert.Len(t, a.dirFlows(y, x), n)
+		assert.Len(t, a.dirFlows(y, x, flowTunnel{}), n)
 	}
 }
 
@@ -69,12 +69,12 @@ func TestFlowIndexSameHash(t *testing.T) {
 		a.index.add(h, int32(i))
 	}
 	for i, k := range keys {
-		idx, ok := a.find(&k.src, &k.dst, k.qp, h)
+		idx, ok := a.find(&k, h)
 		require.True(t, ok, "key %d", i)
 		require.Equal(t, int32(i), idx)
 	}
 	k := flowKey{src: x, dst: y, qp: 1000}
-	_, ok := a.find(&k.src, &k.dst, k.qp, h)
+	_, ok := a.find(&k, h)
 	assert.False(t, ok)
 }
 
@@ -110,7 +110,7 @@ func TestFlowIndexLikeMaps(t *testing.T) {
 			if rng.IntN(4) == 0 {
 				qp ^= 1 << 16
 			}
-			k := mk{hostsOf(s, d), qp}
+			k := mk{hostsOf(s, d, flowTunnel{}), qp}
 			want, ok := model[k]
 			if !ok && len(model) < maxFlows {
 				want, ok = int32(len(model)), true

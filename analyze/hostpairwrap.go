@@ -72,11 +72,14 @@ func (k keyReader) layerKey(typ gopacket.LayerType, data []byte) uint64 {
 	case gplayers.LayerTypeIPv6:
 		return k.ipv6Key(data)
 	case gplayers.LayerTypeMPLS:
-		_, next, rest := mplsStack(data)
+		_, next, rest, err := mplsStack(data)
+		if err != nil {
+			return 0
+		}
 		return k.layerKey(next, rest)
 	case gplayers.LayerTypeGeneve:
-		next, _, n, ok := geneveHeader(data)
-		if !ok {
+		next, _, n, err := geneveHeader(data)
+		if err != nil {
 			return 0
 		}
 		return k.layerKey(next, data[n:])

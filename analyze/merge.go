@@ -102,9 +102,9 @@ func (r *Report) Merge(o *Report) error {
 		remap[old] = cn.ID
 	}
 
-	idx := make(map[flowIDKey]int, len(r.Flows))
+	idx := make(map[FlowID]int, len(r.Flows))
 	for i, f := range r.Flows {
-		idx[flowID(&f)] = i
+		idx[f.ID()] = i
 	}
 	for _, of := range o.Flows {
 		of = of.detached()
@@ -112,11 +112,11 @@ func (r *Report) Merge(o *Report) error {
 			id := remap[*of.Connection]
 			of.Connection = &id
 		}
-		if i, ok := idx[flowID(&of)]; ok {
+		if i, ok := idx[of.ID()]; ok {
 			mergeFlow(&r.Flows[i], &of)
 			continue
 		}
-		idx[flowID(&of)] = len(r.Flows)
+		idx[of.ID()] = len(r.Flows)
 		r.Flows = append(r.Flows, of)
 	}
 	c.NotCaptured = 0
@@ -135,13 +135,6 @@ func (r *Report) Merge(o *Report) error {
 	r.FindingsDropped += o.FindingsDropped
 	return nil
 }
-
-type flowIDKey struct {
-	src, dst string
-	qp       uint32
-}
-
-func flowID(f *Flow) flowIDKey { return flowIDKey{f.Src, f.Dst, f.DestQP} }
 
 func mergeConn(a, b *Connection) {
 	if a.Responder.QPN == nil {
@@ -318,6 +311,10 @@ func (f Flow) detached() Flow {
 	f.Requests.pendingTo = slices.Clone(f.Requests.pendingTo)
 	f.ICRC.OriginalSrcPorts = slices.Clone(f.ICRC.OriginalSrcPorts)
 	f.Series = slices.Clone(f.Series)
+	if f.Tunnel != nil {
+		t := *f.Tunnel
+		f.Tunnel = &t
+	}
 	if f.rtt != nil {
 		h := f.rtt.clone()
 		f.rtt = &h

@@ -21,7 +21,7 @@ func (a *Analyzer) pmtuFor(f *flowState) int {
 			return m
 		}
 	}
-	return a.hostMTU[pairOf(f.dir.src, f.dir.dst)]
+	return a.hostMTU[f.dir.pair()]
 }
 
 // checkMTU infers the path MTU from FIRST/MIDDLE packets and compares
@@ -31,7 +31,7 @@ func (a *Analyzer) checkMTU(f *flowState, p *Packet, payload int) {
 	if (pos == layers.PositionFirst || pos == layers.PositionMiddle) && payload > 0 {
 		if f.inferredMTU == 0 {
 			f.inferredMTU = int32(payload)
-			a.hostMTU[pairOf(f.dir.src, f.dir.dst)] = payload
+			a.hostMTU[f.dir.pair()] = payload
 		} else if payload != int(f.inferredMTU) {
 			if fd := a.finding(p, KindMTUMismatch, SeverityWarning, f); fd != nil {
 				fd.Detail = fmt.Sprintf("%s carries %d bytes, earlier FIRST/MIDDLE packets %d", p.BTH.OpcodeName(), payload, f.inferredMTU)

@@ -285,7 +285,7 @@ func (a *Analyzer) nicCNP(c *flowState, p *Packet) {
 // the only RC/UC request flow of the reverse direction, if there is one.
 func (a *Analyzer) onlyRequester(c *flowState) *flowState {
 	var found *flowState
-	cands := a.dirFlows(c.dir.dst, c.dir.src)
+	cands := a.reverse(c)
 	for _, gi := range cands[:min(len(cands), maxPairCandidates)] {
 		if g := a.flowList[gi]; g.hasNIC {
 			if found != nil {

@@ -8,9 +8,11 @@ import (
 
 // Message is a message completed, as Options.OnMessage is told of it.
 type Message struct {
-	// Src, Dst and DestQP name the flow that counts it (Flow.ID).
+	// Src, Dst, DestQP and Tunnel name the flow that counts it (Flow.ID;
+	// Tunnel is Flow.Tunnel, the zero FlowTunnel for a flow in none).
 	Src, Dst Addr
 	DestQP   uint32
+	Tunnel   FlowTunnel
 	// First is the frame of the message's first packet seen (its FIRST,
 	// or the packet itself for a one-packet message); 0 when unknown (a
 	// message completed by packets that came out of order).
@@ -38,5 +40,5 @@ func (pm *pendingMsg) first() uint64 {
 
 // messageDone tells Options.OnMessage of the message p completed in f.
 func (a *Analyzer) messageDone(f *flowState, p *Packet, first, size uint64) {
-	a.opts.OnMessage(Message{Src: f.dir.src, Dst: f.dir.dst, DestQP: f.qp, First: first, Frame: p.Frame, Time: p.Time, Bytes: size, Opcode: p.BTH.Opcode})
+	a.opts.OnMessage(Message{Src: f.dir.src, Dst: f.dir.dst, DestQP: f.qp, Tunnel: f.dir.tun.value(), First: first, Frame: p.Frame, Time: p.Time, Bytes: size, Opcode: p.BTH.Opcode})
 }

@@ -22,7 +22,7 @@ func TestOnMessage(t *testing.T) {
 			got := map[analyze.FlowID]uint64{}
 			var last uint64
 			opts := analyze.Options{OnMessage: func(m analyze.Message) {
-				id := analyze.FlowID{Src: m.Src.String(), Dst: m.Dst.String(), DestQP: m.DestQP}
+				id := analyze.FlowID{Src: m.Src.String(), Dst: m.Dst.String(), DestQP: m.DestQP, Tunnel: m.Tunnel.String()}
 				got[id]++
 				assert.LessOrEqual(t, m.First, m.Frame, "%s: the first packet is not after the last", id)
 				assert.GreaterOrEqual(t, m.Frame, last, "told in frame order")

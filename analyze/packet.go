@@ -112,7 +112,9 @@ type Packet struct {
 	Truncated bool
 	ICRC      layers.ICRCResult
 	VCRC      *layers.VCRCResult
-	// Err is the reason a malformed RDMA frame could not be decoded.
+	// Err is the reason a malformed RDMA frame could not be decoded, or
+	// why a frame's mirror or tunnel header did not (wrapping
+	// ErrBadTunnel; IsRDMA is then true too, the frame counted malformed).
 	Err error
 	// Findings counts the findings this frame produced.
 	Findings int

@@ -14,10 +14,10 @@ func TestPeerSearchBounded(t *testing.T) {
 	a := New(Options{})
 	x, y := Addr{IP: netip.MustParseAddr("10.0.0.1")}, Addr{IP: netip.MustParseAddr("10.0.0.2")}
 	mk := func(k flowKey) *flowState {
-		hk := hostsOf(k.src, k.dst)
+		hk := hostsOf(k.src, k.dst, k.tun)
 		d := a.dirs[hk]
 		if d == nil {
-			d = &hostDir{src: k.src, dst: k.dst}
+			d = &hostDir{src: k.src, dst: k.dst, tun: k.tun}
 			a.dirs[hk] = d
 		}
 		f := &flowState{dir: d, qp: k.qp, index: int32(len(a.flowList)), peer: -1, conn: -1}

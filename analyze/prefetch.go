@@ -65,7 +65,7 @@ func (a *Analyzer) aheadFlows(lt gplayers.LinkType, frames [][]byte, fs *[prefet
 		if !ok {
 			continue
 		}
-		hs[n] = a.index.hash(&k.src, &k.dst, k.qp)
+		hs[n] = a.index.hash(&k.src, &k.dst, k.tun, k.qp)
 		sum += a.index.slots[hs[n]&mask].idx
 		n++
 	}

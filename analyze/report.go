@@ -1,6 +1,9 @@
 package analyze
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Report is the analysis of one or more captures. It marshals to JSON with
 // the snake_case keys documented in docs/json.md; those keys are a public
@@ -35,7 +38,8 @@ type Capture struct {
 	RoCEPackets uint64 `json:"roce_packets"`
 	// OtherPackets counts frames that are not RDMA traffic (TCP, ARP, …).
 	OtherPackets uint64 `json:"other_packets"`
-	// Malformed counts RDMA frames that could not be decoded.
+	// Malformed counts RDMA frames that could not be decoded, and frames
+	// whose mirror or tunnel header is cut or invalid (ErrBadTunnel).
 	Malformed uint64 `json:"malformed"`
 	// MalformedFrames lists them (up to Options.MaxFindings).
 	MalformedFrames []Malformed `json:"malformed_frames"`
@@ -202,6 +206,10 @@ type Connection struct {
 	// CutMessages names the messages cut inside those fields ("REQ",
 	// "REP").
 	CutMessages []string `json:"cut_messages,omitempty"`
+	// Tunnel is the tunnel the REQ arrived in that is part of the key of
+	// the connection's flows (Flow.Tunnel); nil (absent) for none: two
+	// tenants' connections of the same addresses and CommIDs are two.
+	Tunnel *FlowTunnel `json:"tunnel,omitempty"`
 
 	ackTimeout      uint8 // the REQ's PrimaryLocalACKTimeout, for NIC timing
 	ackTimeoutKnown bool
@@ -222,6 +230,10 @@ type Flow struct {
 	Src    string `json:"src"`
 	Dst    string `json:"dst"`
 	DestQP uint32 `json:"dest_qp"`
+	// Tunnel is the tunnel the flow's packets arrived in that tells it
+	// apart from flows of the same addresses and QP (FlowTunnel); nil
+	// (absent) for a flow captured as sent or in a wrap that keys no flow.
+	Tunnel *FlowTunnel `json:"tunnel,omitempty"`
 	// Transport is RC, UC, RD, DC, UD, XRC, CNP (a flow of only CNPs) or
 	// unknown (a flow of only opcodes outside the IBTA table).
 	Transport string `json:"transport"`
@@ -269,6 +281,27 @@ type Flow struct {
 	// Messages cut by the start or end of the capture, for Merge.
 	reqOrphan, respOrphan seamMessage
 	reqOpen, respOpen     seamMessage
+}
+
+// FlowTunnel is the tunnel identity of a flow (Flow.Tunnel): the
+// innermost VXLAN or GENEVE VNI, NVGRE VSID or ERSPAN type II or III
+// session its packets arrived in. Overlapping tenants reuse addresses and
+// QPs; the same inner flow in VNI 100 and in VNI 200 is two flows.
+type FlowTunnel struct {
+	// Kind is the encapsulation, as in Encapsulation.Chain ("vxlan").
+	Kind string `json:"kind"`
+	// ID is the VNI, VSID or session ID; IDName says which.
+	ID     uint32 `json:"id"`
+	IDName string `json:"id_name"`
+}
+
+// String names the tunnel as a flow's name ends with it, "vxlan VNI 100";
+// "" for nil or the zero FlowTunnel (none).
+func (t *FlowTunnel) String() string {
+	if t == nil || t.Kind == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s %s %d", t.Kind, t.IDName, t.ID)
 }
 
 // Requests describes the requester's PSN stream of a flow.

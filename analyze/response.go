@@ -96,7 +96,7 @@ func (a *Analyzer) peerOf(f *flowState, psn uint32) *flowState {
 		return nil
 	}
 	f.pairTries++
-	cands := a.dirFlows(f.dir.dst, f.dir.src)
+	cands := a.reverse(f)
 	for _, gi := range cands[:min(len(cands), maxPairCandidates)] {
 		g := a.flowList[gi]
 		if g.peer >= 0 {

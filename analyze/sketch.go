@@ -25,15 +25,18 @@ func (s *sketch) addHash(h uint64) {
 	s.bits[v/64] |= 1 << (v % 64)
 }
 
-// hash is a 64-bit hash of the flow key: its addresses, LIDs and QP.
+// hash is a 64-bit hash of the flow key: its addresses, LIDs, tunnel and
+// QP.
 func (k flowKey) hash() uint64 {
-	var buf [16 + 16 + 2 + 2 + 4]byte
+	var buf [16 + 16 + 2 + 2 + 1 + 4 + 4]byte
 	src, dst := k.src.IP.As16(), k.dst.IP.As16()
 	copy(buf[0:16], src[:])
 	copy(buf[16:32], dst[:])
 	binary.BigEndian.PutUint16(buf[32:34], k.src.LID)
 	binary.BigEndian.PutUint16(buf[34:36], k.dst.LID)
-	binary.BigEndian.PutUint32(buf[36:40], k.qp)
+	buf[36] = byte(k.tun.kind)
+	binary.BigEndian.PutUint32(buf[37:41], k.tun.id)
+	binary.BigEndian.PutUint32(buf[41:45], k.qp)
 	// FNV-1a, inline (hash/fnv's interface value would escape and
 	// allocate for every packet of a dropped flow). It leaves keys that
 	// differ in their last bytes (the QP) close together in the low bits:

@@ -18,7 +18,7 @@ const (
 // so naming costs O(flows) however many flows need it.
 func (a *Analyzer) untypedTransports() map[int32]string {
 	var out map[int32]string
-	var senders map[flowKey]string // (src, dst, DETH SrcQP) → transport, first flow wins
+	var senders map[flowKey]string // (src, dst, tunnel, DETH SrcQP) → transport, first flow wins
 	for _, f := range a.flowList {
 		if f.hasTransport {
 			continue
@@ -35,7 +35,7 @@ func (a *Analyzer) untypedTransports() map[int32]string {
 			if senders == nil {
 				senders = a.datagramSenders()
 			}
-			t, ok := senders[flowKey{src: f.dir.dst, dst: f.dir.src, qp: f.qp}]
+			t, ok := senders[flowKey{src: f.dir.dst, dst: f.dir.src, tun: f.dir.tun, qp: f.qp}]
 			if !ok {
 				t = transportCNP
 			}
@@ -53,7 +53,7 @@ func (a *Analyzer) datagramSenders() map[flowKey]string {
 		if !g.hasDatagramSrc || !g.hasTransport {
 			continue
 		}
-		k := flowKey{src: g.dir.src, dst: g.dir.dst, qp: g.datagramSrc}
+		k := flowKey{src: g.dir.src, dst: g.dir.dst, tun: g.dir.tun, qp: g.datagramSrc}
 		if _, ok := m[k]; !ok {
 			m[k] = g.transport.String()
 		}

@@ -2,11 +2,15 @@ package analyze
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"net/netip"
 	"strings"
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
+
+	"github.com/roce-dissect/roce-dissect/layers"
 )
 
 // Frames delivered inside other packets.
@@ -37,24 +41,29 @@ const (
 	wrapKinds
 )
 
-// wrapKindInfo is one row of the table of encapsulations: its name and
-// what its identifier is.
+// wrapKindInfo is one row of the table of encapsulations: its name, what
+// its identifier is, and whether that identifier tells flows apart.
 type wrapKindInfo struct {
 	name string // as Capture.Encapsulations and Tunnel.Kind spell it
 	id   string // the identifier a tunnel of this kind has ("" none)
+	// keysFlows: the identifier names a tenant's network or a mirror
+	// session end to end, so that the same inner addresses and QP in two
+	// of them are two flows (see FlowTunnel). A GRE key, an S-VLAN or an
+	// MPLS label is not: a label changes hop by hop.
+	keysFlows bool
 }
 
 var wrapKindTable = [wrapKinds]wrapKindInfo{
-	WrapNone:    {"none", ""},
-	WrapERSPAN1: {"erspan1", ""},
-	WrapERSPAN2: {"erspan2", "session"},
-	WrapERSPAN3: {"erspan3", "session"},
-	WrapGRE:     {"gre", "key"},
-	WrapNVGRE:   {"nvgre", "VSID"},
-	WrapVXLAN:   {"vxlan", "VNI"},
-	WrapGENEVE:  {"geneve", "VNI"},
-	WrapQinQ:    {"qinq", "S-VLAN"},
-	WrapMPLS:    {"mpls", "label"},
+	WrapNone:    {"none", "", false},
+	WrapERSPAN1: {"erspan1", "", false},
+	WrapERSPAN2: {"erspan2", "session", true},
+	WrapERSPAN3: {"erspan3", "session", true},
+	WrapGRE:     {"gre", "key", false},
+	WrapNVGRE:   {"nvgre", "VSID", true},
+	WrapVXLAN:   {"vxlan", "VNI", true},
+	WrapGENEVE:  {"geneve", "VNI", true},
+	WrapQinQ:    {"qinq", "S-VLAN", false},
+	WrapMPLS:    {"mpls", "label", false},
 }
 
 // String names the encapsulation ("erspan2", "vxlan", …).
@@ -84,9 +93,70 @@ type Wrap struct {
 	ID       uint32
 }
 
+// flowTunnel is the tunnel identity a flow is keyed by besides its
+// addresses and QP: the innermost wrap of a kind that keys flows (VXLAN
+// or GENEVE VNI, NVGRE VSID, ERSPAN II or III session ID); the zero
+// flowTunnel for a frame in none. Overlapping tenants reuse addresses and
+// QPs: one inner flow in two VNIs is two flows.
+type flowTunnel struct {
+	kind WrapKind // WrapNone: none
+	id   uint32
+}
+
+// flowTunnelOf is the flow tunnel of a frame's wraps.
+func flowTunnelOf(ws []Wrap) flowTunnel {
+	for i := len(ws) - 1; i >= 0; i-- {
+		if w := ws[i]; w.Kind < wrapKinds && wrapKindTable[w.Kind].keysFlows {
+			return flowTunnel{kind: w.Kind, id: w.ID}
+		}
+	}
+	return flowTunnel{}
+}
+
+// value is the flow tunnel as a FlowTunnel; the zero FlowTunnel for none.
+// Its strings are the table's: it allocates nothing.
+func (t flowTunnel) value() FlowTunnel {
+	if t.kind == WrapNone {
+		return FlowTunnel{}
+	}
+	return FlowTunnel{Kind: t.kind.String(), ID: t.id, IDName: t.kind.IDName()}
+}
+
+// report is the flow tunnel as Flow.Tunnel shows it; nil for none.
+func (t flowTunnel) report() *FlowTunnel {
+	if t.kind == WrapNone {
+		return nil
+	}
+	v := t.value()
+	return &v
+}
+
+// Tunnel returns the tunnel that is part of the key of the packet's flow
+// (Flow.Tunnel), the zero FlowTunnel for none, for a caller that keys the
+// packets of flows as the Analyzer does (FlowTunnel is comparable).
+func (p *Packet) Tunnel() FlowTunnel { return flowTunnelOf(p.Wraps).value() }
+
 // maxWraps is how deep the Analyzer follows encapsulations inside each
-// other; a frame nested deeper is counted as not RDMA traffic.
+// other; a frame nested deeper is malformed (ErrBadTunnel).
 const maxWraps = 8
+
+// ErrBadTunnel is wrapped by the reason of a frame whose mirror or tunnel
+// header (GRE, ERSPAN, VXLAN, GENEVE, an MPLS label stack) is cut or
+// invalid, or whose encapsulations nest deeper than the Analyzer follows
+// (maxWraps): such a frame is malformed, not another protocol, so that a
+// damaged mirror stream is not read as traffic that is not RDMA.
+var ErrBadTunnel = errors.New("bad tunnel header")
+
+// errTooDeep is the reason of a frame nested deeper than maxWraps.
+var errTooDeep = fmt.Errorf("encapsulations nested deeper than %d", maxWraps)
+
+// badTunnel makes the frame being decoded malformed for err, the reason
+// its mirror or tunnel header does not decode, and stops the walk.
+func (a *Analyzer) badTunnel(err error) (gopacket.LayerType, []byte) {
+	p := &a.pkt
+	p.IsRDMA, p.Err = true, fmt.Errorf("%w: %w", ErrBadTunnel, err)
+	return gopacket.LayerTypeZero, nil
+}
 
 // wrapChain packs a chain of up to maxWraps kinds, outermost in the low
 // byte: a map key for the counts of Capture.Encapsulations.
@@ -117,11 +187,12 @@ func (c wrapChain) String() string {
 // it, outermost first ("erspan3/vxlan"); "" for none.
 func ChainName(ws []Wrap) string { return chainOf(ws).String() }
 
-// wrap records an encapsulation of the frame being decoded; false when
-// the frame is nested deeper than maxWraps.
+// wrap records an encapsulation of the frame being decoded; false, the
+// frame malformed, when it is nested deeper than maxWraps.
 func (a *Analyzer) wrap(k WrapKind, id uint32, outer bool) bool {
 	p := &a.pkt
 	if len(p.Wraps) == maxWraps {
+		a.badTunnel(errTooDeep)
 		return false
 	}
 	w := Wrap{Kind: k, ID: id}
@@ -136,8 +207,8 @@ func (a *Analyzer) wrap(k WrapKind, id uint32, outer bool) bool {
 // ERSPAN II and III by their own headers, GRE carrying IP as gre.
 func (a *Analyzer) decodeGRE(data []byte) (gopacket.LayerType, []byte) {
 	g := &a.gre
-	if g.DecodeFromBytes(data, &a.fb) != nil {
-		return gopacket.LayerTypeZero, nil
+	if err := g.DecodeFromBytes(data, &a.fb); err != nil {
+		return a.badTunnel(err)
 	}
 	next := g.NextLayerType()
 	ok := true
@@ -162,7 +233,10 @@ func (a *Analyzer) decodeGRE(data []byte) (gopacket.LayerType, []byte) {
 // follows.
 func (a *Analyzer) decodeERSPANII(data []byte) (gopacket.LayerType, []byte) {
 	e := &a.erspan2
-	if e.DecodeFromBytes(data, &a.fb) != nil || !a.wrap(WrapERSPAN2, uint32(e.SessionID), true) {
+	if err := e.DecodeFromBytes(data, &a.fb); err != nil {
+		return a.badTunnel(err)
+	}
+	if !a.wrap(WrapERSPAN2, uint32(e.SessionID), true) {
 		return gopacket.LayerTypeZero, nil
 	}
 	a.carried = len(e.Payload)
@@ -173,7 +247,10 @@ func (a *Analyzer) decodeERSPANII(data []byte) (gopacket.LayerType, []byte) {
 // subheader); the mirrored Ethernet frame or IP packet follows.
 func (a *Analyzer) decodeERSPANIII(data []byte) (gopacket.LayerType, []byte) {
 	e := &a.erspan3
-	if e.DecodeFromBytes(data, &a.fb) != nil || !a.wrap(WrapERSPAN3, uint32(e.SessionID), true) {
+	if err := e.DecodeFromBytes(data, &a.fb); err != nil {
+		return a.badTunnel(err)
+	}
+	if !a.wrap(WrapERSPAN3, uint32(e.SessionID), true) {
 		return gopacket.LayerTypeZero, nil
 	}
 	a.carried = len(e.Payload)
@@ -183,7 +260,10 @@ func (a *Analyzer) decodeERSPANIII(data []byte) (gopacket.LayerType, []byte) {
 // decodeVXLAN decodes a VXLAN header; an Ethernet frame follows.
 func (a *Analyzer) decodeVXLAN(data []byte) (gopacket.LayerType, []byte) {
 	v := &a.vxlan
-	if v.DecodeFromBytes(data, &a.fb) != nil || !a.wrap(WrapVXLAN, v.VNI, true) {
+	if err := v.DecodeFromBytes(data, &a.fb); err != nil {
+		return a.badTunnel(err)
+	}
+	if !a.wrap(WrapVXLAN, v.VNI, true) {
 		return gopacket.LayerTypeZero, nil
 	}
 	a.carried = len(v.Payload)
@@ -196,23 +276,30 @@ const geneveLen = 8
 // geneveHeader reads a GENEVE header: the layer it carries, its VNI and
 // its length with the options, which it skips by their length
 // (gopacket's Geneve allocates every option it decodes; nothing here
-// needs them); ok is false for a header cut short or of another version.
-func geneveHeader(data []byte) (next gopacket.LayerType, vni uint32, n int, ok bool) {
+// needs them); err says why a header cut short, whose options run past
+// the frame, or of another version does not decode.
+func geneveHeader(data []byte) (next gopacket.LayerType, vni uint32, n int, err error) {
 	if len(data) < geneveLen {
-		return gopacket.LayerTypeZero, 0, 0, false
+		return gopacket.LayerTypeZero, 0, 0, fmt.Errorf("geneve: %w: %d bytes, need %d", layers.ErrTruncated, len(data), geneveLen)
+	}
+	if v := data[0] >> 6; v != 0 {
+		return gopacket.LayerTypeZero, 0, 0, fmt.Errorf("geneve: %w: version %d, want 0", layers.ErrBadHeader, v)
 	}
 	n = geneveLen + int(data[0]&0x3F)*4
-	if data[0]>>6 != 0 || len(data) < n {
-		return gopacket.LayerTypeZero, 0, 0, false
+	if len(data) < n {
+		return gopacket.LayerTypeZero, 0, 0, fmt.Errorf("geneve: %w: options run to byte %d, past the %d bytes left", layers.ErrTruncated, n, len(data))
 	}
 	vni = uint32(data[4])<<16 | uint32(data[5])<<8 | uint32(data[6])
-	return gplayers.EthernetType(binary.BigEndian.Uint16(data[2:4])).LayerType(), vni, n, true
+	return gplayers.EthernetType(binary.BigEndian.Uint16(data[2:4])).LayerType(), vni, n, nil
 }
 
 // decodeGENEVE decodes a GENEVE header.
 func (a *Analyzer) decodeGENEVE(data []byte) (gopacket.LayerType, []byte) {
-	next, vni, n, ok := geneveHeader(data)
-	if !ok || !a.wrap(WrapGENEVE, vni, true) {
+	next, vni, n, err := geneveHeader(data)
+	if err != nil {
+		return a.badTunnel(err)
+	}
+	if !a.wrap(WrapGENEVE, vni, true) {
 		return gopacket.LayerTypeZero, nil
 	}
 	a.carried = len(data) - n
@@ -221,37 +308,42 @@ func (a *Analyzer) decodeGENEVE(data []byte) (gopacket.LayerType, []byte) {
 
 // mplsStack reads an MPLS label stack to its bottom: its top label, and
 // what follows by its version nibble (IPv4 or IPv6), as routers go on;
-// next is gopacket.LayerTypeZero for anything else or a stack cut short.
-// (gopacket's MPLS has no DecodingLayer.)
-func mplsStack(data []byte) (top uint32, next gopacket.LayerType, rest []byte) {
-	if len(data) >= 4 {
-		top = binary.BigEndian.Uint32(data) >> 12
+// next is gopacket.LayerTypeZero for anything else. err says why a stack
+// that ends without its bottom of stack (cut short, or no label has the
+// S bit) does not decode. (gopacket's MPLS has no DecodingLayer.)
+func mplsStack(data []byte) (top uint32, next gopacket.LayerType, rest []byte, err error) {
+	if len(data) < 4 {
+		return 0, gopacket.LayerTypeZero, nil, fmt.Errorf("mpls: %w: %d bytes, need 4", layers.ErrTruncated, len(data))
 	}
-	for len(data) >= 4 {
+	top = binary.BigEndian.Uint32(data) >> 12
+	for labels := 1; len(data) >= 4; labels++ {
 		bottom := data[2]&1 != 0
 		data = data[4:]
 		if !bottom {
+			if len(data) < 4 {
+				return top, gopacket.LayerTypeZero, nil, fmt.Errorf("mpls: %w: no bottom of stack in %d labels", layers.ErrTruncated, labels)
+			}
 			continue
 		}
 		if len(data) > 0 {
 			switch data[0] >> 4 {
 			case 4:
-				return top, gplayers.LayerTypeIPv4, data
+				return top, gplayers.LayerTypeIPv4, data, nil
 			case 6:
-				return top, gplayers.LayerTypeIPv6, data
+				return top, gplayers.LayerTypeIPv6, data, nil
 			}
 		}
 		break
 	}
-	return top, gopacket.LayerTypeZero, nil
+	return top, gopacket.LayerTypeZero, nil, nil
 }
 
 // decodeMPLS decodes an MPLS label stack; its top label names it.
 func (a *Analyzer) decodeMPLS(data []byte) (gopacket.LayerType, []byte) {
-	if len(data) < 4 {
-		return gopacket.LayerTypeZero, nil
+	top, next, rest, err := mplsStack(data)
+	if err != nil {
+		return a.badTunnel(err)
 	}
-	top, next, rest := mplsStack(data)
 	if !a.wrap(WrapMPLS, top, false) {
 		return gopacket.LayerTypeZero, nil
 	}

@@ -80,8 +80,6 @@ func TestWrappedIsUnwrapped(t *testing.T) {
 			t.Run(filepath.Base(file)+"/"+chain, func(t *testing.T) {
 				wf, wci, truth := wrapFrames(t, chain, frames, cis)
 				got := analyzeFrames(wf, wci, lt)
-				onWire := strings.Contains(chain, "qinq") || strings.Contains(chain, "mpls")
-				checkSameReport(t, want, got, onWire)
 				checkWrapSummary(t, truth, got.Capture)
 
 				s := analyze.NewSharded(analyze.Options{}, 3)
@@ -93,7 +91,56 @@ func TestWrappedIsUnwrapped(t *testing.T) {
 				checkSameReport(t, got, sharded, false)
 				assert.Equal(t, got.Capture.Encapsulations, sharded.Capture.Encapsulations)
 				assert.Equal(t, got.Capture.Tunnels, sharded.Capture.Tunnels)
+
+				untunnel(t, got, flowTunnelOf(t, chain))
+				onWire := strings.Contains(chain, "qinq") || strings.Contains(chain, "mpls")
+				checkSameReport(t, want, got, onWire)
 			})
+		}
+	}
+}
+
+// flowTunnelOf is the tunnel wrapFrames's wrapper keys the flows of chain
+// by: its innermost ERSPAN II or III session (7), VXLAN or GENEVE VNI or
+// NVGRE VSID (5001); nil for a chain of none.
+func flowTunnelOf(t *testing.T, chain string) *analyze.FlowTunnel {
+	t.Helper()
+	kinds := strings.Split(chain, ",")
+	for i := len(kinds) - 1; i >= 0; i-- {
+		switch kinds[i] {
+		case "erspan2":
+			return &analyze.FlowTunnel{Kind: "erspan2", ID: 7, IDName: "session"}
+		case "erspan3", "erspan3-platform":
+			return &analyze.FlowTunnel{Kind: "erspan3", ID: 7, IDName: "session"}
+		case "vxlan", "geneve":
+			return &analyze.FlowTunnel{Kind: kinds[i], ID: 5001, IDName: "VNI"}
+		case "nvgre":
+			return &analyze.FlowTunnel{Kind: "nvgre", ID: 5001, IDName: "VSID"}
+		}
+	}
+	return nil
+}
+
+// untunnel checks that every flow and connection of rep, and every
+// finding about a flow, is in tunnel want, and removes it from them: the
+// report is then that of the traffic captured as sent.
+func untunnel(t *testing.T, rep *analyze.Report, want *analyze.FlowTunnel) {
+	t.Helper()
+	for i := range rep.Connections {
+		c := &rep.Connections[i]
+		assert.Equal(t, want, c.Tunnel, "connection %d", c.ID)
+		c.Tunnel = nil
+	}
+	for i := range rep.Flows {
+		f := &rep.Flows[i]
+		assert.Equal(t, want, f.Tunnel, "flow %s", f.Name())
+		f.Tunnel = nil
+	}
+	for i := range rep.Findings {
+		fd := &rep.Findings[i]
+		if fd.Flow != (analyze.FlowID{}) {
+			assert.Equal(t, want.String(), fd.Flow.Tunnel, "finding %d", i)
+			fd.Flow.Tunnel = ""
 		}
 	}
 }

@@ -25,6 +25,7 @@ var flowCSVHeader = []string{
 	"messages", "message_bytes", "incomplete_messages",
 	"ecn_ce", "fecn", "becn", "cnps", "icrc_ok", "icrc_bad", "icrc_unverifiable",
 	"priority", "paused_ns", "icrc_port_rewritten", "icrc_original_src_ports",
+	"tunnel_kind", "tunnel_id", "tunnel_id_name",
 }
 
 func optU32(v *uint32) string {
@@ -84,6 +85,11 @@ func AppendFlowCSVRow(row []string, f *analyze.Flow) []string {
 	if ns, ok := f.PausedTime(); ok {
 		prio, paused = strconv.Itoa(*f.Priority), strconv.FormatInt(ns, 10)
 	}
+	// Empty for a flow in no tunnel that keys flows (Flow.Tunnel).
+	tunKind, tunID, tunIDName := "", "", ""
+	if t := f.Tunnel; t != nil {
+		tunKind, tunID, tunIDName = t.Kind, u(uint64(t.ID)), t.IDName
+	}
 	return append(row,
 		CSVText(f.Src), CSVText(f.Dst), u(uint64(f.DestQP)), f.Transport, conn, u(f.Packets), u(f.WireBytes), u(f.PayloadBytes),
 		f.FirstTime.UTC().Format(time.RFC3339Nano), f.LastTime.UTC().Format(time.RFC3339Nano),
@@ -96,6 +102,7 @@ func AppendFlowCSVRow(row []string, f *analyze.Flow) []string {
 		u(f.Congestion.ECNCE), u(f.Congestion.FECN), u(f.Congestion.BECN), u(f.Congestion.CNPs),
 		u(f.ICRC.OK), u(f.ICRC.Bad), u(f.ICRC.Unverifiable),
 		prio, paused, u(f.ICRC.PortRewritten), srcPortList(f, " "),
+		tunKind, tunID, tunIDName,
 	)
 }
 

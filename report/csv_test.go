@@ -3,6 +3,7 @@ package report_test
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -22,7 +23,7 @@ func TestAppendFlowCSVRow(t *testing.T) {
 		require.GreaterOrEqual(t, i, 0, name)
 		return i
 	}
-	for _, file := range []string{"../testdata/mix_small.pcap", "../testdata/ecn_cnp.pcap", "../testdata/pfc_storm.pcap"} {
+	for _, file := range []string{"../testdata/mix_small.pcap", "../testdata/ecn_cnp.pcap", "../testdata/pfc_storm.pcap", "../testdata/erspan3_vxlan.pcap"} {
 		t.Run(file, func(t *testing.T) {
 			rep := reportOf(t, file)
 			require.Greater(t, len(rep.Flows), 1, "flows enough to reuse a row")
@@ -39,6 +40,12 @@ func TestAppendFlowCSVRow(t *testing.T) {
 				assert.Equal(t, strconv.FormatUint(f.PayloadBytes, 10), row[col("payload_bytes")])
 				assert.Equal(t, strconv.FormatUint(f.Congestion.CNPs, 10), row[col("cnps")])
 				assert.Equal(t, strconv.FormatUint(f.ICRC.Unverifiable, 10), row[col("icrc_unverifiable")])
+				// erspan3_vxlan.pcap: roce-synth --wrap erspan3,vxlan, whose VNI is 5001.
+				tunnel := []string{"", "", ""}
+				if strings.HasSuffix(file, "erspan3_vxlan.pcap") {
+					tunnel = []string{"vxlan", "5001", "VNI"}
+				}
+				assert.Equal(t, tunnel, row[col("tunnel_kind"):col("tunnel_id_name")+1])
 				assert.Equal(t, report.AppendFlowCSVRow(nil, f), row, "flow %d", i)
 			}
 			withCells := report.AppendFlowCSVRow([]string{"a.pcap"}, &rep.Flows[0])

@@ -54,7 +54,7 @@ func (t *textWriter) writePause(rep *analyze.Report) {
 		if n++; n > maxTextPausedFlows {
 			continue
 		}
-		fmt.Fprintf(w, "    %s → %s QP %s, priority %d: paused %s of its %s\n", f.Src, f.Dst, QP(f.DestQP), *f.Priority,
+		fmt.Fprintf(w, "    %s, priority %d: paused %s of its %s\n", f.Name(), *f.Priority,
 			HumanDuration(time.Duration(*f.PausedNs)), HumanDuration(f.LastTime.Sub(f.FirstTime)))
 	}
 	if n > maxTextPausedFlows {

@@ -144,6 +144,13 @@ func (t *textWriter) report(rep *analyze.Report) {
 		if sniffed {
 			header = append(header, cell{text: "SRC PORT", left: true})
 		}
+		tunneled := false // a flow arrived in a tunnel that keys flows (Flow.Tunnel)
+		for i := range rep.Flows {
+			tunneled = tunneled || rep.Flows[i].Tunnel != nil
+		}
+		if tunneled {
+			header = append(header, cell{text: "TUNNEL", left: true})
+		}
 		listed, left := t.listedFlows(rep)
 		p.table(w, "  ", header, len(listed), func(i int, row []cell) []cell {
 			f := &rep.Flows[listed[i]]
@@ -157,6 +164,9 @@ func (t *textWriter) report(rep *analyze.Report) {
 				countCell(p, f.Congestion.ECNCE, p.Yellow), countCell(p, f.ICRC.Bad, p.Red))
 			if sniffed {
 				row = append(row, srcPortCell(f))
+			}
+			if tunneled {
+				row = append(row, cell{text: f.Tunnel.String(), left: true})
 			}
 			return row
 		})

@@ -236,7 +236,7 @@ var flowNestedColumns = [][3]string{
 // checkFlowRow compares flows row g with flow i of the report, w: the
 // capture, the flat and nested fields, the gaps, the retransmit causes,
 // the messages, the RTT, the priority and the time paused (0 for a flow
-// with a priority the report gives no time paused).
+// with a priority the report gives no time paused), and the tunnel.
 func checkFlowRow(t *testing.T, file string, i int, w, g map[string]any) {
 	t.Helper()
 	assert.Equal(t, file, g["capture"])
@@ -259,6 +259,9 @@ func checkFlowRow(t *testing.T, file string, i int, w, g map[string]any) {
 		assert.Equal(t, 0.0, g["paused_ns"], "flow %d: not paused", i)
 	} else {
 		assert.Equal(t, w["paused_ns"], g["paused_ns"], "flow %d", i)
+	}
+	for _, k := range []string{"kind", "id", "id_name"} {
+		assert.Equal(t, get(w, "tunnel", k), g["tunnel_"+k], "flow %d: tunnel_%s", i, k)
 	}
 }
 

@@ -170,6 +170,12 @@ type FlowRow struct {
 	// only with a source port other than the captured 4791 (JSON
 	// icrc.port_rewritten); the packets table has each one's port.
 	ICRCPortRewritten uint64 `parquet:"icrc_port_rewritten"`
+	// TunnelKind, TunnelID and TunnelIDName are the tunnel that is part of
+	// the flow's key (analyze.Flow.Tunnel: a VXLAN or GENEVE VNI, NVGRE
+	// VSID or ERSPAN session); null for a flow in none.
+	TunnelKind   *string `parquet:"tunnel_kind,optional,dict"`
+	TunnelID     *uint32 `parquet:"tunnel_id,optional"`
+	TunnelIDName *string `parquet:"tunnel_id_name,optional,dict"`
 }
 
 // ConnectionRow is one row of the connections table.
@@ -313,6 +319,9 @@ func flowRow(capture string, f *analyze.Flow) FlowRow {
 	}
 	if ns, ok := f.PausedTime(); ok {
 		r.Priority, r.PausedNs = ptr(int32(*f.Priority)), &ns
+	}
+	if t := f.Tunnel; t != nil {
+		r.TunnelKind, r.TunnelID, r.TunnelIDName = &t.Kind, &t.ID, &t.IDName
 	}
 	return r
 }

@@ -145,7 +145,7 @@ func gather(srcs []Source, fileIdx map[string]int, onePoint bool) map[string]*me
 			return filePoint{p, fileIdx[file], seq}
 		}
 		for _, fp := range s.Collector.order {
-			name := analyze.FlowID{Src: fp.key.src.String(), Dst: fp.key.dst.String(), DestQP: fp.key.qp}.String()
+			name := analyze.FlowID{Src: fp.key.src.String(), Dst: fp.key.dst.String(), DestQP: fp.key.qp, Tunnel: fp.key.tun.String()}.String()
 			m := out[name]
 			switch {
 			case m == nil:

@@ -64,6 +64,7 @@ type point struct {
 // flowKey names a flow the way the analyzer keys it.
 type flowKey struct {
 	src, dst analyze.Addr
+	tun      analyze.FlowTunnel
 	qp       uint32
 }
 
@@ -112,7 +113,7 @@ func (c *Collector) Add(p *analyze.Packet) {
 	if c == nil || p == nil || !p.IsRDMA || p.Err != nil || p.BTH == nil {
 		return
 	}
-	k := flowKey{src: p.Src, dst: p.Dst, qp: p.BTH.DestQP}
+	k := flowKey{src: p.Src, dst: p.Dst, tun: p.Tunnel(), qp: p.BTH.DestQP}
 	fp := c.flows[k]
 	if fp == nil {
 		if len(c.order) >= c.lim.Flows {

@@ -46,7 +46,7 @@ type flowChart struct {
 // flow's chart in the category its kind implies, and the page loads
 // nothing from elsewhere.
 func TestWriteCharts(t *testing.T) {
-	for _, file := range []string{"loss_nak_gobackn.pcap", "ecn_cnp.pcap", "rnr_corrupt_icrc.pcap", "dup_reorder.pcap", "psn_wrap.pcap", "read_bw.pcap"} {
+	for _, file := range []string{"loss_nak_gobackn.pcap", "ecn_cnp.pcap", "rnr_corrupt_icrc.pcap", "dup_reorder.pcap", "psn_wrap.pcap", "read_bw.pcap", "erspan3_vxlan.pcap"} {
 		t.Run(file, func(t *testing.T) {
 			rep, page := renderTestdata(t, file)
 			assert.Contains(t, page, "<title>t &lt;&amp;&gt;</title>")

@@ -33,6 +33,7 @@ type open struct {
 // flowKey names a flow the way the analyzer keys it.
 type flowKey struct {
 	src, dst analyze.Addr
+	tun      analyze.FlowTunnel
 	qp       uint32
 }
 
@@ -121,7 +122,7 @@ func (c *Collector) Add(p *analyze.Packet) {
 		return
 	}
 	op := p.BTH.Opcode
-	k := flowKey{src: p.Src, dst: p.Dst, qp: p.BTH.DestQP}
+	k := flowKey{src: p.Src, dst: p.Dst, tun: p.Tunnel(), qp: p.BTH.DestQP}
 	if op.IsCNP() {
 		if t := c.trackOf(k); t != nil {
 			t.cnps++
@@ -167,7 +168,7 @@ func (c *Collector) Message(m analyze.Message) {
 	if c == nil {
 		return
 	}
-	t := c.trackOf(flowKey{src: m.Src, dst: m.Dst, qp: m.DestQP})
+	t := c.trackOf(flowKey{src: m.Src, dst: m.Dst, tun: m.Tunnel, qp: m.DestQP})
 	if t == nil {
 		return
 	}

@@ -129,7 +129,7 @@ func (tw *writer) otherTracks(flows []analyze.Flow, srcs []Source, places map[an
 
 // id is the flow's report ID.
 func (k flowKey) id() analyze.FlowID {
-	return analyze.FlowID{Src: k.src.String(), Dst: k.dst.String(), DestQP: k.qp}
+	return analyze.FlowID{Src: k.src.String(), Dst: k.dst.String(), DestQP: k.qp, Tunnel: k.tun.String()}
 }
 
 // sourceEvents writes a file's messages and CNPs of the shown flows.

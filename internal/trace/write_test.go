@@ -80,3 +80,49 @@ func TestNilCollector(t *testing.T) {
 		c.Message(analyze.Message{})
 	})
 }
+
+// TestWriteTunnelFlows: the same addresses and QP in VXLAN VNI 100 and
+// 200 are two flows of the report (analyze.Flow.Tunnel), and each gets its
+// own track named as the report names it, with its own messages.
+func TestWriteTunnelFlows(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	src := analyze.Addr{IP: netip.MustParseAddr("10.0.0.1")}
+	dst := analyze.Addr{IP: netip.MustParseAddr("10.0.0.2")}
+	last := t0.Add(10 * time.Microsecond)
+	tunnels := []analyze.FlowTunnel{{Kind: "vxlan", ID: 100, IDName: "VNI"}, {Kind: "vxlan", ID: 200, IDName: "VNI"}}
+	rep := &analyze.Report{}
+	for i := range tunnels {
+		rep.Flows = append(rep.Flows, analyze.Flow{Src: "10.0.0.1", Dst: "10.0.0.2", DestQP: 0x11, Tunnel: &tunnels[i]})
+	}
+	rep.Capture.FirstTime, rep.Capture.LastTime = &t0, &last
+	c := trace.NewCollector(trace.Limits{Events: 100})
+	for i := range 5 { // 3 messages in VNI 100, 2 in VNI 200
+		at := t0.Add(time.Duration(i+1) * time.Microsecond)
+		c.Message(analyze.Message{Src: src, Dst: dst, DestQP: 0x11, Tunnel: tunnels[min(i/3, 1)], First: uint64(i + 1), Frame: uint64(i + 1), Time: at, Bytes: 64, Opcode: layers.OpcodeRCRDMAWriteOnly})
+	}
+	var buf bytes.Buffer
+	require.NoError(t, trace.Write(&buf, rep, []trace.Source{{Name: "a.pcap", Collector: c}}, trace.Limits{Events: 100}))
+	var tr struct {
+		TraceEvents []struct {
+			event
+			Tid int `json:"tid"`
+		} `json:"traceEvents"`
+	}
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &tr), buf.String())
+	names := map[int]string{}
+	for _, ev := range tr.TraceEvents {
+		if ev.Ph == "M" && ev.Name == "thread_name" {
+			names[ev.Tid] = ev.Args["name"].(string)
+		}
+	}
+	slices := map[string]int{}
+	for _, ev := range tr.TraceEvents {
+		if ev.Ph == "X" {
+			slices[names[ev.Tid]]++
+		}
+	}
+	assert.Equal(t, map[string]int{
+		"10.0.0.1 → 10.0.0.2 QP 0x000011 in vxlan VNI 100": 3,
+		"10.0.0.1 → 10.0.0.2 QP 0x000011 in vxlan VNI 200": 2,
+	}, slices)
+}
