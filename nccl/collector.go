@@ -107,8 +107,12 @@ func (c *Collector) Add(p *analyze.Packet) {
 			c.cts(p)
 		}
 	case layers.OpcodeRCRDMAWriteFirst:
-		if p.RETH != nil && len(c.posted) > 0 {
+		if p.RETH != nil && (len(c.posted) > 0 || len(c.first) > 0) {
 			c.dataFirst(p)
+		}
+	case layers.OpcodeRCRDMAWriteLast: // a write without immediate: no message
+		if len(c.first) > 0 {
+			delete(c.first, flowKey{src: p.Src, dst: p.Dst, qp: p.BTH.DestQP})
 		}
 	case layers.OpcodeRCRDMAWriteLastWithImm:
 		if p.ImmDt != nil && len(c.first) > 0 {
@@ -170,9 +174,11 @@ func (c *Collector) cts(p *analyze.Packet) {
 	}
 }
 
-// dataFirst takes the first packet of a multi-packet RDMA WRITE to a
-// posted buffer: its immediate comes with its last.
+// dataFirst takes the first packet of a multi-packet RDMA WRITE: when
+// it names a posted buffer, its immediate comes with its last; the QP's
+// earlier write is over either way.
 func (c *Collector) dataFirst(p *analyze.Packet) {
+	delete(c.first, flowKey{src: p.Src, dst: p.Dst, qp: p.BTH.DestQP})
 	for li := range layouts {
 		b := bufKey{sender: p.Src, receiver: p.Dst, addr: p.RETH.VA, layout: li}
 		if e, ok := c.posted[b]; ok && e.hasRkey(p.RETH.RKey) && uint64(p.RETH.DMALength) <= e.size {

@@ -62,23 +62,41 @@ var ErrNotCTS = errors.New("not a CTS")
 // whole up to idx (the fields after idx are padding).
 func (l *Layout) cutEnd() int { return l.Idx + 8 }
 
+// The reasons DecodeCTS refuses bytes: fixed, so that a packet refused
+// costs no allocation (the Collector tries every plain RDMA WRITE).
+var (
+	errCTSLength = fmt.Errorf("nccl: %w: the length is not 1 to %d whole entries", ErrNotCTS, maxRecvs)
+	errCTSCut    = fmt.Errorf("nccl: %w: the capture cut an entry before its idx", ErrNotCTS)
+	errCTSNReqs  = fmt.Errorf("nccl: %w: an entry's nreqs is not the number of entries", ErrNotCTS)
+	errCTSTag    = fmt.Errorf("nccl: %w: a negative tag", ErrNotCTS)
+	errCTSIdx    = fmt.Errorf("nccl: %w: an idx of 0, or entries of different idx", ErrNotCTS)
+	errCTSSize   = fmt.Errorf("nccl: %w: a negative or impossible size", ErrNotCTS)
+	errCTSBuffer = fmt.Errorf("nccl: %w: an entry without a buffer address or rkey", ErrNotCTS)
+)
+
 // DecodeCTS decodes the entries of one CTS write in layout l: length is
 // the write's length (RETH DMA length), payload what the capture kept
 // of it (at least through the last entry's idx). The entries are
 // appended to dst. A CTS is nreqs entries (1 to 8) that each say nreqs,
-// name the same idx (≥ 1), a tag ≥ 0, a size ≥ 0 and a buffer address.
+// name the same idx (≥ 1), a tag ≥ 0, a size ≥ 0 and a buffer address
+// and rkey; other bytes are refused with an error wrapping ErrNotCTS.
 func (l *Layout) DecodeCTS(dst []Entry, length int, payload []byte) ([]Entry, error) {
 	if length <= 0 || length%l.EntrySize != 0 || length/l.EntrySize > maxRecvs {
-		return dst, fmt.Errorf("nccl: %w: %d bytes are not 1 to %d entries of %d bytes", ErrNotCTS, length, maxRecvs, l.EntrySize)
+		return dst, errCTSLength
 	}
 	n := length / l.EntrySize
 	if need := (n-1)*l.EntrySize + l.cutEnd(); len(payload) < need {
-		return dst, fmt.Errorf("nccl: %w: %d bytes captured, need %d", ErrNotCTS, len(payload), need)
+		return dst, errCTSCut
 	}
 	le := binary.LittleEndian
 	start := len(dst)
 	for i := range n {
 		b := payload[i*l.EntrySize:]
+		// nreqs first: most bytes that are no CTS fail there, before the
+		// entry is read.
+		if int(int32(le.Uint32(b[l.NReqs:]))) != n {
+			return dst[:start], errCTSNReqs
+		}
 		e := Entry{
 			Addr:   le.Uint64(b[l.Addr:]),
 			NRkeys: l.NRkeys,
@@ -89,7 +107,7 @@ func (l *Layout) DecodeCTS(dst []Entry, length int, payload []byte) ([]Entry, er
 		if l.SizeLen == 4 {
 			size := int32(le.Uint32(b[l.Size:]))
 			if size < 0 {
-				return dst[:start], fmt.Errorf("nccl: %w: entry %d: size %d", ErrNotCTS, i, size)
+				return dst[:start], errCTSSize
 			}
 			e.Size = uint64(size)
 		} else {
@@ -99,16 +117,14 @@ func (l *Layout) DecodeCTS(dst []Entry, length int, payload []byte) ([]Entry, er
 			e.Rkeys[k] = le.Uint32(b[l.Rkeys+4*k:])
 		}
 		switch {
-		case e.NReqs != n:
-			return dst[:start], fmt.Errorf("nccl: %w: entry %d: nreqs %d in a write of %d entries", ErrNotCTS, i, e.NReqs, n)
 		case e.Tag < 0:
-			return dst[:start], fmt.Errorf("nccl: %w: entry %d: tag %d", ErrNotCTS, i, e.Tag)
+			return dst[:start], errCTSTag
 		case e.Idx == 0 || i > 0 && e.Idx != dst[start].Idx:
-			return dst[:start], fmt.Errorf("nccl: %w: entry %d: idx %d", ErrNotCTS, i, e.Idx)
+			return dst[:start], errCTSIdx
 		case e.Size > 1<<48:
-			return dst[:start], fmt.Errorf("nccl: %w: entry %d: size %d", ErrNotCTS, i, e.Size)
+			return dst[:start], errCTSSize
 		case e.Addr == 0 || e.Rkeys[0] == 0:
-			return dst[:start], fmt.Errorf("nccl: %w: entry %d: no buffer (addr %#x, rkey %#x)", ErrNotCTS, i, e.Addr, e.Rkeys[0])
+			return dst[:start], errCTSBuffer
 		}
 		dst = append(dst, e)
 	}
