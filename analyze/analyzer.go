@@ -92,6 +92,14 @@ type Options struct {
 	// flow's Messages.Count, during the Feed of the packet that completes
 	// it (see Message). Left nil, it costs the analysis nothing.
 	OnMessage func(Message)
+	// Observer, when set, is called once by New (so once by each shard
+	// of a Sharded), and the function it returns is called with every
+	// packet that Analyzer decodes, once analyzed, in the order it is fed
+	// (the Packet as Feed returns it: valid until the next Feed). A
+	// shard's observer sees the frames of its host pairs, both directions
+	// of each: an observer that needs no more (nccl.Collector) follows a
+	// sharded run with one observer per shard, combined at the end.
+	Observer func() func(*Packet)
 
 	// shared is what the shards of one Sharded share besides the budgets
 	// (nil: shards fed otherwise).
@@ -113,7 +121,8 @@ const (
 // for concurrent use: analyze files in parallel with one Analyzer each and
 // Merge their reports.
 type Analyzer struct {
-	opts Options
+	opts    Options
+	observe func(*Packet) // Options.Observer's, nil without one
 	// frameFindings is where the findings of the frame being fed start
 	// in findings (FrameFindings).
 	frameFindings int
@@ -209,6 +218,9 @@ func New(opts Options) *Analyzer {
 	a.conns.maxOrphans = a.maxOrphans()
 	a.findings.max = opts.MaxFindings
 	a.shard = &shardFeed{replay: opts.Shard, shared: opts.shared}
+	if opts.Observer != nil {
+		a.observe = opts.Observer()
+	}
 	return a
 }
 
@@ -285,6 +297,9 @@ func (a *Analyzer) feed(frame uint64, ci gopacket.CaptureInfo, linkType gplayers
 	default:
 		a.capture.RoCEPackets++
 		a.analyzeIB(p, ci, ibLen, icrcKind, netHdr, udpHdr)
+	}
+	if a.observe != nil {
+		a.observe(p)
 	}
 	return p
 }

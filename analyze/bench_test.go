@@ -14,6 +14,7 @@ import (
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/capture"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
+	"github.com/roce-dissect/roce-dissect/nccl"
 )
 
 // frameSet holds a capture in memory: one buffer, frame by frame.
@@ -80,6 +81,14 @@ func (fs *frameSet) run(b *testing.B, opts analyze.Options) {
 func BenchmarkAnalyzeHeaderOnly(b *testing.B) {
 	fs := generate(b, synth.Config{Scenario: synth.ScenarioMix, Packets: 1_000_000, QPs: 16, MTU: 4096, MsgSize: 65536, MixOp: "write", SnapLen: 128})
 	fs.run(b, analyze.Options{})
+}
+
+// BenchmarkAnalyzeHeaderOnlyNCCL: the same, with the collective view
+// (nccl.Collector) observing every packet, as roce-dissect's text and
+// JSON reports have it: what recognising NCCL costs traffic without it.
+func BenchmarkAnalyzeHeaderOnlyNCCL(b *testing.B) {
+	fs := generate(b, synth.Config{Scenario: synth.ScenarioMix, Packets: 1_000_000, QPs: 16, MTU: 4096, MsgSize: 65536, MixOp: "write", SnapLen: 128})
+	fs.run(b, analyze.Options{Observer: func() func(*analyze.Packet) { return nccl.NewCollector().Add }})
 }
 
 // BenchmarkAnalyzeFullICRC: 100,000 full-size packets of the same, every

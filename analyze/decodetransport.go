@@ -37,6 +37,7 @@ func (a *Analyzer) decodeTransport(data []byte) {
 		}
 		x := a.ext.lookup(typ)
 		if x == nil {
+			p.Payload = rest
 			a.checkEmptyMAD()
 			return
 		}

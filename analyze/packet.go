@@ -105,6 +105,12 @@ type Packet struct {
 	// or nil when not even its header was captured.
 	MADLayer *cm.MAD
 
+	// Payload is the IB payload the frame carries after the transport
+	// headers (without pad and ICRC; what the capture kept of it when cut
+	// short), aliasing the frame: valid until the next Feed. Empty for a
+	// packet without payload; nil for a MAD (see MAD) or a packet whose
+	// headers did not decode.
+	Payload []byte
 	// PayloadLen is the IB payload length from the length fields (exact
 	// even for header-only captures); -1 when unknown.
 	PayloadLen int

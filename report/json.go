@@ -8,6 +8,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/internal/jsonindent"
+	"github.com/roce-dissect/roce-dissect/nccl"
 	"github.com/roce-dissect/roce-dissect/points"
 )
 
@@ -20,6 +21,12 @@ func WriteJSON(w io.Writer, rep *analyze.Report) error { return WriteJSONPoints(
 // WriteJSONPoints is WriteJSON with the capture points' "points" object
 // when pts is not nil.
 func WriteJSONPoints(w io.Writer, rep *analyze.Report, pts *points.Report) error {
+	return WriteJSONDocument(w, ReportDocument(rep, pts))
+}
+
+// ReportDocument is the JSONDocument of rep, with the capture points'
+// "points" object when pts is not nil.
+func ReportDocument(rep *analyze.Report, pts *points.Report) *JSONDocument {
 	d := &JSONDocument{
 		Capture:         &rep.Capture,
 		Connections:     Elements(rep.Connections),
@@ -31,7 +38,7 @@ func WriteJSONPoints(w io.Writer, rep *analyze.Report, pts *points.Report) error
 	if len(rep.Pause) > 0 {
 		d.Pause = Elements(rep.Pause)
 	}
-	return WriteJSONDocument(w, d)
+	return d
 }
 
 // JSONDocument is a report as WriteJSONDocument writes it: its capture,
@@ -52,6 +59,10 @@ type JSONDocument struct {
 	// frames).
 	Pause  iter.Seq[any]
 	Points *points.Report // the capture points' "points" object, when not nil
+	// NCCL, when not nil, writes the "nccl" object (roce-dissect's
+	// documents have it; analyze.Report has not): NCCL's traffic, null
+	// when none.
+	NCCL func() *nccl.Result
 	// FindingsDropped is asked for once the findings are written (a
 	// stream knows it only at its end).
 	FindingsDropped func() uint64
@@ -156,6 +167,11 @@ func WriteJSONDocument(w io.Writer, d *JSONDocument) error {
 	if d.Points != nil && j.err == nil {
 		j.bw.WriteString("  \"points\": ")
 		j.put("  ", d.Points)
+		j.bw.WriteString(",\n")
+	}
+	if d.NCCL != nil && j.err == nil {
+		j.bw.WriteString("  \"nccl\": ")
+		j.put("  ", d.NCCL())
 		j.bw.WriteString(",\n")
 	}
 	if j.err != nil {

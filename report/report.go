@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/nccl"
 	"github.com/roce-dissect/roce-dissect/points"
 )
 
@@ -30,6 +31,8 @@ type TextOptions struct {
 	Unlisted int
 	// Points, when not nil, adds the "Capture points" section.
 	Points *points.Report
+	// NCCL, when not nil, adds the "Collectives (NCCL)" section.
+	NCCL *nccl.Result
 	// Notes are lines said under the capture's summary (how its files
 	// were read, say).
 	Notes []string
@@ -63,6 +66,7 @@ func WriteText(w io.Writer, rep *analyze.Report, o TextOptions) error {
 	t := &textWriter{w: bw, p: NewPalette(o.Colour), o: o}
 	t.report(rep)
 	t.writePoints(o.Points, rep)
+	t.writeNCCL(o.NCCL)
 	return bw.Flush()
 }
 

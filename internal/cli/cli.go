@@ -186,6 +186,8 @@ type fileResult struct {
 	// stream, instead of report: the report written while it is built
 	// (streamReport).
 	stream *analyze.ReportStream
+	// nccl are the analysis' NCCL collectors (observeNCCL).
+	nccl *ncclCollectors
 }
 
 // writeText writes rep's text report (report.WriteText) to the output,

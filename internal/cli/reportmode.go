@@ -11,6 +11,7 @@ import (
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/internal/htmlreport"
 	"github.com/roce-dissect/roce-dissect/internal/outfile"
+	"github.com/roce-dissect/roce-dissect/nccl"
 	"github.com/roce-dissect/roce-dissect/points"
 	"github.com/roce-dissect/roce-dissect/report"
 )
@@ -208,7 +209,9 @@ func (r *runner) writeOutputs(files []string, results []fileResult, merged *anal
 	switch r.cfg.output {
 	case "parquet": // --export only
 	case "json":
-		err = report.WriteJSONPoints(r.stdout, merged, pts)
+		d := report.ReportDocument(merged, pts)
+		d.NCCL = func() *nccl.Result { return ncclResult(results) }
+		err = report.WriteJSONDocument(r.stdout, d)
 	case "csv":
 		err = report.WriteFlowsCSV(r.stdout, merged)
 	default:
@@ -248,7 +251,7 @@ func (r *runner) writeOutputs(files []string, results []fileResult, merged *anal
 // report, then that of them all.
 func (r *runner) writeTexts(files []string, results []fileResult, merged *analyze.Report, pts *points.Report) {
 	if len(results) == 1 {
-		r.writeText(report.TextOptions{Title: results[0].title(), ReadErr: errText(results[0].err), Notes: r.mergedNotes(results[0])}, merged)
+		r.writeText(report.TextOptions{Title: results[0].title(), ReadErr: errText(results[0].err), Notes: r.mergedNotes(results[0]), NCCL: ncclResult(results)}, merged)
 		return
 	}
 	// One line per file under the report of them all, not a report each.
@@ -264,7 +267,7 @@ func (r *runner) writeTexts(files []string, results []fileResult, merged *analyz
 	if failed > 0 {
 		note = fmt.Sprintf("%d of %d files had errors (under their names)", failed, len(files))
 	}
-	o := report.TextOptions{Title: fmt.Sprintf("all %d files", len(files)), ReadErr: note, Points: pts, Inputs: inputs}
+	o := report.TextOptions{Title: fmt.Sprintf("all %d files", len(files)), ReadErr: note, Points: pts, Inputs: inputs, NCCL: ncclResult(results)}
 	switch {
 	case pts != nil:
 		o.Notes = []string{"matched as capture points of one traffic: " + r.notPieces}

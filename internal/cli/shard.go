@@ -60,10 +60,11 @@ func (r *runner) analyzeFile(ctx context.Context, index int, src *source, multi 
 func (r *runner) analyzeSequential(ctx context.Context, index int, src *source, multi bool, tap func(*analyze.Packet)) fileResult {
 	o := r.options(src, multi)
 	o.OnMessage = r.traceMessages(index) // --trace
+	cols := r.observeNCCL(&o)
 	a := analyze.New(o)
 	feed, start, done := r.exporter(index, src, a, tap)
 	err := r.readSource(ctx, src, start, feed)
-	res := fileResult{name: src.files[0], src: src, err: errors.Join(err, done())}
+	res := fileResult{name: src.files[0], src: src, err: errors.Join(err, done()), nccl: cols}
 	if !multi && tap == nil && r.streams() {
 		res.stream = a.FinishStream()
 	} else {
@@ -111,6 +112,7 @@ func (r *runner) shardPass(ctx context.Context, src *source, n int, opts analyze
 	// NewSharded makes of MaxFlows and MaxConnections: they track no more
 	// flows and connections together than -j 1 does.
 	opts.FlowBudget, opts.ConnectionBudget = nil, nil
+	cols := r.observeNCCL(&opts) // one collector per shard: a shard sees both ends of its host pairs
 	sh := analyze.NewSharded(opts, n)
 	// The files of a merged source are read at once, their frames
 	// interleaved: copied into the batches, not read in chunks.
@@ -121,7 +123,7 @@ func (r *runner) shardPass(ctx context.Context, src *source, n int, opts analyze
 	err := r.readSource(ctx, src, chunks, func(f *frame) {
 		sh.Feed(f.ci, f.linkType, f.data)
 	})
-	res := shardResult{fileResult: fileResult{name: src.files[0], src: src, err: err}}
+	res := shardResult{fileResult: fileResult{name: src.files[0], src: src, err: err, nccl: cols}}
 	if r.streams() && ctx.Err() == nil {
 		// When the shards' streams do not combine, the source is
 		// analyzed sequentially (analyzeSharded): no report is built only

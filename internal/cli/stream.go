@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/nccl"
 	"github.com/roce-dissect/roce-dissect/report"
 )
 
@@ -34,7 +35,7 @@ func (r *runner) streamReport(res fileResult, status int) int {
 	var err error
 	switch r.cfg.output {
 	case "json":
-		err = r.streamJSON(r.stdout, res.stream)
+		err = r.streamJSON(r.stdout, res.stream, ncclResult([]fileResult{res}))
 	case "csv":
 		err = r.streamCSV(r.stdout, res.stream)
 	case "parquet":
@@ -85,10 +86,10 @@ func (r *runner) streamCSV(w io.Writer, s *analyze.ReportStream) error {
 
 // streamJSON is writeJSON of a stream: the same bytes, by the same
 // writer (report.WriteJSONDocument).
-func (r *runner) streamJSON(w io.Writer, s *analyze.ReportStream) error {
+func (r *runner) streamJSON(w io.Writer, s *analyze.ReportStream, res *nccl.Result) error {
 	head := s.Head()
 	keep := r.keepFlows()
-	d := &report.JSONDocument{Capture: &head.Capture, Connections: report.Elements(head.Connections)}
+	d := &report.JSONDocument{Capture: &head.Capture, Connections: report.Elements(head.Connections), NCCL: func() *nccl.Result { return res }}
 	if workers := r.jobs(); workers > 1 {
 		d.WriteFlows = func(bw *bufio.Writer) (int, error) {
 			return writeFlowsJSON(bw, workers, func(f *analyze.Flow) bool { return r.nextFlow(s, keep, f) })
@@ -209,7 +210,7 @@ func (r *runner) streamText(res fileResult) {
 	}
 	rep.Findings = r.filterFindings(rep.Findings, keep) // of the flows selected, kept or not
 	listed := listedKept(kept, all || n <= report.TextFlowLimit)
-	r.writeText(report.TextOptions{Title: res.title(), ReadErr: errText(res.err), Listed: listed, Unlisted: n - len(listed), Notes: r.mergedNotes(res)}, &rep)
+	r.writeText(report.TextOptions{Title: res.title(), ReadErr: errText(res.err), Listed: listed, Unlisted: n - len(listed), Notes: r.mergedNotes(res), NCCL: ncclResult([]fileResult{res})}, &rep)
 }
 
 // listedKept returns the kept flows the text report's table lists: every

@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"sync"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/nccl"
+)
+
+// ncclCollectors are the NCCL collectors of one source's analysis, one
+// per Analyzer (per shard of a sharded run), made as the Analyzers are.
+type ncclCollectors struct {
+	mu sync.Mutex
+	cs []*nccl.Collector
+}
+
+// observeNCCL sets o.Observer for the reports that show NCCL's traffic
+// (text and JSON): each Analyzer made with o gets a collector of its own,
+// which the returned set holds (nil for other outputs).
+func (r *runner) observeNCCL(o *analyze.Options) *ncclCollectors {
+	if r.cfg.output != "text" && r.cfg.output != "json" {
+		return nil
+	}
+	set := &ncclCollectors{}
+	o.Observer = func() func(*analyze.Packet) {
+		c := nccl.NewCollector()
+		set.mu.Lock()
+		set.cs = append(set.cs, c)
+		set.mu.Unlock()
+		return c.Add
+	}
+	return set
+}
+
+// ncclResult is NCCL's traffic in the results' analyses, their
+// collectors combined (files of capture points, shards); nil for none.
+func ncclResult(results []fileResult) *nccl.Result {
+	var cs []*nccl.Collector
+	for _, res := range results {
+		if res.nccl != nil {
+			cs = append(cs, res.nccl.cs...)
+		}
+	}
+	if len(cs) == 0 {
+		return nil
+	}
+	return nccl.Combine(cs...)
+}
