@@ -82,7 +82,7 @@ func RunWithStdin(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	} else {
 		code = r.reportMode(ctx, files)
 	}
-	if r.exp != nil && !r.commitExport(ctx.Err() != nil) {
+	if r.exp != nil && !r.commitExport(r.withheld(ctx)) {
 		code = max(code, ExitDamaged)
 	}
 	if err := out.Flush(); err != nil {
@@ -131,6 +131,9 @@ type runner struct {
 	exp          *export.Export
 	exported     bool
 	exportFailed atomic.Bool
+	// inputMissing says an input could not be opened: the report lacks
+	// it, and the output files keep the last run's (withheld).
+	inputMissing bool
 }
 
 func (r *runner) options(src *source, multi bool) analyze.Options {

@@ -135,17 +135,16 @@ func (r *runner) streamExport(res fileResult) error {
 }
 
 // commitExport puts the export's tables in place when the run wrote them
-// all and was not interrupted (its tables would hold only the frames
-// read), and otherwise removes them, leaving the last export as it was;
-// it says so on stderr and returns false when it did not commit.
-func (r *runner) commitExport(interrupted bool) bool {
-	if !r.exported || r.exportFailed.Load() || interrupted {
+// all and nothing withholds its outputs (withheld: interrupted, an input
+// not opened), and otherwise removes them, leaving the last export as it
+// was; it says so on stderr and returns false when it did not commit.
+func (r *runner) commitExport(withheld string) bool {
+	if withheld == "" && (!r.exported || r.exportFailed.Load()) {
+		withheld = "its tables could not all be written"
+	}
+	if withheld != "" {
 		r.exp.Abort()
-		why := "the run did not complete"
-		if interrupted {
-			why = "the run was interrupted"
-		}
-		fmt.Fprintf(r.stderr, "roce-dissect: --export %s: nothing exported, as %s: the last export there is left as it was\n", r.cfg.export, why)
+		fmt.Fprintf(r.stderr, "roce-dissect: --export %s: nothing exported, as %s: the last export there is left as it was\n", displayName(r.cfg.export), withheld)
 		return false
 	}
 	if err := r.exp.Commit(); err != nil {

@@ -135,10 +135,10 @@ func TestOutputsEachAttempted(t *testing.T) {
 }
 
 // TestExportKeptWhole: an export that does not complete leaves the last
-// export in DIR as it was: an input that cannot be read (a typo), a
-// table of the last export that cannot be replaced (an immutable file),
-// and a run interrupted (Ctrl-C), whose tables would hold only the
-// frames read.
+// export in DIR as it was: an input that cannot be opened (a typo, alone
+// or beside a good one: the tables would lack it), a table of the last
+// export that cannot be replaced (an immutable file), and a run
+// interrupted (Ctrl-C), whose tables would hold only the frames read.
 func TestExportKeptWhole(t *testing.T) {
 	big := filepath.Join(t.TempDir(), "big.pcap")
 	var outb, errb bytes.Buffer
@@ -155,7 +155,10 @@ func TestExportKeptWhole(t *testing.T) {
 			"nothing exported, as the run was interrupted: the last export there is left as it was", true},
 		{"a typo in the input's name", func(*testing.T, string) {},
 			func(dir string) []string { return []string{"--export", dir, after + ".typo"} },
-			"nothing exported, as the run did not complete: the last export there is left as it was", false},
+			"nothing exported, as an input could not be opened: the last export there is left as it was", false},
+		{"a typo in one of two inputs' names", func(*testing.T, string) {},
+			func(dir string) []string { return []string{"--export", dir, after, before + ".typo"} },
+			"nothing exported, as an input could not be opened: the last export there is left as it was", false},
 		{"an immutable table", func(t *testing.T, dir string) {
 			immutable(t, filepath.Join(dir, export.FlowsFile))
 		}, func(dir string) []string { return []string{"--export", dir, after} }, "the last export is left as it was", false},
@@ -269,5 +272,47 @@ func TestReportOutputsRefusePerPacket(t *testing.T) {
 				assert.Empty(t, dirTree(t, dir))
 			})
 		}
+	}
+}
+
+// TestOutputsWithheld: the page, the plot and the timeline of a run that
+// covers only part of what was asked for (interrupted, or an input that
+// cannot be opened) leave the last run's files as they were, each saying
+// so once; the text report is still printed.
+func TestOutputsWithheld(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.pcap")
+	var outb, errb bytes.Buffer
+	require.Equal(t, 0, synth.Run([]string{"write-bw", "--messages", "3000", "-o", big}, &outb, &errb), errb.String())
+	for _, tc := range []struct {
+		name   string
+		inputs []string
+		stop   bool
+		why    string
+	}{
+		{"interrupted", []string{big}, true, "the run was interrupted"},
+		{"an input that cannot be opened", []string{after, before + ".typo"}, false, "an input could not be opened"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			flags := outputFlags(dir)[:6] // --html, --trace, --plot
+			code, _, stderr := run(t, nil, append(flags, before)...)
+			require.Equal(t, cli.ExitOK, code, stderr)
+			last := dirTree(t, dir)
+			require.Len(t, last, 3)
+
+			var ctx context.Context = context.Background()
+			if tc.stop {
+				ctx = &stopAfter{Context: ctx, looks: 1}
+			}
+			var out, errw bytes.Buffer
+			code = cli.Run(ctx, append(append([]string{"--progress", "never", "--color", "never"}, flags...), tc.inputs...), &out, &errw)
+			assert.Equal(t, cli.ExitDamaged, code)
+			for _, flag := range []string{"--html", "--trace", "--plot"} {
+				assert.Equal(t, 1, strings.Count(errw.String(), "roce-dissect: "+flag+" "), "%s: %s", flag, errw.String())
+			}
+			assert.Equal(t, 3, strings.Count(errw.String(), "not written, as "+tc.why+": the last one there is left as it was\n"), errw.String())
+			assert.Contains(t, out.String(), "Capture ", "the text report is printed")
+			assert.Equal(t, last, dirTree(t, dir))
+		})
 	}
 }

@@ -47,6 +47,7 @@ func (r *runner) openable(files []string) ([]string, int) {
 			if err != nil {
 				fmt.Fprintf(r.stderr, "roce-dissect: %s: %v\n", displayName(name), err)
 				status = ExitDamaged
+				r.inputMissing = true
 				continue
 			}
 			cr.Close()
@@ -144,7 +145,13 @@ func (r *runner) writeReports(ctx context.Context, files []string, results []fil
 	}
 	// A file that could not be opened (missing, a directory, not a
 	// capture) has no report, not an empty one.
-	results = slices.DeleteFunc(results, func(res fileResult) bool { return isOpenError(res.err) })
+	results = slices.DeleteFunc(results, func(res fileResult) bool {
+		if isOpenError(res.err) {
+			r.inputMissing = true
+			return true
+		}
+		return false
+	})
 	if len(results) == 0 {
 		return ExitDamaged
 	}
@@ -159,7 +166,22 @@ func (r *runner) writeReports(ctx context.Context, files []string, results []fil
 		return r.streamReport(results[0], status)
 	}
 	merged, pts, status := r.combine(ctx, files, results, samplers, status)
-	return r.writeOutputs(files, results, merged, pts, collectors, status)
+	return r.writeOutputs(files, results, merged, pts, collectors, status, r.withheld(ctx))
+}
+
+// withheld says why the run's output files (--html, --plot, --trace,
+// --export) must not replace the last run's, "" when they may: the run
+// was interrupted, or an input could not be opened, and the report
+// covers only part of what was asked for. A damaged input's report is
+// that of the capture as it is, and is written.
+func (r *runner) withheld(ctx context.Context) string {
+	switch {
+	case ctx.Err() != nil:
+		return "the run was interrupted"
+	case r.inputMissing:
+		return "an input could not be opened"
+	}
+	return ""
 }
 
 // combine merges the reports of the files analyzed each on its own, or
@@ -197,7 +219,7 @@ func (r *runner) combine(ctx context.Context, files []string, results []fileResu
 
 // writeOutputs writes the outputs asked for of the report of the files
 // (merged; results, each file's) and returns the exit status.
-func (r *runner) writeOutputs(files []string, results []fileResult, merged *analyze.Report, pts *points.Report, collectors []*htmlreport.Collector, status int) int {
+func (r *runner) writeOutputs(files []string, results []fileResult, merged *analyze.Report, pts *points.Report, collectors []*htmlreport.Collector, status int, withheld string) int {
 	for i := range results {
 		results[i].report = r.filter(results[i].report)
 	}
@@ -239,8 +261,13 @@ func (r *runner) writeOutputs(files []string, results []fileResult, merged *anal
 		if out.path == "" {
 			continue
 		}
+		if withheld != "" {
+			fmt.Fprintf(r.stderr, "roce-dissect: %s %s: not written, as %s: the last one there is left as it was\n", out.flag, displayName(out.path), withheld)
+			status = ExitDamaged
+			continue
+		}
 		if err := outfile.Write(out.path, out.write); err != nil {
-			fmt.Fprintf(r.stderr, "roce-dissect: %s %s: %v\n", out.flag, out.path, err)
+			fmt.Fprintf(r.stderr, "roce-dissect: %s %s: %v\n", out.flag, displayName(out.path), err)
 			status = ExitDamaged
 		}
 	}

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -119,11 +120,25 @@ func (e *Export) Commit() error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(aside)
-	var undo []func()
+	keepAside := false
+	defer func() {
+		if !keepAside {
+			os.RemoveAll(aside)
+		}
+	}()
+	var undo []func() error
 	rollback := func(err error) error {
+		var failed []error
 		for i := len(undo) - 1; i >= 0; i-- {
-			undo[i]()
+			if uerr := undo[i](); uerr != nil {
+				failed = append(failed, uerr)
+			}
+		}
+		if len(failed) > 0 {
+			// The last export's tables that could not be moved back stay
+			// where they were moved: named, never removed.
+			keepAside = true
+			return fmt.Errorf("%w; and moving the last export back failed (%w): its tables are in %s", err, errors.Join(failed...), filename.Text(aside))
 		}
 		return fmt.Errorf("%w: the last export is left as it was", err)
 	}
@@ -132,7 +147,7 @@ func (e *Export) Commit() error {
 		if err := e.rename(from, to); err != nil {
 			return err
 		}
-		undo = append(undo, func() { e.rename(to, from) })
+		undo = append(undo, func() error { return e.rename(to, from) })
 		return nil
 	}
 	for _, name := range old {
@@ -141,6 +156,9 @@ func (e *Export) Commit() error {
 		}
 	}
 	for _, en := range entries {
+		if !isOutputName(en.Name()) {
+			continue // a table's temporary file left by a failed write
+		}
 		if err := move(e.stage, e.dir, en.Name()); err != nil {
 			return rollback(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -199,4 +200,43 @@ func TestBeginRefuses(t *testing.T) {
 
 	assert.Equal(t, map[string]string{PacketsFile(3, 0): "capture"}, dirFiles(t, dir))
 	assert.Equal(t, map[string]string{FlowsFile: "dir"}, dirFiles(t, dir2))
+}
+
+// TestExportRollbackFails: when a commit fails and a table of the last
+// export cannot be moved back either, the error says where that table is,
+// and it is there, never removed.
+func TestExportRollbackFails(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "x")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, FlowsFile), []byte("old flows"), 0o644))
+	e, err := Begin(dir, nil)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(e.Dir(), FlowsFile), []byte("new flows"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.Dir(), PauseFile), []byte("new pause"), 0o644))
+	e.rename = func(from, to string) error {
+		switch {
+		case filepath.Base(from) == PauseFile: // moving the new pause table in
+			return syscall.EIO
+		case filepath.Base(from) == FlowsFile && filepath.Dir(to) == dir && !strings.HasPrefix(filepath.Base(filepath.Dir(from)), stagePrefix+"old-"):
+			return os.Rename(from, to) // the new flows table in
+		case filepath.Base(from) == FlowsFile && filepath.Dir(to) == dir: // the old one back
+			return syscall.EROFS
+		}
+		return os.Rename(from, to)
+	}
+	err = e.Commit()
+	require.ErrorIs(t, err, syscall.EIO)
+	require.ErrorIs(t, err, syscall.EROFS)
+	require.ErrorContains(t, err, "moving the last export back failed")
+	var kept []string
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, rerr := os.ReadFile(path); rerr == nil && string(b) == "old flows" {
+				kept = append(kept, path)
+			}
+		}
+		return err
+	}))
+	require.Len(t, kept, 1, "the last export's flows table is kept")
+	assert.Contains(t, err.Error(), filepath.Dir(kept[0]))
 }

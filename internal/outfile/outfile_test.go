@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -84,7 +86,11 @@ func TestWrite(t *testing.T) {
 			fi, err := os.Lstat(path)
 			require.NoError(t, err)
 			assert.True(t, fi.Mode().IsRegular())
-			assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
+			want := createdMode(t, dir) // as os.Create makes a file: 0666 less the umask
+			if tc.existing == "file" {
+				want = 0o600 // the mode of the file replaced
+			}
+			assert.Equal(t, want, fi.Mode().Perm())
 			b, err := os.ReadFile(path)
 			require.NoError(t, err)
 			assert.Len(t, b, 10003)
@@ -100,4 +106,57 @@ func TestCreateMissingDir(t *testing.T) {
 	_, err := outfile.Create(filepath.Join(dir, "no", "out.json"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 	assert.NoDirExists(t, filepath.Join(dir, "no"))
+}
+
+// createdMode is the mode os.Create gives a new file in dir.
+func createdMode(t *testing.T, dir string) os.FileMode {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, "probe"))
+	require.NoError(t, err)
+	fi, err := f.Stat()
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NoError(t, os.Remove(f.Name()))
+	return fi.Mode().Perm()
+}
+
+// TestWriteSpecial: a character device or a FIFO is written in place (no
+// file to keep, and a rename would replace the device node), a directory
+// is refused, and a name too long to repeat in a temporary name is
+// written all the same.
+func TestWriteSpecial(t *testing.T) {
+	write := func(path string) error {
+		return outfile.Write(path, func(w io.Writer) error { _, err := io.WriteString(w, "page"); return err })
+	}
+	t.Run("character device", func(t *testing.T) {
+		require.NoError(t, write(os.DevNull))
+		fi, err := os.Lstat(os.DevNull)
+		require.NoError(t, err)
+		assert.NotZero(t, fi.Mode()&os.ModeCharDevice, "%s is still a device", os.DevNull)
+	})
+	t.Run("FIFO", func(t *testing.T) {
+		fifo := filepath.Join(t.TempDir(), "pipe.html")
+		require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+		got := make(chan string)
+		go func() {
+			b, _ := os.ReadFile(fifo)
+			got <- string(b)
+		}()
+		require.NoError(t, write(fifo))
+		assert.Equal(t, "page", <-got)
+		fi, err := os.Lstat(fifo)
+		require.NoError(t, err)
+		assert.NotZero(t, fi.Mode()&os.ModeNamedPipe, "still a FIFO")
+	})
+	t.Run("directory", func(t *testing.T) {
+		dir := t.TempDir()
+		require.ErrorContains(t, write(dir), "is a directory, not a file")
+	})
+	t.Run("long name", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), strings.Repeat("n", 250)+".html")
+		require.NoError(t, write(path))
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, "page", string(b))
+	})
 }
