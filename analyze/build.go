@@ -198,7 +198,7 @@ func (b *reportBuild) flow(i int, fr *Flow, spare *NIC) *NIC {
 		case pm.noStart:
 			// No message of the stream ended before it and its FIRST
 			// never came: where it began is unknown, before the capture.
-			sev, detail = SeverityInfo, fmt.Sprintf("message ending at PSN %d began before the flow's first captured packet (%d bytes seen): the capture started inside it", pm.to, pm.bytes)
+			sev, detail = SeverityInfo, fmt.Sprintf("message ending at PSN %d began before the flow's first captured packet (%d bytes seen): its FIRST is not in the capture (the capture began inside it, or missed the flow's first packets)", pm.to, pm.bytes)
 		case cls.onlyNotCaptured(pm.from, pm.to):
 			sev, detail = SeverityInfo, detail+notCapturedNote
 		}

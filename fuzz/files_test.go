@@ -48,18 +48,16 @@ func FuzzSeveralFiles(f *testing.F) {
 		lt := linkTypes[int(frames[0].linkType)%len(linkTypes)] // a rotation has one link type
 		whole := filepath.Join(dir, "whole.pcap")
 		pieces := writePieces(t, dir, lt, frames, cuts|1) // at least two pieces
-		want, ok := runJSON(t, whole)
-		if !ok {
-			return
-		}
+		want, wantCode := runJSON(t, whole)
 		names := slices.Clone(pieces)
 		if reverse {
 			slices.Reverse(names)
 		}
 		for _, j := range []string{"1", "3"} {
-			got, ok := runJSON(t, append([]string{"-j", j}, names...)...)
-			if !ok || len(got.Capture.Files) == 0 {
-				continue // not read as one capture: capture points, or files apart
+			got, code := runJSON(t, append([]string{"-j", j}, names...)...)
+			require.Equal(t, wantCode, code, "-j %s: the pieces end as the one file does", j)
+			if want == nil || got == nil || code != cli.ExitOK || len(got.Capture.Files) == 0 {
+				continue // no report to compare, or not read as one capture: capture points, or files apart
 			}
 			require.Equal(t, normalized(t, want, nil), normalized(t, got, got.Capture.Files), "-j %s: the pieces' report is the one file's", j)
 		}
@@ -107,8 +105,8 @@ func newPcap(t *testing.T, w *bytes.Buffer, lt gplayers.LinkType) *pcapgo.Writer
 
 // runJSON runs the command's JSON report of the files and checks what
 // holds for any input: status 0 or 1, each error one line naming a file,
-// valid JSON. ok is false when there is no report to compare.
-func runJSON(t *testing.T, args ...string) (*analyze.Report, bool) {
+// valid JSON. It returns the report (nil without one) and the status.
+func runJSON(t *testing.T, args ...string) (*analyze.Report, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := cli.Run(context.Background(), append([]string{"-o", "json"}, args...), &out, &errb)
@@ -119,12 +117,12 @@ func runJSON(t *testing.T, args ...string) (*analyze.Report, bool) {
 		}
 	}
 	if out.Len() == 0 {
-		return nil, false
+		return nil, code
 	}
 	require.True(t, json.Valid(out.Bytes()), "JSON report: %s", out.String())
 	var r analyze.Report
 	require.NoError(t, json.Unmarshal(out.Bytes(), &r))
-	return &r, code == cli.ExitOK
+	return &r, code
 }
 
 // normalized is r as a comparable JSON document: every frame reference

@@ -243,11 +243,17 @@ func checkFileNames(files []string) error {
 	return nil
 }
 
-// checkFormats checks the values of -o (parquet only with --export and
-// without -P/-V), --color and --progress.
+// checkFormats checks the values of -o (json and csv without -V/-x,
+// which have no such form; parquet only with --export and without
+// -P/-V), --color and --progress.
 func checkFormats(cfg *config) error {
 	switch cfg.output {
-	case "text", "json", "csv":
+	case "text":
+	case "json", "csv":
+		if cfg.verbose || cfg.hex {
+			unit := map[string]string{"json": "object", "csv": "row"}[cfg.output]
+			return fmt.Errorf("%w: -o %s with -V or -x: the header tree and the bytes are text only; give -P -o %s for one %s per packet", errUsage, cfg.output, cfg.output, unit)
+		}
 	case "parquet":
 		if cfg.export == "" || cfg.packets || cfg.verbose {
 			return fmt.Errorf("%w: -o parquet wants --export DIR (and no -P/-V)", errUsage)

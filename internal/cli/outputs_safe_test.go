@@ -316,3 +316,22 @@ func TestOutputsWithheld(t *testing.T) {
 		})
 	}
 }
+
+// TestStructuredOutputsRefuseTreeAndBytes: -V (the header tree) and -x
+// (the bytes) have no JSON or CSV form; with -o json or csv they are a
+// usage error that names both, not a flag ignored without a word.
+func TestStructuredOutputsRefuseTreeAndBytes(t *testing.T) {
+	for _, view := range []string{"-V", "-x", "-PV", "-Px"} {
+		for _, format := range []string{"json", "csv"} {
+			t.Run(view+" -o "+format, func(t *testing.T) {
+				code, out, stderr := run(t, nil, view, "-o", format, before)
+				assert.Equal(t, cli.ExitUsage, code)
+				assert.Empty(t, out)
+				assert.Contains(t, stderr, "roce-dissect: -o "+format+" with -V or -x: the header tree and the bytes are text only; give -P -o "+format)
+			})
+		}
+	}
+	code, out, stderr := run(t, nil, "-P", "-o", "csv", before)
+	assert.Equal(t, cli.ExitOK, code, stderr)
+	assert.True(t, strings.HasPrefix(out, "frame,"), "-P -o csv is one row per packet")
+}
