@@ -58,6 +58,7 @@ SELECT regexp_extract(input_file_name(), '([^/]+)/[^/]+$', 1) AS capture,
        message_bytes, incomplete_messages, mtu_inferred, mtu_negotiated,
        ecn_ce, fecn, becn, cnps, icrc_ok, icrc_bad, icrc_unverifiable,
        throughput_bps, priority, paused_ns, icrc_port_rewritten,
+       tunnel_kind, tunnel_id, tunnel_id_name,
        first_time AS first_ns, last_time AS last_ns
 FROM flows_parquet;
 
