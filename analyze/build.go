@@ -250,6 +250,7 @@ func (a *Analyzer) flowReport(f *flowState, move bool, out *Flow) {
 	out.Packets, out.WireBytes, out.PayloadBytes = f.packets, f.wireBytes, f.payloadBytes
 	out.FirstTime, out.LastTime = a.firstTime(f), a.lastTime(f)
 	out.Messages = Messages{Count: f.msgs.count, Bytes: f.msgs.bytes, MinSize: f.msgs.minSize, MaxSize: f.msgs.maxSize, Incomplete: cold.incomplete, DMALengthMismatches: cold.dmaMismatches}
+	out.Ops, out.Messages.SizeBuckets = f.mix.report()
 	out.Congestion = cold.congestion
 	out.ICRC = ICRCCounts{OK: f.icrcOK, Bad: cold.icrcBad, Unverifiable: f.icrcUnverifiable()}
 	out.IntervalSeconds = a.opts.Interval.Seconds()

@@ -155,6 +155,7 @@ type flowState struct {
 	log     *headLog // the first requests, for Merge (nil with Options.NoMerge)
 	lastKey reqKey   // the last request, to tell an exact duplicate
 	msgs    msgCounts
+	mix     *flowMix // Flow.Ops and Messages.SizeBuckets, from the slab
 
 	inferredMTU int32
 	maxPayload  int32
@@ -275,7 +276,7 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 		d.flows = d.inFlows[:0]
 		a.dirs[hk] = d
 	}
-	f := &flowState{dir: d, qp: k.qp, index: int32(len(a.flowList)), peer: -1, conn: -1}
+	f := &flowState{dir: d, qp: k.qp, index: int32(len(a.flowList)), peer: -1, conn: -1, mix: a.slab.mixes.get()}
 	d.flows = append(d.flows, f.index)
 	a.flowList = append(a.flowList, f)
 	a.index.add(h, f.index)
@@ -331,6 +332,7 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 		}
 	}
 	f.packets++
+	f.mix.ops[opClassOf(op)]++
 	f.wireBytes += uint64(p.CarriedLength)
 	payload := p.PayloadLen
 	if payload > 0 {

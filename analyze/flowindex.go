@@ -17,7 +17,7 @@ import (
 // misses more in the maps (a quarter of the time; issue 24).
 //
 // The index is at most 7/8 full, as a Go map: an idle flow costs 10 to
-// 20 bytes of it, within the 400 bytes TestIdleFlowMemory allows. A
+// 20 bytes of it, within the bound TestIdleFlowMemory sets. A
 // lookup reads 1.4 to 4.5 slots on average (7/16 to 7/8 full; linear
 // probing), a new flow 2 to 32.
 //

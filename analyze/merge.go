@@ -204,6 +204,10 @@ func mergeFlow(a, b *Flow) {
 	m.Bytes += n.Bytes
 	m.Incomplete += n.Incomplete
 	m.DMALengthMismatches += n.DMALengthMismatches
+	for _, sb := range n.SizeBuckets {
+		m.SizeBuckets = addSizeBucket(m.SizeBuckets, sizeBucketOf(sb.Min), sb.Count)
+	}
+	a.Ops.add(&b.Ops)
 	joinSeam(m, a.reqOpen, b.reqOrphan)
 	joinSeam(m, a.respOpen, b.respOrphan)
 	a.reqOpen, a.respOpen = b.reqOpen, b.respOpen
@@ -268,6 +272,7 @@ func joinSeam(m *Messages, open, orphan seamMessage) {
 	}
 	m.Count++
 	m.Bytes += size
+	m.SizeBuckets = addSizeBucket(m.SizeBuckets, sizeBucketOf(size), 1)
 	if open.isWrite && open.hasDMA && uint64(open.dmaLen) != size {
 		m.DMALengthMismatches++
 	}
@@ -311,6 +316,7 @@ func (f Flow) detached() Flow {
 	f.Requests.pendingTo = slices.Clone(f.Requests.pendingTo)
 	f.ICRC.OriginalSrcPorts = slices.Clone(f.ICRC.OriginalSrcPorts)
 	f.Series = slices.Clone(f.Series)
+	f.Messages.SizeBuckets = slices.Clone(f.Messages.SizeBuckets)
 	if f.Tunnel != nil {
 		t := *f.Tunnel
 		f.Tunnel = &t

@@ -128,6 +128,7 @@ func reclassifyHead(a, b *Flow) {
 		if inA(m.from) && inA(m.to) {
 			b.Messages.Count--
 			b.Messages.Bytes -= m.bytes
+			b.Messages.SizeBuckets = removeSizeBucket(b.Messages.SizeBuckets, m.bytes)
 		}
 	}
 	for _, to := range br.pendingTo {

@@ -359,6 +359,7 @@ func (a *Analyzer) completeMessage(f *flowState, p *Packet, first, size uint64, 
 	if size > m.maxSize {
 		m.maxSize = size
 	}
+	f.mixState().addSize(size)
 	if dma.on && uint64(dma.dmaLen) != size && !p.Truncated {
 		f.rare().dmaMismatches++
 		if fd := a.finding(p, KindDMALength, SeverityError, f); fd != nil {

@@ -248,9 +248,11 @@ type Flow struct {
 	FirstTime    time.Time `json:"first_time"`
 	LastTime     time.Time `json:"last_time"`
 
-	Requests   Requests   `json:"requests"`
-	Responses  Responses  `json:"responses"`
-	Messages   Messages   `json:"messages"`
+	Requests  Requests  `json:"requests"`
+	Responses Responses `json:"responses"`
+	Messages  Messages  `json:"messages"`
+	// Ops is what the flow carried: its packets by operation.
+	Ops        Ops        `json:"ops"`
 	MTU        MTU        `json:"mtu"`
 	Congestion Congestion `json:"congestion"`
 	ICRC       ICRCCounts `json:"icrc"`
@@ -389,6 +391,10 @@ type Messages struct {
 	// DMALengthMismatches counts RDMA WRITE messages whose size differs
 	// from their RETH DMALength.
 	DMALengthMismatches uint64 `json:"dma_length_mismatches"`
+	// SizeBuckets counts the messages by size, in power-of-two buckets
+	// from the smallest (SizeBucket); only buckets that hold a message,
+	// absent without messages.
+	SizeBuckets []SizeBucket `json:"size_buckets,omitempty"`
 }
 
 // MTU is what the flow says about the path MTU.

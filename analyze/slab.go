@@ -50,5 +50,6 @@ type slabs struct {
 	resps  slab[Responses]
 	rtts   slab[rttHist]
 	series slab[flowSeries]
+	mixes  slab[flowMix]
 	conns  slab[Connection]
 }

@@ -397,6 +397,7 @@ func TestMergeHalvesOfGeneratedCaptures(t *testing.T) {
 				assert.Equal(t, wf.Responses.ACKs, mf.Responses.ACKs, label)
 				assert.Equal(t, wf.Responses.NAKs, mf.Responses.NAKs, label)
 				assert.Equal(t, wf.Messages, mf.Messages, label)
+				assert.Equal(t, wf.Ops, mf.Ops, label)
 				assert.Equal(t, wf.Responses.RNRNAKs, mf.Responses.RNRNAKs, label)
 				assert.Equal(t, wf.Responses.NAKCodes, mf.Responses.NAKCodes, label)
 				assert.Equal(t, wf.Responses.ReadResponses, mf.Responses.ReadResponses, label)

@@ -26,6 +26,8 @@ var flowCSVHeader = []string{
 	"ecn_ce", "fecn", "becn", "cnps", "icrc_ok", "icrc_bad", "icrc_unverifiable",
 	"priority", "paused_ns", "icrc_port_rewritten", "icrc_original_src_ports",
 	"tunnel_kind", "tunnel_id", "tunnel_id_name",
+	"ops_send", "ops_write", "ops_write_imm", "ops_read_request", "ops_read_response",
+	"ops_atomic", "ops_atomic_ack", "ops_ack", "ops_cnp", "ops_other", "message_size_buckets",
 }
 
 func optU32(v *uint32) string {
@@ -103,6 +105,9 @@ func AppendFlowCSVRow(row []string, f *analyze.Flow) []string {
 		u(f.ICRC.OK), u(f.ICRC.Bad), u(f.ICRC.Unverifiable),
 		prio, paused, u(f.ICRC.PortRewritten), srcPortList(f, " "),
 		tunKind, tunID, tunIDName,
+		u(f.Ops.Send), u(f.Ops.Write), u(f.Ops.WriteImm), u(f.Ops.ReadRequest), u(f.Ops.ReadResponse),
+		u(f.Ops.Atomic), u(f.Ops.AtomicACK), u(f.Ops.ACK), u(f.Ops.CNP), u(f.Ops.Other),
+		analyze.SizeBucketsText(f.Messages.SizeBuckets),
 	)
 }
 

@@ -156,7 +156,7 @@ func (t *textWriter) report(rep *analyze.Report) {
 			f := &rep.Flows[listed[i]]
 			row = append(row,
 				cell{text: f.Src + " → " + f.Dst, left: true}, cell{text: QP(f.DestQP)}, cell{text: f.Transport, left: true},
-				cell{text: fmt.Sprint(f.Packets)}, cell{text: humanBytes(f.PayloadBytes)}, cell{text: HumanDuration(f.LastTime.Sub(f.FirstTime))},
+				cell{text: fmt.Sprint(f.Packets)}, payloadCell(f), cell{text: HumanDuration(f.LastTime.Sub(f.FirstTime))},
 				cell{text: HumanRate(f.ThroughputBps)}, rttCell(f),
 				mtuCell(p, f),
 				missingCell(p, &f.Requests), countCell(p, f.Requests.Retransmitted+f.Requests.Duplicates, p.Yellow),
@@ -179,6 +179,33 @@ func (t *textWriter) report(rep *analyze.Report) {
 	t.writePause(rep)
 
 	t.writeFindings(rep)
+}
+
+// payloadCell is the flow's payload bytes or, for a flow whose packets
+// carry none by design, what they carried instead ("ACKs", "atomics",
+// "READ requests", joined by "+"; "CNPs" for a flow of only CNPs): a bare "0 B" said nothing of an
+// atomic flow (issue 40).
+func payloadCell(f *analyze.Flow) cell {
+	o := &f.Ops
+	if f.PayloadBytes > 0 || o.Send+o.Write+o.WriteImm+o.ReadResponse+o.Other > 0 {
+		return cell{text: humanBytes(f.PayloadBytes)}
+	}
+	var kinds []string
+	for _, k := range []struct {
+		n    uint64
+		name string
+	}{{o.ReadRequest, "READ requests"}, {o.Atomic, "atomics"}, {o.AtomicACK, "atomic ACKs"}, {o.ACK, "ACKs"}} {
+		if k.n > 0 {
+			kinds = append(kinds, k.name)
+		}
+	}
+	if len(kinds) == 0 && o.CNP > 0 {
+		kinds = append(kinds, "CNPs") // named only alone: CNPS counts them
+	}
+	if len(kinds) == 0 {
+		return cell{text: humanBytes(f.PayloadBytes)}
+	}
+	return cell{text: strings.Join(kinds, "+")}
 }
 
 // rttCell is the median request → response time of the flow's requests

@@ -176,6 +176,21 @@ type FlowRow struct {
 	TunnelKind   *string `parquet:"tunnel_kind,optional,dict"`
 	TunnelID     *uint32 `parquet:"tunnel_id,optional"`
 	TunnelIDName *string `parquet:"tunnel_id_name,optional,dict"`
+	// OpsSend … OpsOther count the flow's packets by operation (JSON
+	// ops, analyze.Ops); MessageSizeBuckets is its messages by size
+	// (analyze.SizeBucketsText: "min-max:count" space-separated, "" for
+	// none).
+	OpsSend            uint64 `parquet:"ops_send"`
+	OpsWrite           uint64 `parquet:"ops_write"`
+	OpsWriteImm        uint64 `parquet:"ops_write_imm"`
+	OpsReadRequest     uint64 `parquet:"ops_read_request"`
+	OpsReadResponse    uint64 `parquet:"ops_read_response"`
+	OpsAtomic          uint64 `parquet:"ops_atomic"`
+	OpsAtomicACK       uint64 `parquet:"ops_atomic_ack"`
+	OpsACK             uint64 `parquet:"ops_ack"`
+	OpsCNP             uint64 `parquet:"ops_cnp"`
+	OpsOther           uint64 `parquet:"ops_other"`
+	MessageSizeBuckets string `parquet:"message_size_buckets"`
 }
 
 // ConnectionRow is one row of the connections table.
@@ -303,6 +318,10 @@ func flowRow(capture string, f *analyze.Flow) FlowRow {
 		ECNCE: f.Congestion.ECNCE, FECN: f.Congestion.FECN, BECN: f.Congestion.BECN, CNPs: f.Congestion.CNPs,
 		ICRCOK: f.ICRC.OK, ICRCBad: f.ICRC.Bad, ICRCUnverifiable: f.ICRC.Unverifiable, ICRCPortRewritten: f.ICRC.PortRewritten,
 		ThroughputBps: f.ThroughputBps,
+		OpsSend:       f.Ops.Send, OpsWrite: f.Ops.Write, OpsWriteImm: f.Ops.WriteImm,
+		OpsReadRequest: f.Ops.ReadRequest, OpsReadResponse: f.Ops.ReadResponse,
+		OpsAtomic: f.Ops.Atomic, OpsAtomicACK: f.Ops.AtomicACK, OpsACK: f.Ops.ACK, OpsCNP: f.Ops.CNP, OpsOther: f.Ops.Other,
+		MessageSizeBuckets: analyze.SizeBucketsText(f.Messages.SizeBuckets),
 	}
 	if f.Connection != nil {
 		r.Connection = ptr(int32(*f.Connection))
