@@ -183,16 +183,11 @@ func TestOtherProtocolsTshark(t *testing.T) {
 		path func(t *testing.T) string
 	}{
 		{"written", otherFramesCapture},
-		{"nccl", func(t *testing.T) string {
-			path := "../../shared/captures/nccl/node0.pcap"
-			if _, err := os.Stat(path); os.IsNotExist(err) {
-				t.Skipf("%s absent: shared captures not available", path)
-			}
-			return path
-		}},
+		{"nccl", func(*testing.T) string { return "../../shared/captures/nccl/node0.pcap" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := tc.path(t)
+			whole := analyzeFile(t, path, analyze.Options{}, 0, 0) // skips without the shared captures
 			want, total := tsharkOthers(t, path)
 			require.NotEmpty(t, want)
 			var unlisted uint64
@@ -202,29 +197,20 @@ func TestOtherProtocolsTshark(t *testing.T) {
 				}
 				want = want[:8]
 			}
-			whole := analyzeFile(t, path, analyze.Options{}, 0, 0)
 			c := whole.Capture
 			assert.Equal(t, total, c.OtherPackets)
 			assert.Equal(t, want, c.OtherProtocols)
 			assert.Equal(t, unlisted, c.OtherFramesUnlisted)
 
-			fh, err := os.Open(path)
-			require.NoError(t, err)
-			defer fh.Close()
-			r, err := pcapgo.NewReader(fh)
-			require.NoError(t, err)
+			frames, cis, lt := readFrames(t, path)
 			s := analyze.NewSharded(analyze.Options{}, 3)
 			var halves [2]*analyze.Analyzer
 			for i := range halves {
 				halves[i] = analyze.New(analyze.Options{})
 			}
-			for n := 0; ; n++ {
-				data, ci, err := r.ReadPacketData()
-				if err != nil {
-					break
-				}
-				s.Feed(ci, r.LinkType(), data)
-				halves[n%2].Feed(ci, r.LinkType(), data)
+			for i, f := range frames {
+				s.Feed(cis[i], lt, f)
+				halves[i%2].Feed(cis[i], lt, f)
 			}
 			sharded, err := s.Finish()
 			require.NoError(t, err)
@@ -236,4 +222,20 @@ func TestOtherProtocolsTshark(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOtherProtocolsNoAlloc checks that counting a frame that is not
+// RDMA allocates nothing once its protocol has been seen.
+func TestOtherProtocolsNoAlloc(t *testing.T) {
+	frames, cis, lt := readFrames(t, otherFramesCapture(t))
+	a := analyze.New(analyze.Options{})
+	feed := func() {
+		for i, f := range frames {
+			a.Feed(cis[i], lt, f)
+		}
+	}
+	feed()
+	assert.Zero(t, testing.AllocsPerRun(10, feed))
+	rep := a.Finish()
+	assert.Equal(t, uint64(len(frames))*12, rep.Capture.OtherPackets) // feed, AllocsPerRun's warm-up and its 10 runs
 }
