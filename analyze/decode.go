@@ -83,7 +83,7 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 			p.Err = fmt.Errorf("%s packet: %w", p.Encap, errNoBTH)
 		}
 	} else {
-		a.other = otherAt(&h, linkType)
+		a.other = a.otherAt(&h, linkType)
 	}
 	p.Priority = a.priority(&h)
 	return h.ibLen, h.kind, h.netHdr, h.udpHdr
@@ -122,7 +122,7 @@ func (a *Analyzer) decodeOther(h *frameHeaders, typ gopacket.LayerType, data []b
 	case layers.LayerTypeMACControl:
 		a.decodeMACControl(data)
 	}
-	h.other = otherStop(h, typ, data)
+	h.other = a.otherStop(h, typ, data)
 	return gopacket.LayerTypeZero, data
 }
 

@@ -181,31 +181,42 @@ func (t *otherCounts) list(c *Capture) {
 // type typ (data its bytes) that decode does not decode; the zero
 // otherKey when typ is none of the innermost headers' next ones
 // (otherAt then names the frame by the headers decoded).
-func otherStop(h *frameHeaders, typ gopacket.LayerType, data []byte) otherKey {
+func (a *Analyzer) otherStop(h *frameHeaders, typ gopacket.LayerType, data []byte) otherKey {
 	switch {
 	case typ == gplayers.LayerTypeTCP && len(data) >= 4:
 		return otherKey{otherTCP, servicePort(binary.BigEndian.Uint16(data), binary.BigEndian.Uint16(data[2:]))}
 	case h.tagType != 0 && typ == h.tagType.LayerType():
 		return otherKey{otherEther, uint16(h.tagType)}
-	case h.kind == layers.NetworkIPv4 && typ == gplayers.IPProtocol(h.netHdr[9]).LayerType():
-		return otherKey{otherIP, uint16(h.netHdr[9])}
-	case h.kind == layers.NetworkIPv6 && typ == gplayers.IPProtocol(h.netHdr[6]).LayerType():
-		return otherKey{otherIP, uint16(h.netHdr[6])}
+	case (h.kind == layers.NetworkIPv4 || h.kind == layers.NetworkIPv6) && typ == gplayers.IPProtocol(a.ipProtocol(h)).LayerType():
+		return otherKey{otherIP, uint16(a.ipProtocol(h))}
 	}
 	return otherKey{}
+}
+
+// ipProtocol is the protocol the innermost IP header (h.netHdr) carries.
+// gopacket decodes an IPv6 hop-by-hop options header (MLD's) with the
+// fixed header and goes on past it: its next header, when a.ip6 is the
+// header decoded.
+func (a *Analyzer) ipProtocol(h *frameHeaders) uint8 {
+	if h.kind == layers.NetworkIPv4 {
+		return h.netHdr[9]
+	}
+	ip := &a.ip6
+	if nh := h.netHdr[6]; nh != uint8(gplayers.IPProtocolIPv6HopByHop) || ip.HopByHop == nil || len(ip.Contents) == 0 || &ip.Contents[0] != &h.netHdr[0] {
+		return nh
+	}
+	return uint8(ip.HopByHop.NextHeader)
 }
 
 // otherAt is the otherKey of a frame that is not RDMA traffic: where its
 // walk stopped, or else the innermost IP header or EtherType decoded, or
 // else its link type.
-func otherAt(h *frameHeaders, lt gplayers.LinkType) otherKey {
+func (a *Analyzer) otherAt(h *frameHeaders, lt gplayers.LinkType) otherKey {
 	switch {
 	case h.other.level != 0:
 		return h.other
-	case h.kind == layers.NetworkIPv4:
-		return otherKey{otherIP, uint16(h.netHdr[9])}
-	case h.kind == layers.NetworkIPv6:
-		return otherKey{otherIP, uint16(h.netHdr[6])}
+	case h.kind == layers.NetworkIPv4 || h.kind == layers.NetworkIPv6:
+		return otherKey{otherIP, uint16(a.ipProtocol(h))}
 	case h.tagType != 0:
 		return otherKey{otherEther, uint16(h.tagType)}
 	}
