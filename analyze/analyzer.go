@@ -166,8 +166,9 @@ type Analyzer struct {
 	mac     layers.MACControl
 	pause   pauseTrack // PFC and PAUSE frames (pause.go)
 
-	lens frameLens // what the length fields of the frame being fed declare
-	cut  cutState  // the first frame the capture tool cut
+	lens  frameLens // what the length fields of the frame being fed declare
+	other otherKey  // the protocol of the frame being fed, when it is not RDMA
+	cut   cutState  // the first frame the capture tool cut
 
 	shard *shardFeed // what the combiner needs (the replays' records only with Options.Shard)
 
@@ -279,6 +280,7 @@ func (a *Analyzer) feed(frame uint64, ci gopacket.CaptureInfo, linkType gplayers
 	switch {
 	case !p.IsRDMA:
 		a.capture.OtherPackets++
+		a.capture.others.add(a.other, otherCount{1, uint64(ci.Length)})
 	case p.Err != nil:
 		a.capture.Malformed++
 		if len(a.capture.MalformedFrames) < a.opts.MaxFindings {

@@ -336,6 +336,7 @@ func (cb *combiner) capture(cut cutState) {
 		c.Frames += pc.Frames
 		c.RoCEPackets += pc.RoCEPackets
 		c.OtherPackets += pc.OtherPackets
+		c.others.merge(&pc.others)
 		c.Malformed += pc.Malformed
 		c.Bytes += pc.Bytes
 		c.PacketsOfDroppedFlows += pc.PacketsOfDroppedFlows
@@ -371,6 +372,7 @@ func (cb *combiner) capture(cut cutState) {
 		}
 		out.cmOrphans = append(out.cmOrphans, p.cmOrphans...)
 	}
+	c.others.list(c)
 	if c.FirstTime != nil {
 		c.DurationSeconds = c.LastTime.Sub(*c.FirstTime).Seconds()
 	}

@@ -28,6 +28,7 @@ type frameHeaders struct {
 	qinq     bool                  // the innermost Ethernet header is QinQ
 	pcp      int8                  // the innermost tag's priority; -1 untagged
 	dscp     int8                  // the innermost IP or GRH DSCP; -1 none
+	other    otherKey              // where the walk of a frame that is not RDMA stopped, if it knows (otherAt)
 }
 
 // decode walks the headers of a frame, one method per header: each
@@ -77,8 +78,12 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 	// Every header that stops the walk leaves the packet not RDMA, in
 	// error, or with its BTH: this only names an RDMA packet whose headers
 	// ended before a BTH.
-	if p.IsRDMA && p.BTH == nil && p.Err == nil {
-		p.Err = fmt.Errorf("%s packet: %w", p.Encap, errNoBTH)
+	if p.IsRDMA {
+		if p.BTH == nil && p.Err == nil {
+			p.Err = fmt.Errorf("%s packet: %w", p.Encap, errNoBTH)
+		}
+	} else {
+		a.other = a.otherAt(&h, linkType)
 	}
 	p.Priority = a.priority(&h)
 	return h.ibLen, h.kind, h.netHdr, h.udpHdr
@@ -117,6 +122,7 @@ func (a *Analyzer) decodeOther(h *frameHeaders, typ gopacket.LayerType, data []b
 	case layers.LayerTypeMACControl:
 		a.decodeMACControl(data)
 	}
+	h.other = a.otherStop(h, typ, data)
 	return gopacket.LayerTypeZero, data
 }
 
@@ -207,7 +213,11 @@ func (a *Analyzer) decodeUDP(h *frameHeaders, data []byte) (gopacket.LayerType, 
 		return gopacket.LayerTypeZero, nil
 	}
 	if !a.isRoCEPort(uint16(udp.DstPort)) {
-		return udpTunnel(udp.DstPort), udp.Payload
+		next := udpTunnel(udp.DstPort)
+		if next == gopacket.LayerTypeZero {
+			h.other = otherKey{otherUDP, servicePort(uint16(udp.SrcPort), uint16(udp.DstPort))}
+		}
+		return next, udp.Payload
 	}
 	p := &a.pkt
 	p.IsRDMA, p.Encap = true, EncapRoCEv2

@@ -44,7 +44,8 @@
 //     portrewrite.go (a NIC sniffer's rewritten UDP source port),
 //     framefindings.go (the findings of the last frame fed), wrap.go (the
 //     encapsulations a frame arrived in: ERSPAN, VXLAN, GENEVE, NVGRE,
-//     QinQ, MPLS) and wrapcount.go (their counts in the capture summary).
+//     QinQ, MPLS), wrapcount.go (their counts in the capture summary) and
+//     othercount.go (the frames that are not RDMA, by protocol and port).
 //   - Flows: flow.go (the flow table and its keys), flowindex.go (flows
 //     found by key in one probe), prefetch.go (the state of the flows of
 //     the next frames read into the caches), flowaddr.go (addresses),

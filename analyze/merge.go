@@ -46,6 +46,8 @@ func (r *Report) Merge(o *Report) error {
 	c.Frames += oc.Frames
 	c.RoCEPackets += oc.RoCEPackets
 	c.OtherPackets += oc.OtherPackets
+	c.others.merge(&oc.others)
+	c.others.list(c)
 	c.Malformed += oc.Malformed
 	c.MalformedFrames = append(c.MalformedFrames, oc.MalformedFrames...)
 	c.Bytes += oc.Bytes

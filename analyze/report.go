@@ -38,6 +38,16 @@ type Capture struct {
 	RoCEPackets uint64 `json:"roce_packets"`
 	// OtherPackets counts frames that are not RDMA traffic (TCP, ARP, …).
 	OtherPackets uint64 `json:"other_packets"`
+	// OtherProtocols counts those frames by protocol (OtherProtocol):
+	// the 8 of the most frames, most first; absent without other frames.
+	// At most 256 protocols are counted, the smallest (link types, then
+	// EtherTypes, IP protocols, TCP ports, UDP ports, each by number),
+	// so that shards and merged files count as one capture does.
+	OtherProtocols []OtherProtocol `json:"other_protocols,omitempty"`
+	// OtherFramesUnlisted counts the other frames of the protocols not
+	// listed.
+	OtherFramesUnlisted uint64      `json:"other_frames_unlisted,omitempty"`
+	others              otherCounts // every protocol counted, for Merge and CombineShards
 	// Malformed counts RDMA frames that could not be decoded, and frames
 	// whose mirror or tunnel header is cut or invalid (ErrBadTunnel).
 	Malformed uint64 `json:"malformed"`

@@ -58,6 +58,28 @@ func HumanDuration(d time.Duration) string {
 // QP writes a queue pair number as the reports do: 0x and six hex digits.
 func QP(qp uint32) string { return fmt.Sprintf("0x%06x", qp) }
 
+// writeOthers writes the line of the other frames by protocol, most
+// frames first: "770 other frames: tcp 43021 (612), arp (8), 3 unlisted".
+func writeOthers(w io.Writer, c *analyze.Capture) {
+	if len(c.OtherProtocols) == 0 && c.OtherFramesUnlisted == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  %d other frames:", c.OtherPackets)
+	sep := " "
+	for _, o := range c.OtherProtocols {
+		fmt.Fprintf(w, "%s%s", sep, o.Protocol)
+		if o.Port != nil {
+			fmt.Fprintf(w, " %d", *o.Port)
+		}
+		fmt.Fprintf(w, " (%d)", o.Frames)
+		sep = ", "
+	}
+	if c.OtherFramesUnlisted > 0 {
+		fmt.Fprintf(w, "%s%d unlisted", sep, c.OtherFramesUnlisted)
+	}
+	fmt.Fprintln(w)
+}
+
 func optInt(v *int) string {
 	if v == nil {
 		return "-"
@@ -81,6 +103,7 @@ func (t *textWriter) report(rep *analyze.Report) {
 		fmt.Fprintf(w, "; %s to %s (%s)", c.FirstTime.UTC().Format(time.RFC3339Nano), c.LastTime.UTC().Format(time.RFC3339Nano), HumanDuration(c.LastTime.Sub(*c.FirstTime)))
 	}
 	fmt.Fprintln(w)
+	writeOthers(w, &c)
 	writeCaptureFiles(w, c.Files, c.FilesMerged)
 	writeWraps(w, c)
 	for _, n := range t.o.Notes {
