@@ -166,6 +166,29 @@ func BenchmarkFinishCNPOnlyFlows(b *testing.B) {
 	}
 }
 
+// BenchmarkOnePacketFlows: 40,000 flows of one packet each, fed and
+// finished, of CNPs against of SENDs: issue 41 bounds the first at 2×
+// the second. Each CNP is a finding (an info one), and the findings'
+// list and their copy into the report are most of the difference.
+func BenchmarkOnePacketFlows(b *testing.B) {
+	for _, tc := range []struct {
+		name     string
+		template []byte
+	}{
+		{"cnp", roceFrame(b, hostA, hostB, &layers.BTH{Opcode: layers.OpcodeRoCEv2CNP, PKey: 0xFFFF, BECN: true, DestQP: 1}, &layers.CNP{})},
+		{"send", roceFrame(b, hostA, hostB, &layers.BTH{Opcode: layers.OpcodeRCSendOnly, PKey: 0xFFFF, DestQP: 1, PSN: 1}, gopacket.Payload(make([]byte, 16)))},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				a := analyze.New(analyze.Options{NoICRC: true})
+				feedQPs(a, tc.template, 40_000)
+				a.Finish()
+			}
+		})
+	}
+}
+
 // TestOriginalLengthClamped: a record header whose original length says
 // 0xFFFFFFFF (four such frames made a report of 12.9 GB) is counted as
 // the frame's captured length, counted, and a finding; a frame of
