@@ -59,6 +59,9 @@ SELECT regexp_extract(input_file_name(), '([^/]+)/[^/]+$', 1) AS capture,
        ecn_ce, fecn, becn, cnps, icrc_ok, icrc_bad, icrc_unverifiable,
        throughput_bps, priority, paused_ns, icrc_port_rewritten,
        tunnel_kind, tunnel_id, tunnel_id_name,
+       ops_send, ops_write, ops_write_imm, ops_read_request, ops_read_response,
+       ops_atomic, ops_atomic_ack, ops_ack, ops_cnp, ops_other,
+       message_size_buckets,
        first_time AS first_ns, last_time AS last_ns
 FROM flows_parquet;
 
