@@ -47,19 +47,23 @@ type otherCount struct{ frames, bytes uint64 }
 func (c *otherCount) add(o otherCount) { c.frames, c.bytes = c.frames+o.frames, c.bytes+o.bytes }
 
 const (
-	// maxOtherKeys bounds the keys an otherCounts keeps.
+	// maxOtherKeys bounds the keys an otherCounts keeps of each level
+	// (link types, EtherTypes, IP protocols, TCP ports, UDP ports), so
+	// that many TCP ports never crowd out a busy UDP one.
 	maxOtherKeys = 256
 	// listedOthers is how many keys Capture.OtherProtocols lists.
 	listedOthers = 8
 )
 
-// otherCounts counts the other frames by otherKey. It keeps the
-// maxOtherKeys smallest keys seen and counts the frames of the rest as
-// unlisted: which keys are kept does not depend on the order the frames
-// come in, so the shards of a capture, combined, count as the whole does.
+// otherCounts counts the other frames by otherKey. Of each level it keeps
+// the maxOtherKeys smallest keys seen and counts the frames of the rest
+// as unlisted: which keys are kept does not depend on the order the
+// frames come in, so the shards of a capture, combined, count as the
+// whole does.
 type otherCounts struct {
 	keys     map[otherKey]otherCount
-	largest  otherKey // the largest key kept, once keys is full
+	n        [otherUDP + 1]int      // the keys kept of each level
+	largest  [otherUDP + 1]otherKey // the largest key kept of a full level
 	unlisted otherCount
 }
 
@@ -73,32 +77,33 @@ func (t *otherCounts) add(k otherKey, c otherCount) {
 		t.keys[k] = have
 		return
 	}
-	if len(t.keys) < maxOtherKeys {
+	l := k.level
+	if t.n[l] < maxOtherKeys {
 		t.keys[k] = c
-		if len(t.keys) == maxOtherKeys {
-			t.largest = t.findLargest()
+		if t.n[l]++; t.n[l] == maxOtherKeys {
+			t.largest[l] = t.findLargest(l)
 		}
 		return
 	}
-	if k.compare(t.largest) > 0 {
+	if k.compare(t.largest[l]) > 0 {
 		t.unlisted.add(c)
 		return
 	}
-	t.unlisted.add(t.keys[t.largest])
-	delete(t.keys, t.largest)
+	t.unlisted.add(t.keys[t.largest[l]])
+	delete(t.keys, t.largest[l])
 	t.keys[k] = c
-	t.largest = t.findLargest()
+	t.largest[l] = t.findLargest(l)
 }
 
-func (t *otherCounts) findLargest() otherKey {
-	var l otherKey
-	first := true
+// findLargest is the largest key kept of level l.
+func (t *otherCounts) findLargest(l otherLevel) otherKey {
+	var big otherKey
 	for k := range t.keys {
-		if first || k.compare(l) > 0 {
-			l, first = k, false
+		if k.level == l && k.compare(big) > 0 {
+			big = k
 		}
 	}
-	return l
+	return big
 }
 
 // merge adds o's counts to t's (the result keeps the smallest keys of
