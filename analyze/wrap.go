@@ -151,9 +151,15 @@ var ErrBadTunnel = errors.New("bad tunnel header")
 var errTooDeep = fmt.Errorf("encapsulations nested deeper than %d", maxWraps)
 
 // badTunnel makes the frame being decoded malformed for err, the reason
-// its mirror or tunnel header does not decode, and stops the walk.
+// its mirror or tunnel header does not decode, and stops the walk. A
+// frame the capture tool cut (captured shorter than on the wire, as a
+// snap length cuts a header-only capture) is not damaged: its headers
+// ran past what was kept, and it stops as a frame of unknown protocol.
 func (a *Analyzer) badTunnel(err error) (gopacket.LayerType, []byte) {
 	p := &a.pkt
+	if p.CapLength < p.Length {
+		return gopacket.LayerTypeZero, nil
+	}
 	p.IsRDMA, p.Err = true, fmt.Errorf("%w: %w", ErrBadTunnel, err)
 	return gopacket.LayerTypeZero, nil
 }
