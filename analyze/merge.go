@@ -77,11 +77,15 @@ func (r *Report) Merge(o *Report) error {
 		comm uint32
 		ip   string
 		qpn  uint32
+		tun  FlowTunnel // two tenants may share the rest
 	}
 	idOf := func(c *Connection) connID {
 		id := connID{comm: c.LocalCommID, ip: c.Requester.IP}
 		if c.Requester.QPN != nil {
 			id.qpn = *c.Requester.QPN
+		}
+		if c.Tunnel != nil {
+			id.tun = *c.Tunnel
 		}
 		return id
 	}

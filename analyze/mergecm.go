@@ -5,7 +5,8 @@ import "slices"
 // applyCMOrphans applies to the first part's connections the CM messages
 // the second part saw without their REQ (a REP, RTU, DREQ or DREP after
 // the seam). Each message goes to the first connection (in list order)
-// one of whose CommIDs is the message's local or remote CommID. The
+// in its tunnel one of whose CommIDs is the message's local or remote
+// CommID (two tenants may use the same CommIDs). The
 // connections are indexed by CommID once, so merging costs O(connections
 // + orphans), not their product.
 func applyCMOrphans(conns []Connection, orphans []cmOrphan) {
@@ -20,8 +21,9 @@ func applyCMOrphans(conns []Connection, orphans []cmOrphan) {
 		}
 	}
 	for _, o := range orphans {
-		i := ix.first(o.localComm)
-		if j := ix.first(o.remoteComm); j >= 0 && (i < 0 || j < i) {
+		tun := o.tun.report()
+		i := ix.first(o.localComm, tun)
+		if j := ix.first(o.remoteComm, tun); j >= 0 && (i < 0 || j < i) {
 			i = j
 		}
 		if i < 0 {
@@ -68,11 +70,12 @@ func (ix *commIndex) insert(id uint32, i int) {
 	ix.rest[id] = slices.Insert(l, k, n)
 }
 
-// first returns the first connection that has CommID id, or -1.
-func (ix *commIndex) first(id uint32) int {
+// first returns the first connection in tunnel tun (nil: none) that has
+// CommID id, or -1.
+func (ix *commIndex) first(id uint32, tun *FlowTunnel) int {
 	has := func(i int32) bool {
 		c := &ix.conns[i]
-		return id == c.LocalCommID || c.RemoteCommID != 0 && id == c.RemoteCommID
+		return (id == c.LocalCommID || c.RemoteCommID != 0 && id == c.RemoteCommID) && sameTunnel(c.Tunnel, tun)
 	}
 	h, ok := ix.head[id]
 	if !ok {
@@ -87,4 +90,12 @@ func (ix *commIndex) first(id uint32) int {
 		}
 	}
 	return -1
+}
+
+// sameTunnel says whether two connections' tunnels (nil: none) are one.
+func sameTunnel(a, b *FlowTunnel) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }

@@ -217,3 +217,40 @@ func TestTunnelsKeepPathMTUsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestTunnelsKeepTenantsApartAcrossMerge: the same RC connection set up
+// by CM in two tenants (VXLAN VNI 100 and 200: the same addresses, QPNs
+// and CommIDs), the capture cut in two after both REQs and the parts'
+// reports merged. Each REP, RTU, DREQ and DREP after the seam joins the
+// connection of its own tenant, so every connection ends disconnected as
+// in the whole capture's report; before, the second tenant's REP joined
+// the first tenant's connection and the second stayed "requested".
+func TestTunnelsKeepTenantsApartAcrossMerge(t *testing.T) {
+	frames, cis, lt, err := loadFrames("../testdata/write_bw_ipv4.pcap")
+	require.NoError(t, err)
+	var wrapped []tenantFrames
+	for i, id := range []uint32{100, 200} {
+		wrapped = append(wrapped, wrapTenant(t, "vxlan", id, frames, cis, time.Duration(i)*time.Nanosecond))
+	}
+	mf, mci := mergeTenants(wrapped...)
+	whole := analyzeFrames(mf, mci, lt)
+	require.Len(t, whole.Connections, 2)
+	states := func(r *analyze.Report) []string {
+		var s []string
+		for _, c := range r.Connections {
+			s = append(s, fmt.Sprintf("%v %s", c.Tunnel.ID, c.State))
+		}
+		return s
+	}
+	require.Equal(t, []string{"100 disconnected", "200 disconnected"}, states(whole))
+	// Cut right after the second tenant's REQ, the first frame after
+	// which the frames so far hold both connections.
+	seam := 1
+	for len(analyzeFrames(mf[:seam], mci[:seam], lt).Connections) < 2 {
+		seam++
+	}
+	first := analyzeFrames(mf[:seam], mci[:seam], lt)
+	second := analyzeFrames(mf[seam:], mci[seam:], lt)
+	require.NoError(t, first.Merge(second))
+	assert.Equal(t, states(whole), states(first))
+}
