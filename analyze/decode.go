@@ -29,6 +29,10 @@ type frameHeaders struct {
 	pcp      int8                  // the innermost tag's priority; -1 untagged
 	dscp     int8                  // the innermost IP or GRH DSCP; -1 none
 	other    otherKey              // where the walk of a frame that is not RDMA stopped, if it knows (otherAt)
+	// etherLast: an Ethernet header decoded after the last IP header (a
+	// tunnel's inner frame), so that an inner IP header that does not
+	// decode names the inner EtherType, not the outer IP's protocol.
+	etherLast bool
 }
 
 // decode walks the headers of a frame, one method per header: each
@@ -94,9 +98,17 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 func (a *Analyzer) decodeOther(h *frameHeaders, typ gopacket.LayerType, data []byte) (gopacket.LayerType, []byte) {
 	switch typ {
 	case gplayers.LayerTypeLinuxSLL:
-		return a.decodeLink(&a.sll, data)
+		typ, rest := a.decodeLink(&a.sll, data)
+		if typ != gopacket.LayerTypeZero {
+			h.tagType = a.sll.EthernetType // the protocol a frame that is not RDMA is counted under (otherAt)
+		}
+		return typ, rest
 	case gplayers.LayerTypeLinuxSLL2:
-		return a.decodeLink(&a.sll2, data)
+		typ, rest := a.decodeLink(&a.sll2, data)
+		if typ != gopacket.LayerTypeZero {
+			h.tagType = a.sll2.ProtocolType
+		}
+		return typ, rest
 	case gplayers.LayerTypeDot1Q:
 		return a.decodeDot1Q(h, data)
 	case gplayers.LayerTypeIPv6:
@@ -141,7 +153,7 @@ func (a *Analyzer) decodeEthernet(h *frameHeaders, data []byte) (gopacket.LayerT
 	if e.DecodeFromBytes(data, &a.fb) != nil {
 		return gopacket.LayerTypeZero, nil
 	}
-	h.tags, h.qinq, h.pcp, h.tagType = 0, false, -1, e.EthernetType
+	h.tags, h.qinq, h.pcp, h.tagType, h.etherLast = 0, false, -1, e.EthernetType, h.kind != 0
 	a.pkt.VLAN = -1
 	return e.NextLayerType(), e.Payload
 }
@@ -183,7 +195,7 @@ func (a *Analyzer) decodeIPv4(h *frameHeaders, data []byte) (gopacket.LayerType,
 	h.dscp = int8(ip.TOS >> 2)
 	a.lens.network(h.frameLen-len(data), int(ip.Length), int(ip.Length)-int(ip.IHL)*4)
 	p.IPID, p.HopLimit = ip.Id, ip.TTL
-	h.kind, h.netHdr = layers.NetworkIPv4, ip.Contents
+	h.kind, h.netHdr, h.etherLast = layers.NetworkIPv4, ip.Contents, false
 	return ip.NextLayerType(), ip.Payload
 }
 
@@ -202,7 +214,7 @@ func (a *Analyzer) decodeIPv6(h *frameHeaders, data []byte) (gopacket.LayerType,
 	if ip.Length > 0 { // 0: a jumbogram, its length elsewhere
 		a.lens.network(h.frameLen-len(data), layers.GRHLen+int(ip.Length), int(ip.Length))
 	}
-	h.kind, h.netHdr = layers.NetworkIPv6, ip.Contents
+	h.kind, h.netHdr, h.etherLast = layers.NetworkIPv6, ip.Contents, false
 	return ip.NextLayerType(), ip.Payload
 }
 

@@ -220,7 +220,7 @@ func (a *Analyzer) otherAt(h *frameHeaders, lt gplayers.LinkType) otherKey {
 	switch {
 	case h.other.level != 0:
 		return h.other
-	case h.kind == layers.NetworkIPv4 || h.kind == layers.NetworkIPv6:
+	case (h.kind == layers.NetworkIPv4 || h.kind == layers.NetworkIPv6) && !h.etherLast:
 		return otherKey{otherIP, uint16(a.ipProtocol(h))}
 	case h.tagType != 0:
 		return otherKey{otherEther, uint16(h.tagType)}

@@ -265,3 +265,44 @@ func TestOtherProtocolsNoAlloc(t *testing.T) {
 	rep := a.Finish()
 	assert.Equal(t, uint64(len(frames))*12, rep.Capture.OtherPackets) // feed, AllocsPerRun's warm-up and its 10 runs
 }
+
+// TestOtherProtocolsWhereTheWalkStops: a Linux cooked capture's (SLL,
+// tcpdump -i any) frame that is not IP is named by the protocol its SLL
+// header gives, as tshark's sll:ethertype:arp, not by the link type; a
+// tunnel's inner frame whose IPv4 header the snap length cut is named by
+// its inner EtherType ("ipv4", as tshark's …:eth:ethertype:ip), not by the
+// outer IP's protocol.
+func TestOtherProtocolsWhereTheWalkStops(t *testing.T) {
+	arp := append([]byte{0, 1, 8, 0, 6, 4, 0, 1}, make([]byte, 20)...)
+	sll := append([]byte{0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0, 0x08, 0x06}, arp...)
+
+	frames, cis, lt, err := loadFrames("../testdata/erspan3_vxlan.pcap")
+	require.NoError(t, err)
+	// Cut the first data frame inside its inner IPv4 header: the outer
+	// Ethernet, IPv4, GRE and ERSPAN III headers, the inner Ethernet,
+	// IPv4 and UDP and VXLAN, then the innermost Ethernet and 10 bytes.
+	inner := frames[len(frames)/2]
+	cut := 14 + 20 + 4 + 12 + 14 + 20 + 8 + 8 + 14 + 10
+	ci := cis[len(frames)/2]
+	ci.CaptureLength = cut
+
+	for _, tc := range []struct {
+		name string
+		lt   gplayers.LinkType
+		data []byte
+		ci   gopacket.CaptureInfo
+		want string
+	}{
+		{"SLL ARP", gplayers.LinkTypeLinuxSLL, sll, gopacket.CaptureInfo{Timestamp: cis[0].Timestamp, CaptureLength: len(sll), Length: len(sll)}, "arp"},
+		{"inner IPv4 cut", lt, inner[:cut], ci, "ipv4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := analyze.New(analyze.Options{})
+			a.Feed(tc.ci, tc.lt, tc.data)
+			c := a.Report().Capture
+			require.Equal(t, uint64(1), c.OtherPackets)
+			require.Len(t, c.OtherProtocols, 1)
+			assert.Equal(t, tc.want, c.OtherProtocols[0].Protocol)
+		})
+	}
+}
