@@ -70,7 +70,7 @@ func (t *textWriter) writeFindings(rep *analyze.Report) {
 	if filter != "" {
 		filter = "; " + filter
 	}
-	p.Bold.Fprintf(w, "Findings (worst first%s): %s, %s, %s\n", filter, plural(counts[analyze.SeverityError], "error"), plural(counts[analyze.SeverityWarning], "warning"), fmt.Sprintf("%d info", counts[analyze.SeverityInfo]))
+	p.Bold.Fprintf(w, "Findings (worst first%s): %s, %s, %s\n", filter, Plural(counts[analyze.SeverityError], "error"), Plural(counts[analyze.SeverityWarning], "warning"), fmt.Sprintf("%d info", counts[analyze.SeverityInfo]))
 	sev := func(f *analyze.Finding) string {
 		return p.Severity(f.Severity).Sprintf("%-7s", strings.ToUpper(f.Severity.String()))
 	}

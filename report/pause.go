@@ -40,7 +40,7 @@ func (t *textWriter) writePause(rep *analyze.Report) {
 		fmt.Fprintf(w, "  and %d more senders and priorities (-o json: pause[])\n", more)
 	}
 	if u := rep.Capture.PauseFramesUnlisted; u > 0 {
-		fmt.Fprintf(w, "  more senders and priorities than the %d followed one by one: %s\n", len(rep.Pause), plural(int(u), "frame"))
+		fmt.Fprintf(w, "  more senders and priorities than the %d followed one by one: %s\n", len(rep.Pause), Plural(int(u), "frame"))
 	}
 	n := 0
 	for i := range rep.Flows {

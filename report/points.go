@@ -64,7 +64,7 @@ func writeRTTAt(w io.Writer, rep *analyze.Report) {
 		}
 	}
 	for _, a := range at {
-		fmt.Fprintf(w, "  RTT measured at %s, nearest the requester (its requests leave and their ACKs arrive there): %s\n", filename.Text(a), plural(n[a], "flow"))
+		fmt.Fprintf(w, "  RTT measured at %s, nearest the requester (its requests leave and their ACKs arrive there): %s\n", filename.Text(a), Plural(n[a], "flow"))
 	}
 }
 

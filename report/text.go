@@ -114,7 +114,7 @@ func (t *textWriter) report(rep *analyze.Report) {
 		p.Red.Fprintf(w, "  error: %s\n", readErr)
 	}
 	if c.NotCaptured > 0 {
-		p.Yellow.Fprintf(w, "  the capture missed %s that the responders acknowledged (capture-side drops, not network loss)\n", plural(int(c.NotCaptured), "request packet"))
+		p.Yellow.Fprintf(w, "  the capture missed %s that the responders acknowledged (capture-side drops, not network loss)\n", Plural(int(c.NotCaptured), "request packet"))
 	}
 	writeSnifferNote(w, c)
 	if c.FlowsDropped > 0 {
@@ -367,8 +367,9 @@ func connFrames(f analyze.ConnFrames) string {
 	return b.String()
 }
 
-// plural writes "1 error", "2 errors".
-func plural(n int, noun string) string {
+// Plural writes n and the noun, plural but for 1: "1 error", "2 errors".
+// Every view counts things with it.
+func Plural[N int | uint64](n N, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}

@@ -28,10 +28,10 @@ func writeWraps(w io.Writer, c analyze.Capture) {
 			other += e.Frames
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s in %s", plural(int(e.Frames), "frame"), e.Chain))
+		parts = append(parts, fmt.Sprintf("%s in %s", Plural(int(e.Frames), "frame"), e.Chain))
 	}
 	if other > 0 {
-		parts = append(parts, fmt.Sprintf("%s in other chains", plural(int(other), "frame")))
+		parts = append(parts, fmt.Sprintf("%s in other chains", Plural(int(other), "frame")))
 	}
 	fmt.Fprintf(w, "  arrived encapsulated: %s\n", strings.Join(parts, ", "))
 	more, moreFrames := 0, uint64(0)
@@ -41,13 +41,13 @@ func writeWraps(w io.Writer, c analyze.Capture) {
 			moreFrames += t.Frames
 			continue
 		}
-		fmt.Fprintf(w, "    %s: %s\n", TunnelName(t), plural(int(t.Frames), "frame"))
+		fmt.Fprintf(w, "    %s: %s\n", TunnelName(t), Plural(int(t.Frames), "frame"))
 	}
 	if more > 0 {
-		fmt.Fprintf(w, "    %s more: %s\n", plural(more, "tunnel"), plural(int(moreFrames), "frame"))
+		fmt.Fprintf(w, "    %s more: %s\n", Plural(more, "tunnel"), Plural(int(moreFrames), "frame"))
 	}
 	if c.TunnelFramesUnlisted > 0 {
-		fmt.Fprintf(w, "    more tunnels than the %d counted one by one: %s\n", len(c.Tunnels), plural(int(c.TunnelFramesUnlisted), "frame"))
+		fmt.Fprintf(w, "    more tunnels than the %d counted one by one: %s\n", len(c.Tunnels), Plural(int(c.TunnelFramesUnlisted), "frame"))
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/report"
 )
 
 // Drawing the --plot view (plot.go computes what it shows): the lines
@@ -57,15 +58,7 @@ func markLegend(name string, n int, psns uint64, gaps bool) string {
 	if !gaps {
 		return fmt.Sprintf("%s (%d)", name, n)
 	}
-	return fmt.Sprintf("%s: %s, %s", name, countNoun(uint64(n), "gap"), countNoun(psns, "PSN"))
-}
-
-// countNoun writes "1 gap", "12 gaps".
-func countNoun(n uint64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return fmt.Sprintf("%s: %s, %s", name, report.Plural(uint64(n), "gap"), report.Plural(psns, "PSN"))
 }
 
 // timeUnit picks ns, µs, ms or s for an axis spanning d.

@@ -1,7 +1,6 @@
 package htmlreport
 
 import (
-	"fmt"
 	"html/template"
 	"strings"
 
@@ -19,7 +18,7 @@ const (
 
 // wrapsTmpl is the capture summary's lines on how frames arrived
 // encapsulated, in the text report's words (report/wraps.go).
-var wrapsTmpl = template.Must(template.New("wraps").Funcs(template.FuncMap{"plural": plural}).Parse(
+var wrapsTmpl = template.Must(template.New("wraps").Funcs(template.FuncMap{"plural": report.Plural[uint64]}).Parse(
 	`<dl class="summary" id="encapsulations">` +
 		`<dt>Encapsulated</dt><dd><ul class="lines" id="encapsulation-chains">` +
 		`{{range .Chains}}<li>{{plural .Frames "frame"}} in {{.Chain}}</li>{{end}}` +
@@ -70,12 +69,4 @@ func wrapsHTML(c *analyze.Capture) (string, error) {
 	var b strings.Builder
 	err := wrapsTmpl.Execute(&b, &v)
 	return b.String(), err
-}
-
-// plural is n and the noun, plural but for 1: "1 frame", "2 frames".
-func plural(n uint64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
