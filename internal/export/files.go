@@ -41,10 +41,6 @@ func createOut(path string) (*outFile, error) {
 	return o, nil
 }
 
-// finish puts the table's file under its name when err (the writing's)
-// is nil, and removes it otherwise (outfile.File.Commit).
-func (o *outFile) finish(err error) error { return o.Commit(err) }
-
 // packetsName matches the names PacketsFile makes.
 var packetsName = regexp.MustCompile(`^packets-[0-9]{5}-[0-9]{3}\.parquet$`)
 

@@ -150,7 +150,7 @@ func NewPacketWriter(path, file string) (*PacketWriter, error) {
 	for i, c := range pw.w.Schema().Columns() {
 		if i >= numPacketColumns || len(c) != 1 || c[0] != packetColumns[i] {
 			err := fmt.Errorf("packets schema: column %d is %v, want %s", i, c, packetColumns[min(i, numPacketColumns-1)])
-			return nil, out.finish(err)
+			return nil, out.Commit(err)
 		}
 	}
 	pw.cols = pw.w.ColumnWriters()
@@ -290,6 +290,6 @@ func (pw *PacketWriter) Close() error {
 	if err := pw.w.Close(); err != nil && pw.err == nil {
 		pw.err = err
 	}
-	pw.err = pw.out.finish(pw.err)
+	pw.err = pw.out.Commit(pw.err)
 	return pw.err
 }

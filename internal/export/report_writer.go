@@ -107,16 +107,13 @@ func (t *tableWriter[T]) flush() {
 }
 
 // abort removes the table's file, not written.
-func (t *tableWriter[T]) abort() { t.out.finish(errAborted) }
-
-// errAborted is the error an aborted table's file is finished with.
-var errAborted = errors.New("export aborted")
+func (t *tableWriter[T]) abort() { t.out.Abort() }
 
 func (t *tableWriter[T]) close() error {
 	t.flush()
 	if err := t.w.Close(); err != nil && t.err == nil {
 		t.err = err
 	}
-	t.err = t.out.finish(t.err)
+	t.err = t.out.Commit(t.err)
 	return t.err
 }
