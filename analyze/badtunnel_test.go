@@ -5,14 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -129,34 +126,18 @@ func TestDamagedTunnelsMalformed(t *testing.T) {
 // malformed frames with error findings). A whole frame with the same
 // cut header stays malformed (TestDamagedTunnelsMalformed).
 func TestSnapCutTunnelsNotMalformed(t *testing.T) {
-	fh, err := os.Open("../testdata/erspan3_vxlan.pcap")
+	frames, cis, lt, err := loadFrames("../testdata/erspan3_vxlan.pcap")
 	require.NoError(t, err)
-	defer fh.Close()
-	r, err := pcapgo.NewReader(fh)
-	require.NoError(t, err)
-	type frame struct {
-		ci   gopacket.CaptureInfo
-		data []byte
-	}
-	var frames []frame
-	for {
-		data, ci, err := r.ReadPacketData()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
-		frames = append(frames, frame{ci, data})
-	}
 	for _, snap := range []int{40, 50, 60, 80, 100, 128} {
 		t.Run(fmt.Sprint(snap), func(t *testing.T) {
 			a := analyze.New(analyze.Options{})
-			for _, f := range frames {
-				ci, data := f.ci, f.data
+			for i, data := range frames {
+				ci := cis[i]
 				if len(data) > snap {
 					data = data[:snap]
 					ci.CaptureLength = snap
 				}
-				a.Feed(ci, r.LinkType(), data)
+				a.Feed(ci, lt, data)
 			}
 			rep := a.Report()
 			assert.Zero(t, rep.Capture.Malformed, "snap %d", snap)
