@@ -93,9 +93,6 @@ func kind(m os.FileMode) string {
 // Write writes p to the temporary file.
 func (o *File) Write(p []byte) (int, error) { return o.f.Write(p) }
 
-// Path is the name the file gets when committed.
-func (o *File) Path() string { return o.path }
-
 // Commit closes the file and, when err (the writing's) is nil and the
 // close succeeds, renames it to its path; otherwise it removes it. It
 // returns the first error.
