@@ -57,10 +57,6 @@ type Options struct {
 	// transport, unless the packet's length proves RD; see
 	// layers.RDDecoding); layers.RDDecodeRD or RDDecodeDC force one.
 	DecodeRDAs layers.RDDecoding
-	// FirstFrame is the number of the first frame fed (0 means 1): an
-	// Analyzer given one range of a capture numbers its frames as the
-	// whole file does.
-	FirstFrame uint64
 	// Shard says the Analyzer sees one shard of a capture among others
 	// (the frames of some host pairs, fed with FeedShard): it also records
 	// what CombineShards replays across the shards (CM messages, cut
@@ -233,7 +229,7 @@ func (f *feedback) SetTruncated()     { f.truncated = true }
 func (f *feedback) IsTruncated() bool { return f.truncated }
 
 // NextFrame is the number Feed gives the next frame.
-func (a *Analyzer) NextFrame() uint64 { return a.capture.Frames + max(a.opts.FirstFrame, 1) }
+func (a *Analyzer) NextFrame() uint64 { return a.capture.Frames + 1 }
 
 // Feed analyzes one frame and returns its decoded view.
 func (a *Analyzer) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) *Packet {
