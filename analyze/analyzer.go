@@ -57,14 +57,6 @@ type Options struct {
 	// transport, unless the packet's length proves RD; see
 	// layers.RDDecoding); layers.RDDecodeRD or RDDecodeDC force one.
 	DecodeRDAs layers.RDDecoding
-	// Shard says the Analyzer sees one shard of a capture among others
-	// (the frames of some host pairs, fed with FeedShard): it also records
-	// what CombineShards replays across the shards (CM messages, cut
-	// frames, the first flow the cap refused), and Finish returns its part of the
-	// report, which CombineShards combines with the others'. Without
-	// Shard the Analyzer is the capture's only shard, and Finish combines
-	// its part alone: every report is the combiner's.
-	Shard bool
 	// LinkSpeed is the link speed in bits per second at which pause
 	// quanta (512 bit times) are timed (default 100 Gb/s).
 	LinkSpeed float64
@@ -75,7 +67,7 @@ type Options struct {
 	// untagged packet; nil maps DSCP d to d >> 3.
 	DSCPPriority []uint8
 	// OnRelease, when set, is called by Finish and by a report stream
-	// (FinishStream, then CombineShardStreams once its combiner is built)
+	// (FinishStream, then combineShardStreams once its combiner is built)
 	// of 32,768 flows or more: once the flow table is released; while the
 	// flows are turned into reports, when the heap would otherwise grow
 	// past the largest it was at a call (checked every 8,192 flows); and
@@ -97,6 +89,14 @@ type Options struct {
 	// sharded run with one observer per shard, combined at the end.
 	Observer func() func(*Packet)
 
+	// shard says the Analyzer sees one shard of a capture among others
+	// (a Sharded's: the frames of some host pairs, fed with feedShard):
+	// it also records what combineShards replays across the shards (CM
+	// messages, cut frames, the first flow the cap refused), and Finish
+	// returns its part of the report, which combineShards combines with
+	// the others'. Without it the Analyzer is the capture's only shard,
+	// and Finish combines its part alone: every report is the combiner's.
+	shard bool
 	// shared is what the shards of one Sharded share besides the budgets
 	// (nil: shards fed otherwise).
 	shared *shardShared
@@ -166,7 +166,7 @@ type Analyzer struct {
 	other otherKey  // the protocol of the frame being fed, when it is not RDMA
 	cut   cutState  // the first frame the capture tool cut
 
-	shard *shardFeed // what the combiner needs (the replays' records only with Options.Shard)
+	shard *shardFeed // what the combiner needs (the replays' records only with Options.shard)
 
 	slab slabs // the parts of flows' state allocated in arrays (slab.go)
 
@@ -214,7 +214,7 @@ func New(opts Options) *Analyzer {
 	a.pause = newPauseTrack(opts)
 	a.conns.maxOrphans = a.maxOrphans()
 	a.findings.max = opts.MaxFindings
-	a.shard = &shardFeed{replay: opts.Shard, shared: opts.shared}
+	a.shard = &shardFeed{replay: opts.shard, shared: opts.shared}
 	if opts.Observer != nil {
 		a.observe = opts.Observer()
 	}

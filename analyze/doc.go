@@ -84,8 +84,8 @@
 //     cores), shardbatch.go (the batches of frames it hands its shards),
 //     placer.go (which shard a host pair goes to), hostpair.go
 //     (HostPairKey, the shards' key) and hostpairwrap.go (its walk into
-//     tunnels), shard.go (Options.Shard, FeedShard,
-//     what a shard records), combine.go (CombineShards: every report,
+//     tunnels), shard.go (Options.shard, feedShard,
+//     what a shard records), combine.go (combineShards: every report,
 //     of one shard or several), shardcm.go
 //     (CommIDs, connection numbers and the CM flood across shards),
 //     shardcmlog.go (a shard's CM messages, compactly, for the flood),

@@ -10,7 +10,7 @@ import "fmt"
 // many together, so that memory is one Analyzer's whatever the number of
 // shards; and Sharded keeps the frames in flight no more than a budget
 // has left (checkBudgets), so that they take the budget's last flows in
-// the order one Analyzer does. CombineShards
+// the order one Analyzer does. combineShards
 // checks that they did (capsExact): shards fed otherwise may have raced
 // for the last flows, or held a cap each.
 

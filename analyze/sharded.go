@@ -15,9 +15,9 @@ import (
 
 // Sharded analyzes one capture on several cores: each frame goes to the
 // shard of its host pair (HostPairKey, placed by the shards' work so
-// far), a shard being an Analyzer (Options.Shard) of its own, and Finish
+// far), a shard being an Analyzer (Options.shard) of its own, and Finish
 // combines the shards into the report one Analyzer fed every frame would
-// have made (CombineShards). Shard 0 is the feeder's own, which analyzes
+// have made (combineShards). Shard 0 is the feeder's own, which analyzes
 // its frames where they are fed, without a batch or another core's cache
 // between; the others each run on a goroutine fed batches of frames.
 // The shards share the caps of one Analyzer (Options.FlowBudget and
@@ -57,12 +57,12 @@ type Sharded struct {
 }
 
 // NewSharded starts the n shards (n ≥ 1) of a capture's analysis with
-// opts (Options.Shard is set; FlowBudget and ConnectionBudget are made
+// opts (Options.shard is set; FlowBudget and ConnectionBudget are made
 // when nil).
 func NewSharded(opts Options, n int) *Sharded {
 	n = max(n, 1)
 	opts = opts.withDefaults()
-	opts.Shard = true
+	opts.shard = true
 	if opts.FlowBudget == nil {
 		opts.FlowBudget = NewFlowBudget(opts.MaxFlows)
 	}
@@ -108,7 +108,7 @@ func runShard(a *Analyzer, work <-chan *batch, free chan<- *batch, pool *chunkPo
 			}
 			end := f.off + int64(f.caplen)
 			ci := gopacket.CaptureInfo{Timestamp: b.time(f), CaptureLength: int(f.caplen), Length: f.length}
-			a.FeedShard(f.n, f.key, ci, f.lt, src[f.off:end:end])
+			a.feedShard(f.n, f.key, ci, f.lt, src[f.off:end:end])
 		}
 		if b.ch != nil {
 			pool.release(b.ch)
@@ -197,7 +197,7 @@ func (s *Sharded) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data
 		if i != 0 {
 			s.stepped++
 		}
-		s.a[i].FeedShard(num, key, ci, linkType, data)
+		s.a[i].feedShard(num, key, ci, linkType, data)
 		return
 	}
 	b := s.cur[i]
@@ -302,7 +302,7 @@ func (s *Sharded) close() {
 	s.wg.Wait()
 }
 
-// Finish waits for the shards and combines their reports (CombineShards):
+// Finish waits for the shards and combines their reports (combineShards):
 // the report one Analyzer fed every frame would have made, in one pass
 // whatever the caps, unless err says otherwise: ErrNotDisjoint (analyze
 // it with one Analyzer); the report is then the shards' best. A second
@@ -318,11 +318,11 @@ func (s *Sharded) Finish() (*Report, error) {
 		wg.Go(func() { parts[i] = a.Finish() })
 	}
 	wg.Wait()
-	return CombineShards(parts, s.opts)
+	return combineShards(parts, s.opts)
 }
 
 // FinishStream is Finish for a report written while it is built
-// (CombineShardStreams). When Finish would return an error, it returns
+// (combineShardStreams). When Finish would return an error, it returns
 // the error and no stream.
 func (s *Sharded) FinishStream() (*ReportStream, error) {
 	if s.closed {
@@ -333,5 +333,5 @@ func (s *Sharded) FinishStream() (*ReportStream, error) {
 	for i, a := range s.a {
 		parts[i] = a.FinishStream()
 	}
-	return CombineShardStreams(parts, s.opts)
+	return combineShardStreams(parts, s.opts)
 }
