@@ -31,16 +31,10 @@ type Options struct {
 	// MaxFlows caps the flow table (default 1,000,000); packets of further
 	// flows are counted in Capture.FlowsDropped and not tracked.
 	MaxFlows int
-	// FlowBudget, when set, is a flow cap shared with other Analyzers (of
-	// the files of one run): a flow is tracked only if it allows too.
-	FlowBudget *FlowBudget
 	// MaxConnections caps the CM connection table (default 100,000): a
 	// REQ with a new CommID beyond it is counted in
 	// Capture.ConnectionsDropped and not tracked.
 	MaxConnections int
-	// ConnectionBudget, when set, is a connection cap shared with other
-	// Analyzers (of the files of one run), like FlowBudget.
-	ConnectionBudget *FlowBudget
 	// MaxFindings caps the findings and malformed frames listed (default
 	// 100,000); further ones are counted in Report.FindingsDropped.
 	MaxFindings int
@@ -89,6 +83,10 @@ type Options struct {
 	// sharded run with one observer per shard, combined at the end.
 	Observer func() func(*Packet)
 
+	// flowBudget and connBudget, when set, cap the flows and connections
+	// of the Analyzer with others' (Budget.New, a Sharded's shards): a
+	// flow (connection) is tracked only if its budget allows too.
+	flowBudget, connBudget *flowBudget
 	// shard says the Analyzer sees one shard of a capture among others
 	// (a Sharded's: the frames of some host pairs, fed with feedShard):
 	// it also records what combineShards replays across the shards (CM

@@ -83,7 +83,7 @@ type Capture struct {
 	// wire length their headers give (Bytes includes it).
 	CutFrames uint64 `json:"cut_frames"`
 	// ConnectionsDropped counts the CM REQs with a new CommID beyond
-	// Options.MaxConnections (or the run's ConnectionBudget): counted, not
+	// Options.MaxConnections (or the run's Budget): counted, not
 	// tracked as connections.
 	ConnectionsDropped uint64 `json:"connections_dropped"`
 	// Encapsulations counts the frames that arrived inside other packets

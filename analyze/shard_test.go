@@ -29,15 +29,10 @@ import (
 func sharded(t *testing.T, frames [][]byte, cis []gopacket.CaptureInfo, lt gplayers.LinkType, opts analyze.Options, n int) (*analyze.Report, error) {
 	t.Helper()
 	opts = analyze.AsShard(opts)
-	if opts.MaxFlows > 0 { // the defaults are never reached here
-		opts.FlowBudget = analyze.NewFlowBudget(opts.MaxFlows)
-	}
-	if opts.MaxConnections > 0 {
-		opts.ConnectionBudget = analyze.NewFlowBudget(opts.MaxConnections)
-	}
+	budget := analyze.NewBudget(opts.MaxFlows, opts.MaxConnections)
 	shards := make([]*analyze.Analyzer, n)
 	for i := range shards {
-		shards[i] = analyze.New(opts)
+		shards[i] = budget.New(opts)
 	}
 	for i, fr := range frames {
 		key := analyze.HostPairKey(lt, fr)

@@ -15,13 +15,14 @@ import (
 
 // Sharded analyzes one capture on several cores: each frame goes to the
 // shard of its host pair (HostPairKey, placed by the shards' work so
-// far), a shard being an Analyzer (Options.shard) of its own, and Finish
-// combines the shards into the report one Analyzer fed every frame would
-// have made (combineShards). Shard 0 is the feeder's own, which analyzes
-// its frames where they are fed, without a batch or another core's cache
-// between; the others each run on a goroutine fed batches of frames.
-// The shards share the caps of one Analyzer (Options.FlowBudget and
-// ConnectionBudget, made when not given), so that they hold no more flows
+// far), a shard being an Analyzer of its own, and Finish combines the
+// shards into the report one Analyzer fed every frame would have made.
+// Shard 0 is the feeder's own, which analyzes its frames where they are
+// fed, without a batch or another core's cache between; the others each
+// run on a goroutine fed batches of frames.
+//
+// The shards share the caps of one Analyzer (budgets of
+// Options.MaxFlows and MaxConnections), so that they hold no more flows
 // and connections than it would; and which flows they hold are its: the
 // frames in flight (handed to the other shards, not yet analyzed), with
 // the one being fed, are never more than a budget has left, each taking
@@ -57,18 +58,12 @@ type Sharded struct {
 }
 
 // NewSharded starts the n shards (n ≥ 1) of a capture's analysis with
-// opts (Options.shard is set; FlowBudget and ConnectionBudget are made
-// when nil).
+// opts.
 func NewSharded(opts Options, n int) *Sharded {
 	n = max(n, 1)
 	opts = opts.withDefaults()
 	opts.shard = true
-	if opts.FlowBudget == nil {
-		opts.FlowBudget = NewFlowBudget(opts.MaxFlows)
-	}
-	if opts.ConnectionBudget == nil {
-		opts.ConnectionBudget = NewFlowBudget(opts.MaxConnections)
-	}
+	opts.flowBudget, opts.connBudget = newFlowBudget(opts.MaxFlows), newFlowBudget(opts.MaxConnections)
 	opts.shared = &shardShared{}
 	batches := batchesPerShard(n)
 	s := &Sharded{n: n, opts: opts, pool: newChunkPool(n*batches + 2), work: make([]chan *batch, n), free: make([]chan *batch, n),
@@ -232,7 +227,7 @@ func (s *Sharded) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data
 // the order of the frames: once both are, there is no more to check.
 func (s *Sharded) checkBudgets() bool {
 	left := int64(math.MaxInt64)
-	for _, b := range [2]*FlowBudget{s.opts.FlowBudget, s.opts.ConnectionBudget} {
+	for _, b := range [2]*flowBudget{s.opts.flowBudget, s.opts.connBudget} {
 		if r := b.remaining(); r > 0 {
 			left = min(left, r)
 		}

@@ -61,7 +61,7 @@ func (r *runner) analyzeSequential(ctx context.Context, index int, src *source, 
 	o := r.options(src, multi)
 	o.OnMessage = r.traceMessages(index) // --trace
 	cols := r.observeNCCL(&o)
-	a := analyze.New(o)
+	a := r.budget.New(o)
 	feed, start, done := r.exporter(index, src, a, tap)
 	err := r.readSource(ctx, src, start, feed)
 	res := fileResult{name: src.files[0], src: src, err: errors.Join(err, done()), nccl: cols}
@@ -111,7 +111,6 @@ func (r *runner) shardPass(ctx context.Context, src *source, n int, opts analyze
 	// The shards share the caps of one source (analyze/shardcap.go), which
 	// NewSharded makes of MaxFlows and MaxConnections: they track no more
 	// flows and connections together than -j 1 does.
-	opts.FlowBudget, opts.ConnectionBudget = nil, nil
 	cols := r.observeNCCL(&opts) // one collector per shard: a shard sees both ends of its host pairs
 	sh := analyze.NewSharded(opts, n)
 	// The files of a merged source are read at once, their frames
