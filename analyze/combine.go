@@ -7,8 +7,12 @@ import (
 	"sort"
 )
 
-// ErrNotDisjoint says shard reports share state that the sequential
-// analysis would have joined: only the sequential analysis is exact.
+// ErrNotDisjoint is the answer of a Sharded's Finish and FinishStream
+// when its shards' host pairs shared state that the sequential analysis
+// joins (a CM CommID used between two host pairs, a frame its shard's
+// decoding put in another host pair, …) and the capture could not be read
+// again (Sharded.Reread): only the sequential analysis is exact, and
+// Finish's report is the shards' best.
 var ErrNotDisjoint = errors.New("shards not disjoint")
 
 // combineShards builds the report of a capture from the reports of its

@@ -55,6 +55,8 @@ type Sharded struct {
 	spent      bool         // both budgets spent: no more to check
 	stepped    uint64       // frames of shards 1… the feeder analyzed itself (checkBudgets)
 	first      int          // the shard of the capture's first frame of a host pair (-1: none yet)
+	// reread is Reread's read (nil: none).
+	reread func(feed func(gopacket.CaptureInfo, gplayers.LinkType, []byte)) error
 }
 
 // NewSharded starts the n shards (n ≥ 1) of a capture's analysis with
@@ -297,11 +299,28 @@ func (s *Sharded) close() {
 	s.wg.Wait()
 }
 
-// Finish waits for the shards and combines their reports (combineShards):
-// the report one Analyzer fed every frame would have made, in one pass
-// whatever the caps, unless err says otherwise: ErrNotDisjoint (analyze
-// it with one Analyzer); the report is then the shards' best. A second
-// Finish (or FinishStream) returns ErrFinished.
+// Reread gives Finish and FinishStream a way to read the capture again:
+// read feeds feed every frame of the capture, in order, as Feed was fed
+// them, and returns what stopped it short (nil at the capture's end).
+// When the shards' reports cannot be combined into exactly the report of
+// one Analyzer fed every frame (their host pairs shared state the
+// sequential analysis joins: a CommID, say, used between two host
+// pairs), Finish analyzes the capture again with one Analyzer fed by
+// read, and returns its report and read's error. Options.Observer is
+// called once more then, for that Analyzer, before read is called: the
+// shards' observers saw the frames of a report that was dropped. Without
+// Reread (a capture that cannot be read twice, such as standard input)
+// Finish returns the shards' best and ErrNotDisjoint.
+func (s *Sharded) Reread(read func(feed func(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte)) error) {
+	s.reread = read
+}
+
+// Finish waits for the shards and combines their reports: the report one
+// Analyzer fed every frame would have made, in one pass whatever the
+// caps. When the shards cannot be combined exactly, the capture is
+// analyzed again with one Analyzer (Reread); without Reread the report is
+// the shards' best, and the error ErrNotDisjoint. A second Finish (or
+// FinishStream) returns ErrFinished.
 func (s *Sharded) Finish() (*Report, error) {
 	if s.closed {
 		return nil, ErrFinished
@@ -313,12 +332,17 @@ func (s *Sharded) Finish() (*Report, error) {
 		wg.Go(func() { parts[i] = a.Finish() })
 	}
 	wg.Wait()
-	return combineShards(parts, s.opts)
+	rep, err := combineShards(parts, s.opts)
+	if err == nil || s.reread == nil {
+		return rep, err
+	}
+	a, err := s.again()
+	return a.Finish(), err
 }
 
-// FinishStream is Finish for a report written while it is built
-// (combineShardStreams). When Finish would return an error, it returns
-// the error and no stream.
+// FinishStream is Finish for a report written while it is built. When
+// the shards cannot be combined exactly and there is no Reread, it
+// returns the error and no stream.
 func (s *Sharded) FinishStream() (*ReportStream, error) {
 	if s.closed {
 		return nil, ErrFinished
@@ -328,5 +352,23 @@ func (s *Sharded) FinishStream() (*ReportStream, error) {
 	for i, a := range s.a {
 		parts[i] = a.FinishStream()
 	}
-	return combineShardStreams(parts, s.opts)
+	st, err := combineShardStreams(parts, s.opts)
+	if err == nil || s.reread == nil {
+		return st, err
+	}
+	a, err := s.again()
+	return a.FinishStream(), err
+}
+
+// again analyzes the capture again with one Analyzer, fed by Reread's
+// read, and returns the Analyzer and read's error.
+func (s *Sharded) again() (*Analyzer, error) {
+	s.a = nil // the shards' Analyzers, done with
+	o := s.opts
+	o.shard, o.flowBudget, o.connBudget, o.shared = false, nil, nil, nil
+	a := New(o)
+	err := s.reread(func(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) {
+		a.Feed(ci, linkType, data)
+	})
+	return a, err
 }

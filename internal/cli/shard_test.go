@@ -69,7 +69,7 @@ func shardExact(t *testing.T, n int, args ...string) (*analyze.Report, int, erro
 	cfg, files, err := parseArgs(args)
 	require.NoError(t, err)
 	r := &runner{cfg: cfg}
-	res := r.shardPass(context.Background(), oneFile(files[0]), n, r.options(oneFile(files[0]), false))
+	res := r.shardPass(context.Background(), oneFile(files[0]), n, r.options(oneFile(files[0]), false), false)
 	require.NoError(t, res.err)
 	busy := 0
 	for _, f := range res.frames {
