@@ -152,6 +152,7 @@ type pkt struct {
 	srcQP   uint32
 	payLen  int
 	payOff  int
+	payload []byte // written as is instead of the pattern (RCPacket.Payload)
 	span    uint32 // PSNs a request covers (READ: ceil(len/MTU))
 	isMsg   bool   // packet of a counted message (SEND/WRITE/UD SEND, READ response)
 	msgID   uint32

@@ -1,0 +1,250 @@
+package ncclsynth
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/roce-dissect/roce-dissect/internal/synth"
+)
+
+// Usage is the help of "roce-synth nccl".
+const Usage = `usage: roce-synth nccl --ranks N [flags]
+
+Writes an NCCL job's per-host captures, one per rank, PREFIX.rankR.pcap(ng),
+and its truth PREFIX.truth.json (PREFIX: -o, default "nccl"): ring
+collectives over NCCL's net_ib transport (CTS writes into the sender's
+FIFO, data written with immediate to the buffer the CTS named, ACKs).
+
+flags:
+`
+
+// cliFlags holds the values of a command line.
+type cliFlags struct {
+	cfg                     Config
+	prefix, format, encap   string
+	imm, colls, offsets     string
+	hostLate, gpuLate, slow string
+}
+
+func newFlagSet(v *cliFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet("roce-synth nccl", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	c := &v.cfg
+	fs.StringVar(&v.prefix, "o", "nccl", "output `prefix`: PREFIX.rank0.pcap … and PREFIX.truth.json")
+	fs.IntVar(&c.Ranks, "ranks", 0, "ranks (hosts), 3 to 64")
+	fs.IntVar(&c.Channels, "channels", 1, "channels (rings), 1 to 32")
+	fs.IntVar(&c.QPs, "qps", 1, "NCCL_IB_QPS_PER_CONNECTION: data QPs per connection, messages round-robin over them")
+	fs.StringVar(&c.Layout, "layout", DefaultLayout, "FIFO entry layout of the CTS: "+strings.Join(layoutNames(), ", "))
+	fs.StringVar(&v.imm, "imm", "", "byte order of the immediate: host (little-endian, NCCL ≤ 2.28) or big (≥ 2.29.2); default big for layout 2.30, else host")
+	fs.StringVar(&v.colls, "coll", "all_reduce:1048576", "the collectives in turn: comma-separated `KIND:BYTES` (S as nccl-tests defines it; K, M, G suffixes), KIND one of "+strings.Join(Kinds(), ", "))
+	fs.StringVar(&v.format, "format", "pcap", "capture format: pcap or pcapng")
+	fs.BoolVar(&c.Nanos, "nanos", false, "nanosecond pcap timestamps (pcapng always has ns)")
+	fs.IntVar(&c.SnapLen, "snaplen", 0, "cut frames to `N` bytes; 0 keeps them whole")
+	fs.StringVar(&v.encap, "encap", "ipv4", "encapsulation: ipv4, ipv6 or vlan (RoCE v2)")
+	fs.IntVar(&c.MTU, "mtu", DefaultMTU, "path MTU: 256, 512, 1024, 2048 or 4096")
+	fs.Float64Var(&c.Gbps, "gbps", DefaultGbps, "link rate, Gbit/s")
+	fs.DurationVar(&c.LinkDelay, "link-delay", defaultDelay, "one-way delay from a sender's capture to the receiver's")
+	fs.DurationVar(&c.Gap, "gap", defaultGap, "idle time between collectives")
+	fs.Uint64Var(&c.Seed, "seed", 1, "random seed (same seed, same bytes)")
+	fs.StringVar(&v.offsets, "clock-offset", "", "capture clocks ahead of true time: comma-separated `RANK=DURATION`")
+	fs.StringVar(&v.hostLate, "host-late", "", "ranks whose host enqueues each collective late (their CTS late): comma-separated `RANK=DURATION`")
+	fs.StringVar(&v.gpuLate, "gpu-late", "", "ranks whose GPU starts each collective late (CTS on time, data late): comma-separated `RANK=DURATION`")
+	fs.StringVar(&v.slow, "slow-link", "", "links from these ranks to their ring successor sent at the link rate divided by FACTOR: comma-separated `RANK=FACTOR`")
+	return fs
+}
+
+// ParseArgs parses the flags of "roce-synth nccl" (after "nccl"): the
+// configuration and the output prefix; flag.ErrHelp when help was asked
+// for.
+func ParseArgs(args []string) (Config, string, error) {
+	var v cliFlags
+	fs := newFlagSet(&v)
+	if err := fs.Parse(args); err != nil {
+		return Config{}, "", err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, "", fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	c := v.cfg
+	var err error
+	if c.Format, err = synth.ParseFormat(v.format); err != nil {
+		return c, "", err
+	}
+	if c.Encap, err = synth.ParseEncap(v.encap); err != nil {
+		return c, "", err
+	}
+	switch v.imm {
+	case "":
+	case "host":
+		c.BigEndianImm = new(false)
+	case "big":
+		c.BigEndianImm = new(true)
+	default:
+		return c, "", fmt.Errorf("--imm %q (want host or big)", v.imm)
+	}
+	if c.Collectives, err = parseCollectives(v.colls); err != nil {
+		return c, "", err
+	}
+	offs, err := parseRankValues(v.offsets, "--clock-offset", time.ParseDuration)
+	if err != nil {
+		return c, "", err
+	}
+	for r, d := range offs {
+		if r >= MaxRanks {
+			return c, "", fmt.Errorf("--clock-offset: rank %d", r)
+		}
+		for len(c.ClockOffsets) <= r {
+			c.ClockOffsets = append(c.ClockOffsets, 0)
+		}
+		c.ClockOffsets[r] = d
+	}
+	for _, l := range []struct {
+		s, name string
+		dst     *[]Late
+	}{{v.hostLate, "--host-late", &c.HostLate}, {v.gpuLate, "--gpu-late", &c.GPULate}} {
+		m, err := parseRankValues(l.s, l.name, time.ParseDuration)
+		if err != nil {
+			return c, "", err
+		}
+		for r, d := range m {
+			*l.dst = append(*l.dst, Late{Rank: r, Delay: d})
+		}
+	}
+	slow, err := parseRankValues(v.slow, "--slow-link", func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
+	if err != nil {
+		return c, "", err
+	}
+	for r, f := range slow {
+		c.Slow = append(c.Slow, SlowLink{Sender: r, Factor: f})
+	}
+	if v.prefix == "" || v.prefix == "-" {
+		return c, "", errors.New("-o wants a file name prefix (the captures are one per rank)")
+	}
+	n := c
+	if err := n.Normalize(); err != nil {
+		return c, "", err
+	}
+	return c, v.prefix, nil
+}
+
+// parseCollectives parses --coll: KIND:BYTES,….
+func parseCollectives(s string) ([]Collective, error) {
+	var out []Collective
+	for item := range strings.SplitSeq(s, ",") {
+		kind, size, ok := strings.Cut(strings.TrimSpace(item), ":")
+		if !ok {
+			return nil, fmt.Errorf("--coll %q: want KIND:BYTES", item)
+		}
+		mult := int64(1)
+		for suffix, m := range map[string]int64{"K": 1 << 10, "M": 1 << 20, "G": 1 << 30} {
+			if rest, ok := strings.CutSuffix(size, suffix); ok {
+				size, mult = rest, m
+			}
+		}
+		n, err := strconv.ParseInt(size, 10, 64)
+		if err != nil || n < 1 || n > 1<<40/mult {
+			return nil, fmt.Errorf("--coll %q: bytes %q", item, size)
+		}
+		out = append(out, Collective{Kind: kind, Size: n * mult})
+	}
+	return out, nil
+}
+
+// parseRankValues parses RANK=VALUE,… (each rank once; the map is read
+// in rank order by its callers' results being order-free).
+func parseRankValues[V any](s, name string, parse func(string) (V, error)) (map[int]V, error) {
+	out := map[int]V{}
+	if s == "" {
+		return out, nil
+	}
+	for item := range strings.SplitSeq(s, ",") {
+		k, val, ok := strings.Cut(item, "=")
+		r, err := strconv.Atoi(k)
+		if !ok || err != nil || r < 0 {
+			return nil, fmt.Errorf("%s %q: want RANK=VALUE", name, item)
+		}
+		if _, dup := out[r]; dup {
+			return nil, fmt.Errorf("%s: rank %d twice", name, r)
+		}
+		if out[r], err = parse(val); err != nil {
+			return nil, fmt.Errorf("%s %q: %w", name, item, err)
+		}
+	}
+	return out, nil
+}
+
+// Run is "roce-synth nccl" (args after "nccl"); it returns the exit
+// code: 0 success, 1 failure, 2 usage error.
+func Run(args []string, stdout, stderr io.Writer) int {
+	cfg, prefix, err := ParseArgs(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, Usage)
+		fs := newFlagSet(&cliFlags{})
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "roce-synth nccl: %v\nrun 'roce-synth nccl -h' for help\n", err)
+		return 2
+	}
+	if err := writeFiles(cfg, prefix, stdout); err != nil {
+		fmt.Fprintf(stderr, "roce-synth nccl: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// writeFiles writes the captures and the truth of cfg under prefix.
+func writeFiles(cfg Config, prefix string, stdout io.Writer) error {
+	ext := "." + cfg.Format.String()
+	names := make([]string, cfg.Ranks)
+	outs := make([]io.Writer, cfg.Ranks)
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for r := range names {
+		names[r] = prefix + ".rank" + strconv.Itoa(r) + ext
+		f, err := os.Create(names[r])
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+		outs[r] = f
+	}
+	tr, err := Write(cfg, outs, names)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(tr); err != nil {
+		return err
+	}
+	if err := os.WriteFile(prefix+".truth.json", b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	for _, n := range names {
+		fmt.Fprintf(stdout, "wrote %s\n", n)
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", prefix+".truth.json")
+	return nil
+}

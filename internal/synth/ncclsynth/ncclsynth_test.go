@@ -1,0 +1,191 @@
+package ncclsynth
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/capture"
+	"github.com/roce-dissect/roce-dissect/internal/synth"
+	"github.com/roce-dissect/roce-dissect/nccl"
+)
+
+// generate writes cfg to memory: each rank's capture and the truth.
+func generate(t testing.TB, cfg Config) ([][]byte, *Truth) {
+	t.Helper()
+	bufs := make([]*bytes.Buffer, cfg.Ranks)
+	outs := make([]io.Writer, cfg.Ranks)
+	names := make([]string, cfg.Ranks)
+	for r := range bufs {
+		bufs[r] = &bytes.Buffer{}
+		outs[r], names[r] = bufs[r], fmt.Sprintf("rank%d.pcap", r)
+	}
+	tr, err := Write(cfg, outs, names)
+	require.NoError(t, err)
+	files := make([][]byte, cfg.Ranks)
+	for r, b := range bufs {
+		files[r] = b.Bytes()
+	}
+	return files, tr
+}
+
+// collect decodes a capture with the analyzer and the nccl Collector as
+// its observer; it returns the collector and the analyzer's report.
+func collect(t testing.TB, file []byte) (*nccl.Collector, *analyze.Report) {
+	t.Helper()
+	col := nccl.NewCollector()
+	a := analyze.New(analyze.Options{Observer: func() func(*analyze.Packet) { return col.Add }})
+	cr, err := capture.NewReader(bytes.NewReader(file))
+	require.NoError(t, err)
+	for {
+		ci, data, lt, err := cr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		a.Feed(ci, lt, data)
+	}
+	return col, a.Report()
+}
+
+// TestCollectorFindsTruth: the nccl package's Collector, given every
+// rank's capture as the analyzer decodes it, finds the ranks, the
+// connections (QPs, FIFO, counts) and the rings the truth says, and the
+// analyzer finds every frame well-formed.
+func TestCollectorFindsTruth(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"3 ranks, 2.20, like the real captures", Config{Ranks: 3, MTU: 1024, Collectives: []Collective{{AllReduce, 1}, {AllReduce, 24576}}}},
+		{"4 ranks, 2.19", Config{Ranks: 4, Layout: "2.19", Collectives: []Collective{{AllReduce, 3 << 20}}}},
+		{"5 ranks, 2.25, big-endian immediate", Config{Ranks: 5, Layout: "2.25", BigEndianImm: new(true), Collectives: []Collective{{AllReduce, 100_000}}}},
+		{"3 ranks, 2.30, host-order immediate", Config{Ranks: 3, Layout: "2.30", BigEndianImm: new(false)}},
+		{"3 ranks, 2.30, 2 channels", Config{Ranks: 3, Layout: "2.30", Channels: 2, Collectives: []Collective{{AllReduce, 5 << 20}}}},
+		{"8 ranks, 4 channels, 3 QPs per connection", Config{Ranks: 8, Channels: 4, QPs: 3, Collectives: []Collective{{AllReduce, 6 << 20}}}},
+		{"64 ranks", Config{Ranks: 64, Collectives: []Collective{{AllReduce, 1 << 20}}}},
+		{"odd size: byte elements", Config{Ranks: 3, Collectives: []Collective{{AllReduce, 12345}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files, tr := generate(t, tc.cfg)
+			var cols []*nccl.Collector
+			for r, f := range files {
+				c, rep := collect(t, f)
+				assert.Zero(t, rep.Capture.Malformed)
+				assert.Equal(t, uint64(tr.Files[r].Frames), rep.Capture.RoCEPackets)
+				cols = append(cols, c)
+			}
+			res := nccl.Combine(cols...)
+			require.NotNil(t, res)
+			assert.Equal(t, tr.FIFOLayout, res.FIFOLayout)
+			var ranks []nccl.Rank
+			for _, r := range tr.Ranks {
+				ranks = append(ranks, nccl.Rank{Rank: r.Rank, Addr: r.Addr})
+			}
+			assert.Equal(t, ranks, res.Ranks)
+			var conns []nccl.Connection
+			for _, c := range tr.Connections {
+				conns = append(conns, nccl.Connection{SenderRank: new(c.SenderRank), ReceiverRank: new(c.ReceiverRank),
+					Sender: c.Sender, Receiver: c.Receiver, DataQPs: c.DataQPs, CTSQP: c.CTSQP, FIFORkey: c.FIFORkey,
+					FIFOAddr: c.FIFOAddr, CTS: uint64(c.CTS), Messages: uint64(c.Messages), Bytes: uint64(c.Bytes), Active: c.Active})
+			}
+			assert.ElementsMatch(t, conns, res.Connections)
+			assert.Equal(t, tr.Channels, res.Channels)
+			assert.Equal(t, tr.Rings, res.Rings)
+		})
+	}
+}
+
+// TestRun: the command line writes a capture per rank and the truth
+// under the prefix, whose files say what was written; bad command lines
+// are usage errors that write nothing.
+func TestRun(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		errs string
+	}{
+		{"3 ranks", []string{"--ranks", "3", "--nanos", "--coll", "all_reduce:24K,all_reduce:1"}, 0, ""},
+		{"pcapng, 2.25, big immediate, offsets", []string{"--ranks", "4", "--format", "pcapng", "--layout", "2.25", "--imm", "big", "--clock-offset", "1=3ms,3=-2ms"}, 0, ""},
+		{"no ranks", nil, 2, "0 ranks"},
+		{"too many ranks", []string{"--ranks", "65"}, 2, "65 ranks"},
+		{"unknown layout", []string{"--ranks", "3", "--layout", "2.18"}, 2, "FIFO layout"},
+		{"unknown kind", []string{"--ranks", "3", "--coll", "all_to_all:8"}, 2, "kind"},
+		{"bad size", []string{"--ranks", "3", "--coll", "all_reduce:0"}, 2, "bytes"},
+		{"all_gather not in equal parts", []string{"--ranks", "3", "--coll", "all_gather:10"}, 2, "equal parts"},
+		{"bad immediate order", []string{"--ranks", "3", "--imm", "little"}, 2, "--imm"},
+		{"a rank twice", []string{"--ranks", "3", "--host-late", "1=1ms,1=2ms"}, 2, "twice"},
+		{"late rank out of range", []string{"--ranks", "3", "--gpu-late", "3=1ms"}, 2, "late rank 3"},
+		{"native IB", []string{"--ranks", "3", "--encap", "ib"}, 2, "RoCE v2"},
+		{"standard output", []string{"--ranks", "3", "-o", "-"}, 2, "prefix"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prefix := filepath.Join(t.TempDir(), "job")
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"-o", prefix}, tc.args...)
+			require.Equal(t, tc.code, Run(args, &stdout, &stderr), stderr.String())
+			if tc.code != 0 {
+				assert.Contains(t, stderr.String(), tc.errs)
+				matches, err := filepath.Glob(prefix + "*")
+				require.NoError(t, err)
+				assert.Empty(t, matches)
+				return
+			}
+			b, err := os.ReadFile(prefix + ".truth.json")
+			require.NoError(t, err)
+			var tr Truth
+			require.NoError(t, json.Unmarshal(b, &tr))
+			require.NotEmpty(t, tr.Files)
+			for r, f := range tr.Files {
+				assert.Equal(t, r, f.Rank)
+				assert.Contains(t, stdout.String(), "wrote "+f.File+"\n")
+				data, err := os.ReadFile(f.File)
+				require.NoError(t, err)
+				_, rep := collect(t, data)
+				assert.Equal(t, uint64(f.Frames), rep.Capture.Frames)
+				assert.Zero(t, rep.Capture.Malformed)
+				assert.Equal(t, f.ClockOffsetNs, rep.Capture.FirstTime.Sub(synth.StartTime).Nanoseconds()-firstSeen(&tr, r))
+			}
+		})
+	}
+	var stdout bytes.Buffer
+	require.Equal(t, 0, Run([]string{"-h"}, &stdout, io.Discard))
+	assert.Contains(t, stdout.String(), "--ranks")
+}
+
+// firstSeen is when rank r's NIC saw its first packet (true time, ns
+// from synth.StartTime): its first CTS, or the first CTS written to it a
+// link delay after.
+func firstSeen(tr *Truth, r int) int64 {
+	first := int64(-1)
+	for _, co := range tr.Collectives {
+		for _, a := range co.Arrivals {
+			if a.FirstCTS == nil {
+				continue
+			}
+			ts, _ := time.Parse(time.RFC3339Nano, *a.FirstCTS)
+			at := ts.Sub(synth.StartTime).Nanoseconds()
+			if a.Rank != r {
+				at += int64(defaultDelay) // seen by its predecessor r a link delay later
+				if (a.Rank+len(tr.Ranks)-1)%len(tr.Ranks) != r {
+					continue
+				}
+			}
+			if first < 0 || at < first {
+				first = at
+			}
+		}
+	}
+	return first
+}

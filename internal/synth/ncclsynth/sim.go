@@ -1,0 +1,396 @@
+package ncclsynth
+
+import (
+	"container/heap"
+	"encoding/binary"
+	"math/bits"
+	"math/rand/v2"
+	"time"
+
+	"github.com/roce-dissect/roce-dissect/internal/synth"
+	"github.com/roce-dissect/roce-dissect/layers"
+	"github.com/roce-dissect/roce-dissect/nccl"
+)
+
+// The event model's delays, ns.
+const (
+	startNs    = 10_000 // the first collective's enqueue
+	proxyNs    = 2_000  // host enqueue → the receive proxy's first CTS
+	launchNs   = 5_000  // host enqueue → the GPU kernel starts
+	reactNs    = 1_000  // a CTS arrives → the send proxy posts the data
+	consumeNs  = 1_000  // a receive lands → the GPU has consumed it
+	ackNs      = 300    // a message lands → the responder's ACK
+	jitterNs   = 2_000  // hosts enqueue a collective up to this apart
+	overheadB  = 100    // bytes a packet adds on the wire to its payload
+	synACK     = 0x1F   // AETH: ACK, credits unlimited
+	psnMask    = 1<<24 - 1
+	bufferBase = 0x7f00_0000_0000
+)
+
+// packet is one packet on the wire: its headers and when it left its
+// sender's NIC (true time, ns from synth.StartTime).
+type packet struct {
+	t    int64
+	data bool // a data write (not a CTS or an ACK)
+	synth.RCPacket
+}
+
+// message is one data message of a connection: a receive the receiver
+// posts with a CTS, and the write that fills it.
+type message struct {
+	coll  int
+	bytes int64
+	step  int
+	dep   int // global index of the receive on the sender's incoming connection, -1 none
+	slice int // buffer steps it takes
+	pos   int // its first buffer step (running)
+	// Times (ns, -1 until known): the CTS left the receiver and reached
+	// the sender; the data left the sender (first and last packet) and
+	// reached the receiver whole.
+	ctsAt, ctsArr, sendAt, lastAt, recvAt int64
+	qp                                    int // index of the data QP
+}
+
+// connection is one NET connection of a channel: the sender writes the
+// data to the receiver, which writes the CTS into the sender's FIFO.
+type connection struct {
+	ch, s, d int
+	in       *connection // the sender's incoming connection of the channel
+	// sendQPs are the sender's QPs, recvQPs the receiver's (the data's
+	// DestQP); the CTS go on the first pair.
+	sendQPs, recvQPs []uint32
+	sport, dport     uint16 // UDP source ports of each direction
+	dataPSN, dataMSN []uint32
+	ctsPSN, ctsMSN   uint32
+	fifoAddr         uint64
+	fifoRkey         uint32
+	bufAddr          uint64
+	bufRkey          uint32
+	msgs             []message
+	nextCTS, nextMsg int
+	ctsQueued        bool
+	sendQueued       bool
+	// oldest is the oldest message whose buffer steps may still be held
+	// (tryCTS), freeAt when those before it were all consumed.
+	oldest int
+	freeAt int64
+}
+
+type evKind uint8
+
+const (
+	evCTS evKind = iota
+	evSend
+	evRecv
+)
+
+type event struct {
+	t    int64
+	seq  int
+	kind evKind
+	c    *connection
+	k    int
+}
+
+type events []event
+
+func (e events) Len() int { return len(e) }
+func (e events) Less(i, j int) bool {
+	return e[i].t < e[j].t || e[i].t == e[j].t && e[i].seq < e[j].seq
+}
+func (e events) Swap(i, j int) { e[i], e[j] = e[j], e[i] }
+func (e *events) Push(x any)   { *e = append(*e, x.(event)) }
+func (e *events) Pop() any {
+	old := *e
+	x := old[len(old)-1]
+	*e = old[:len(old)-1]
+	return x
+}
+
+// job is a Config being simulated.
+type job struct {
+	cfg     *Config
+	layout  nccl.Layout
+	n       int
+	conns   []*connection // by channel, then sender rank
+	q       events
+	seq     int
+	egress  []int64 // when each host's NIC is free
+	packets []packet
+	// host and gpu are when each rank enqueued the current collective and
+	// its GPU started.
+	host, gpu []int64
+	// ends are the collectives' last data packet times.
+	ends []int64
+	rng  *rand.Rand
+}
+
+// newJob sets up the connections of cfg (normalized): each channel's ring
+// 0 → 1 → … → n−1 → 0.
+func newJob(cfg *Config) *job {
+	l, _ := layout(cfg.Layout)
+	j := &job{cfg: cfg, layout: l, n: cfg.Ranks, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6e63636c))}
+	j.egress = make([]int64, j.n)
+	qpn := make([]uint32, j.n)
+	for r := range qpn {
+		qpn[r] = 0x100 + uint32(j.rng.IntN(0x1000))*4
+	}
+	newQP := func(r int) uint32 { qpn[r]++; return qpn[r] }
+	key := func() uint32 { return j.rng.Uint32()>>8 | 0x100 }
+	for ch := range cfg.Channels {
+		for s := range j.n {
+			c := &connection{ch: ch, s: s, d: (s + 1) % j.n,
+				sport: 49152 + uint16(j.rng.IntN(16384)), dport: 49152 + uint16(j.rng.IntN(16384)),
+				fifoAddr: bufferBase | uint64(j.rng.Uint32())<<12, fifoRkey: key(),
+				bufAddr: bufferBase | uint64(j.rng.Uint32())<<12 | 1<<44, bufRkey: key(),
+				ctsPSN: j.rng.Uint32() & psnMask}
+			for range cfg.QPs {
+				c.sendQPs = append(c.sendQPs, newQP(s))
+				c.recvQPs = append(c.recvQPs, newQP(c.d))
+				c.dataPSN = append(c.dataPSN, j.rng.Uint32()&psnMask)
+				c.dataMSN = append(c.dataMSN, 0)
+			}
+			j.conns = append(j.conns, c)
+		}
+		for s := range j.n {
+			j.conns[ch*j.n+s].in = j.conns[ch*j.n+(s+j.n-1)%j.n]
+		}
+	}
+	return j
+}
+
+// run simulates every collective in turn.
+func (j *job) run() {
+	j.host, j.gpu = make([]int64, j.n), make([]int64, j.n)
+	at := int64(startNs)
+	for ci, co := range j.cfg.Collectives {
+		j.plan(ci, co)
+		for r := range j.n {
+			j.host[r] = at + j.rng.Int64N(jitterNs) + lateNs(j.cfg.HostLate, r)
+			j.gpu[r] = j.host[r] + launchNs + lateNs(j.cfg.GPULate, r)
+		}
+		end := at
+		for _, c := range j.conns {
+			j.tryCTS(c)
+		}
+		for len(j.q) > 0 {
+			e := heap.Pop(&j.q).(event)
+			switch e.kind {
+			case evCTS:
+				j.cts(e.c, e.k, e.t)
+			case evSend:
+				j.send(e.c, e.k, e.t)
+				end = max(end, e.c.msgs[e.k].lastAt)
+			case evRecv:
+				j.recv(e.c, e.k, e.t)
+			}
+		}
+		j.ends = append(j.ends, end)
+		at = end + int64(j.cfg.Gap)
+	}
+}
+
+// lateNs is how late ls make rank r.
+func lateNs(ls []Late, r int) int64 {
+	var d int64
+	for _, l := range ls {
+		if l.Rank == r {
+			d += int64(l.Delay)
+		}
+	}
+	return d
+}
+
+// plan appends the messages of collective ci to every connection.
+func (j *job) plan(ci int, co Collective) {
+	a := algos[co.Kind]
+	e, esize := perRank(co, j.n)
+	base := make(map[*connection]int, len(j.conns))
+	for _, c := range j.conns {
+		base[c] = len(c.msgs)
+	}
+	for _, c := range j.conns {
+		for _, s := range ringSends(co.Kind, j.n, c.s, channelShare(e, j.cfg.Channels, c.ch), esize) {
+			m := message{coll: ci, bytes: s.bytes, step: s.step, dep: -1, slice: a.sliceSteps,
+				ctsAt: -1, ctsArr: -1, sendAt: -1, lastAt: -1, recvAt: -1}
+			if s.dep >= 0 {
+				m.dep = base[c.in] + s.dep
+			}
+			if k := len(c.msgs); k > 0 {
+				m.pos = c.msgs[k-1].pos + c.msgs[k-1].slice
+			}
+			m.qp = len(c.msgs) % len(c.sendQPs)
+			c.msgs = append(c.msgs, m)
+		}
+	}
+}
+
+func (j *job) push(t int64, kind evKind, c *connection, k int) {
+	j.seq++
+	heap.Push(&j.q, event{t: t, seq: j.seq, kind: kind, c: c, k: k})
+}
+
+// tryCTS queues the connection's next CTS once the host enqueued its
+// collective and the buffer steps it takes are free (the receives that
+// held them consumed).
+func (j *job) tryCTS(c *connection) {
+	k := c.nextCTS
+	if c.ctsQueued || k >= len(c.msgs) {
+		return
+	}
+	m := &c.msgs[k]
+	// Its steps [pos, pos+slice) reuse the buffer slots of the steps
+	// ncclSteps before them.
+	for end := m.pos + m.slice; c.oldest < k && c.msgs[c.oldest].pos < end-ncclSteps; c.oldest++ {
+		o := &c.msgs[c.oldest]
+		if o.recvAt < 0 {
+			return // a receive still holds the steps: tried again when it lands
+		}
+		c.freeAt = max(c.freeAt, o.recvAt+consumeNs)
+	}
+	t := max(j.host[c.d]+proxyNs, c.freeAt)
+	if k > 0 {
+		t = max(t, c.msgs[k-1].ctsAt)
+	}
+	c.ctsQueued = true
+	j.push(t, evCTS, c, k)
+}
+
+// trySend queues the connection's next data message once its CTS has
+// arrived and its data is ready (the GPU started, and the receive it
+// reduces or forwards landed).
+func (j *job) trySend(c *connection) {
+	k := c.nextMsg
+	if c.sendQueued || k >= len(c.msgs) || c.msgs[k].ctsArr < 0 {
+		return
+	}
+	m := &c.msgs[k]
+	t := max(m.ctsArr+reactNs, j.gpu[c.s])
+	if m.dep >= 0 {
+		d := &c.in.msgs[m.dep]
+		if d.recvAt < 0 {
+			return // tried again when it lands
+		}
+		t = max(t, d.recvAt+consumeNs+d.bytes/200) // the GPU reduces at 200 GB/s
+	}
+	if k > 0 {
+		t = max(t, c.msgs[k-1].sendAt)
+	}
+	c.sendQueued = true
+	j.push(t, evSend, c, k)
+}
+
+// wireNs is how long a packet of payload bytes takes on the link from
+// rank s (slowed by Config.Slow).
+func (j *job) wireNs(s int, payload int64) int64 {
+	rate := j.cfg.Gbps
+	for _, sl := range j.cfg.Slow {
+		if sl.Sender == s {
+			rate /= sl.Factor
+		}
+	}
+	return int64(float64((payload+overheadB)*8)/rate) + 1
+}
+
+// cts writes the CTS of message k: the receiver's RDMA WRITE of one FIFO
+// entry into the sender's FIFO slot, and the sender's ACK.
+func (j *job) cts(c *connection, k int, t int64) {
+	m := &c.msgs[k]
+	l := &j.layout
+	idx := uint64(k + 1) // receives posted on the connection, from 1, across collectives
+	entry := make([]byte, l.EntrySize)
+	le := binary.LittleEndian
+	le.PutUint64(entry[l.Addr:], c.bufAddr+uint64(m.pos%ncclSteps)*stepBytes)
+	if size := uint64(m.slice * stepBytes); l.SizeLen == 4 {
+		le.PutUint32(entry[l.Size:], uint32(size))
+	} else {
+		le.PutUint64(entry[l.Size:], size)
+	}
+	le.PutUint32(entry[l.Rkeys:], c.bufRkey)
+	le.PutUint32(entry[l.NReqs:], 1)
+	le.PutUint32(entry[l.Tag:], uint32(c.s))
+	le.PutUint64(entry[l.Idx:], idx)
+	start := max(t, j.egress[c.d])
+	wire := j.wireNs(c.d, int64(len(entry)))
+	j.egress[c.d] = start + wire
+	j.packets = append(j.packets, packet{t: start, RCPacket: synth.RCPacket{Src: c.d, Dst: c.s, SrcPort: c.dport,
+		Opcode: layers.OpcodeRCRDMAWriteOnly, DestQP: c.sendQPs[0], PSN: c.ctsPSN, AckReq: true,
+		VA: c.fifoAddr + nccl.Slot(idx)*uint64(l.Stride), RKey: c.fifoRkey, DMALength: uint32(len(entry)), Payload: entry}})
+	m.ctsAt = start
+	m.ctsArr = start + wire + int64(j.cfg.LinkDelay)
+	c.ctsMSN++
+	j.packets = append(j.packets, packet{t: m.ctsArr + ackNs, RCPacket: synth.RCPacket{Src: c.s, Dst: c.d, SrcPort: c.sport,
+		Opcode: layers.OpcodeRCAcknowledge, DestQP: c.recvQPs[0], PSN: c.ctsPSN, Syndrome: synACK, MSN: c.ctsMSN}})
+	c.ctsPSN = (c.ctsPSN + 1) & psnMask
+	c.nextCTS++
+	c.ctsQueued = false
+	j.tryCTS(c)
+	j.trySend(c)
+}
+
+// send writes data message k: RDMA WRITE FIRST/MIDDLE/LAST WITH
+// IMMEDIATE or WRITE ONLY WITH IMMEDIATE (0 bytes too) to the buffer of
+// its CTS, the immediate its length, and the receiver's ACK.
+func (j *job) send(c *connection, k int, t int64) {
+	m := &c.msgs[k]
+	q := m.qp
+	mtu := int64(j.cfg.MTU)
+	n := max(1, (m.bytes+mtu-1)/mtu)
+	imm := uint32(m.bytes)
+	if !*j.cfg.BigEndianImm {
+		imm = bits.ReverseBytes32(imm) // host order, little-endian on the wire
+	}
+	start := max(t, j.egress[c.s])
+	m.sendAt = start
+	at := start
+	for i := range n {
+		p := synth.RCPacket{Src: c.s, Dst: c.d, SrcPort: c.sport, DestQP: c.recvQPs[q], PSN: c.dataPSN[q],
+			PayloadLen: int(min(mtu, m.bytes-i*mtu))}
+		first, last := i == 0, i == n-1
+		switch {
+		case first && last:
+			p.Opcode = layers.OpcodeRCRDMAWriteOnlyWithImm
+		case first:
+			p.Opcode = layers.OpcodeRCRDMAWriteFirst
+		case last:
+			p.Opcode = layers.OpcodeRCRDMAWriteLastWithImm
+		default:
+			p.Opcode = layers.OpcodeRCRDMAWriteMiddle
+		}
+		if first {
+			p.VA, p.RKey, p.DMALength = c.bufAddr+uint64(m.pos%ncclSteps)*stepBytes, c.bufRkey, uint32(m.bytes)
+		}
+		if last {
+			p.Immediate, p.AckReq = imm, true
+		}
+		j.packets = append(j.packets, packet{t: at, data: true, RCPacket: p})
+		m.lastAt = at
+		at += j.wireNs(c.s, int64(p.PayloadLen))
+		c.dataPSN[q] = (c.dataPSN[q] + 1) & psnMask
+	}
+	j.egress[c.s] = at
+	recv := at + int64(j.cfg.LinkDelay)
+	c.dataMSN[q]++
+	j.packets = append(j.packets, packet{t: recv + ackNs, RCPacket: synth.RCPacket{Src: c.d, Dst: c.s, SrcPort: c.dport,
+		Opcode: layers.OpcodeRCAcknowledge, DestQP: c.sendQPs[q], PSN: (c.dataPSN[q] - 1) & psnMask, Syndrome: synACK, MSN: c.dataMSN[q]}})
+	c.nextMsg++
+	c.sendQueued = false
+	j.push(recv, evRecv, c, k)
+	j.trySend(c)
+}
+
+// recv notes that message k landed whole: its buffer steps free up
+// (the receiver's next CTS), and the send that reduces or forwards it
+// may go.
+func (j *job) recv(c *connection, k int, t int64) {
+	c.msgs[k].recvAt = t
+	j.tryCTS(c)
+	for _, o := range j.conns {
+		if o.in == c {
+			j.trySend(o)
+		}
+	}
+}
+
+// timeOf is the true time of ns from synth.StartTime.
+func timeOf(ns int64) time.Time { return synth.StartTime.Add(time.Duration(ns)) }
