@@ -75,6 +75,10 @@ func TestCollectorFindsTruth(t *testing.T) {
 		{"8 ranks, 4 channels, 3 QPs per connection", Config{Ranks: 8, Channels: 4, QPs: 3, Collectives: []Collective{{AllReduce, 6 << 20}}}},
 		{"64 ranks", Config{Ranks: 64, Collectives: []Collective{{AllReduce, 1 << 20}}}},
 		{"odd size: byte elements", Config{Ranks: 3, Collectives: []Collective{{AllReduce, 12345}}}},
+		{"every kind in turn, faults, clock offsets, IPv6, µs pcap cut at 134", Config{Ranks: 4, Channels: 2, Layout: "2.30", Encap: synth.EncapIPv6, SnapLen: 134 + 20,
+			Collectives:  []Collective{{AllReduce, 1 << 20}, {AllGather, 4 << 20}, {ReduceScatter, 400}, {Broadcast, 3 << 20}, {AllReduce, 8}},
+			ClockOffsets: []time.Duration{0, 3 * time.Millisecond, -time.Second}, HostLate: []Late{{1, time.Millisecond}}, GPULate: []Late{{3, time.Millisecond}},
+			Slow: []SlowLink{{2, 5}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files, tr := generate(t, tc.cfg)
@@ -95,6 +99,9 @@ func TestCollectorFindsTruth(t *testing.T) {
 			assert.Equal(t, ranks, res.Ranks)
 			var conns []nccl.Connection
 			for _, c := range tr.Connections {
+				if !c.Active {
+					continue // nothing on the wire shows it
+				}
 				conns = append(conns, nccl.Connection{SenderRank: new(c.SenderRank), ReceiverRank: new(c.ReceiverRank),
 					Sender: c.Sender, Receiver: c.Receiver, DataQPs: c.DataQPs, CTSQP: c.CTSQP, FIFORkey: c.FIFORkey,
 					FIFOAddr: c.FIFOAddr, CTS: uint64(c.CTS), Messages: uint64(c.Messages), Bytes: uint64(c.Bytes), Active: c.Active})
@@ -188,4 +195,93 @@ func firstSeen(tr *Truth, r int) int64 {
 		}
 	}
 	return first
+}
+
+// TestTruthArithmetic checks the truth against NCCL.md's rules: the
+// links of an AllReduce move 2(n−1)·S bytes together, of an AllGather
+// or ReduceScatter (n−1)·S, of a Broadcast (n−1)·S; each step posts the
+// Simple protocol's slices; algbw = S/busy and busbw its nccl-tests
+// factor; and the faults injected are the stragglers found.
+func TestTruthArithmetic(t *testing.T) {
+	type want struct {
+		kind      string
+		straggler *StragglerTruth
+	}
+	for _, tc := range []struct {
+		name   string
+		cfg    Config
+		factor func(n int64) float64 // the links' bytes over S
+		slices int                   // data messages per step
+		want   want
+	}{
+		{"all_reduce", Config{Ranks: 5, Channels: 2, Collectives: []Collective{{AllReduce, 3 << 20}}},
+			func(n int64) float64 { return float64(2 * (n - 1)) }, 2, want{AllReduce, nil}},
+		{"all_reduce of 1 byte", Config{Ranks: 3, Collectives: []Collective{{AllReduce, 1}}},
+			func(n int64) float64 { return float64(2 * (n - 1)) }, 2, want{AllReduce, nil}},
+		{"all_gather", Config{Ranks: 4, Collectives: []Collective{{AllGather, 4 << 20}}},
+			func(n int64) float64 { return float64(n - 1) }, 2, want{AllGather, nil}},
+		{"reduce_scatter", Config{Ranks: 6, Channels: 3, Collectives: []Collective{{ReduceScatter, 6 * 100_000}}},
+			func(n int64) float64 { return float64(n - 1) }, 2, want{ReduceScatter, nil}},
+		{"broadcast", Config{Ranks: 4, Collectives: []Collective{{Broadcast, 3 << 20}}},
+			func(n int64) float64 { return float64(n - 1) }, 1, want{Broadcast, nil}},
+		{"host-late rank 2", Config{Ranks: 4, HostLate: []Late{{2, 2 * time.Millisecond}}, Collectives: []Collective{{AllReduce, 1 << 20}}},
+			func(n int64) float64 { return float64(2 * (n - 1)) }, 2, want{AllReduce, &StragglerTruth{Rank: 2, Kind: "host"}}},
+		{"GPU-late rank 1", Config{Ranks: 4, GPULate: []Late{{1, 2 * time.Millisecond}}, Collectives: []Collective{{AllReduce, 1 << 20}}},
+			func(n int64) float64 { return float64(2 * (n - 1)) }, 2, want{AllReduce, &StragglerTruth{Rank: 1, Kind: "gpu"}}},
+		{"slow link 3 → 0", Config{Ranks: 4, Slow: []SlowLink{{3, 20}}, Collectives: []Collective{{AllGather, 8 << 20}}},
+			func(n int64) float64 { return float64(n - 1) }, 2, want{AllGather, &StragglerTruth{Rank: 3, Kind: "link", ReceiverRank: new(0)}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, tr := generate(t, tc.cfg)
+			n := int64(tc.cfg.Ranks)
+			require.Len(t, tr.Collectives, 1)
+			co := tr.Collectives[0]
+			assert.Equal(t, tc.want.kind, co.Kind)
+			var bytes int64
+			for _, l := range co.Links {
+				bytes += l.Bytes
+				assert.Equal(t, l.Steps*tc.slices, l.Messages, "link %d → %d", l.SenderRank, l.ReceiverRank)
+			}
+			assert.Equal(t, int64(tc.factor(n)*float64(co.SizeBytes)), bytes)
+			var conns int64
+			for _, c := range tr.Connections {
+				conns += c.Bytes
+			}
+			assert.Equal(t, bytes, conns)
+			start, err := time.Parse(time.RFC3339Nano, co.Start)
+			require.NoError(t, err)
+			end, err := time.Parse(time.RFC3339Nano, co.End)
+			require.NoError(t, err)
+			assert.Equal(t, end.Sub(start).Nanoseconds(), co.DurationNs)
+			var lastCTS time.Time
+			for _, a := range co.Arrivals {
+				if a.FirstCTS != nil {
+					at, err := time.Parse(time.RFC3339Nano, *a.FirstCTS)
+					require.NoError(t, err)
+					assert.Equal(t, at.Sub(start).Nanoseconds(), a.LateNs)
+					if at.After(lastCTS) {
+						lastCTS = at
+					}
+				}
+			}
+			assert.Equal(t, end.Sub(lastCTS).Nanoseconds(), co.BusyNs)
+			algbw := float64(co.SizeBytes) * 8 / end.Sub(lastCTS).Seconds()
+			assert.InEpsilon(t, algbw, co.AlgBWBps, 1e-9)
+			bus := map[string]float64{AllReduce: 2 * float64(n-1) / float64(n), AllGather: float64(n-1) / float64(n),
+				ReduceScatter: float64(n-1) / float64(n), Broadcast: 1}[co.Kind]
+			assert.InEpsilon(t, algbw*bus, co.BusBWBps, 1e-9)
+			if tc.want.straggler == nil {
+				assert.Nil(t, co.Straggler)
+				return
+			}
+			require.NotNil(t, co.Straggler)
+			assert.Equal(t, tc.want.straggler.Rank, co.Straggler.Rank)
+			assert.Equal(t, tc.want.straggler.Kind, co.Straggler.Kind)
+			assert.Equal(t, tc.want.straggler.ReceiverRank, co.Straggler.ReceiverRank)
+			assert.Positive(t, co.Straggler.LateNs)
+			if tc.want.straggler.LateNs > 0 { // the delay injected, give or take the hosts' jitter and the proxies' delays
+				assert.InDelta(t, tc.want.straggler.LateNs, co.Straggler.LateNs, 10e3)
+			}
+		})
+	}
 }

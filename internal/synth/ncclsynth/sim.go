@@ -48,7 +48,9 @@ type message struct {
 	// the sender; the data left the sender (first and last packet) and
 	// reached the receiver whole.
 	ctsAt, ctsArr, sendAt, lastAt, recvAt int64
-	qp                                    int // index of the data QP
+	// wire is how long its packets took on the link, first to last.
+	wire int64
+	qp   int // index of the data QP
 }
 
 // connection is one NET connection of a channel: the sender writes the
@@ -369,6 +371,7 @@ func (j *job) send(c *connection, k int, t int64) {
 		c.dataPSN[q] = (c.dataPSN[q] + 1) & psnMask
 	}
 	j.egress[c.s] = at
+	m.wire = at - start
 	recv := at + int64(j.cfg.LinkDelay)
 	c.dataMSN[q]++
 	j.packets = append(j.packets, packet{t: recv + ackNs, RCPacket: synth.RCPacket{Src: c.d, Dst: c.s, SrcPort: c.dport,

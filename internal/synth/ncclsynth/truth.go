@@ -93,8 +93,11 @@ type LinkTruth struct {
 	// messages, the slices of the Simple protocol), summed over channels.
 	Steps int `json:"steps"`
 	// TransferNs runs from the link's first data packet of the
-	// collective to its last (0 without data).
+	// collective to its last (0-byte writes included).
 	TransferNs int64 `json:"transfer_ns"`
+	// WireNs is the time its data messages took on the wire, each from
+	// its first packet's start to its last packet's end, summed.
+	WireNs int64 `json:"wire_ns"`
 }
 
 // ArrivalTruth is when a rank came to a collective.
@@ -116,8 +119,10 @@ type ArrivalTruth struct {
 // whose LateNs exceeds BusyNs is host-late; else a rank whose GPU wait
 // exceeds the median of the other ranks' by more than half of BusyNs is
 // GPU-late (the issue's "exceeds busy_ns" cannot hold for a GPU: the
-// busy time includes the wait); else a link whose transfer takes more
-// than 3 × the median link's is slow.
+// busy time includes the wait); else a link whose WireNs is more than 3
+// × the median link's is slow (the issue's first-to-last transfer does
+// not single out a slow link of a ring: every link waits for it, and
+// each link's transfer spans the collective).
 type StragglerTruth struct {
 	Rank         int    `json:"rank"`
 	Kind         string `json:"kind"` // host, gpu or link
@@ -222,12 +227,11 @@ func (j *job) collTruth(ci int, co Collective) CollTruth {
 			l.Bytes += m.bytes
 			l.Messages++
 			steps[m.step] = true
-			if m.bytes > 0 && earlier(m.sendAt, firstAt[c.s]) {
+			if earlier(m.sendAt, firstAt[c.s]) {
 				firstAt[c.s] = m.sendAt
 			}
-			if m.bytes > 0 {
-				lastAt[c.s] = max(lastAt[c.s], m.lastAt)
-			}
+			lastAt[c.s] = max(lastAt[c.s], m.lastAt)
+			l.WireNs += m.wire
 			if earlier(m.ctsAt, start) {
 				start = m.ctsAt
 			}
@@ -245,11 +249,11 @@ func (j *job) collTruth(ci int, co Collective) CollTruth {
 		ct.AlgBWBps = float64(co.Size) * 8 / (float64(ct.BusyNs) / 1e9)
 		ct.BusBWBps = ct.AlgBWBps * algos[co.Kind].busFactor(j.n)
 	}
-	var transfers []int64
+	var wires []int64
 	for s := range links {
 		if firstAt[s] >= 0 {
 			links[s].TransferNs = lastAt[s] - firstAt[s]
-			transfers = append(transfers, links[s].TransferNs)
+			wires = append(wires, links[s].WireNs)
 		}
 	}
 	ct.Links = links
@@ -263,12 +267,12 @@ func (j *job) collTruth(ci int, co Collective) CollTruth {
 		}
 		ct.Arrivals = append(ct.Arrivals, a)
 	}
-	ct.Straggler = straggler(ct, wait, transfers)
+	ct.Straggler = straggler(ct, wait, wires)
 	return ct
 }
 
 // straggler applies StragglerTruth's rules.
-func straggler(ct CollTruth, wait, transfers []int64) *StragglerTruth {
+func straggler(ct CollTruth, wait, wires []int64) *StragglerTruth {
 	var host *ArrivalTruth
 	for i := range ct.Arrivals {
 		a := &ct.Arrivals[i]
@@ -300,17 +304,17 @@ func straggler(ct CollTruth, wait, transfers []int64) *StragglerTruth {
 	if best >= 0 {
 		return &StragglerTruth{Rank: best, Kind: "gpu", LateNs: bestLate}
 	}
-	if len(transfers) > 0 {
-		med := median(transfers)
+	if len(wires) > 0 {
+		med := median(wires)
 		var slow *LinkTruth
 		for i := range ct.Links {
 			l := &ct.Links[i]
-			if l.TransferNs > 3*med && (slow == nil || l.TransferNs > slow.TransferNs) {
+			if l.WireNs > 3*med && (slow == nil || l.WireNs > slow.WireNs) {
 				slow = l
 			}
 		}
 		if slow != nil {
-			return &StragglerTruth{Rank: slow.SenderRank, Kind: "link", LateNs: slow.TransferNs - med, ReceiverRank: new(slow.ReceiverRank)}
+			return &StragglerTruth{Rank: slow.SenderRank, Kind: "link", LateNs: slow.WireNs - med, ReceiverRank: new(slow.ReceiverRank)}
 		}
 	}
 	return nil
