@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +33,7 @@ type cliFlags struct {
 	prefix, format, encap   string
 	imm, colls, offsets     string
 	hostLate, gpuLate, slow string
+	loss                    string
 }
 
 func newFlagSet(v *cliFlags) *flag.FlagSet {
@@ -59,6 +61,7 @@ func newFlagSet(v *cliFlags) *flag.FlagSet {
 	fs.StringVar(&v.hostLate, "host-late", "", "ranks whose host enqueues each collective late (their CTS late): comma-separated `RANK=DURATION`")
 	fs.StringVar(&v.gpuLate, "gpu-late", "", "ranks whose GPU starts each collective late (CTS on time, data late): comma-separated `RANK=DURATION`")
 	fs.StringVar(&v.slow, "slow-link", "", "links from these ranks to their ring successor sent at the link rate divided by FACTOR: comma-separated `RANK=FACTOR`")
+	fs.StringVar(&v.loss, "loss", "", "links from these ranks to their ring successor lose every EVERY-th data packet after the sender's capture (NAK, go-back-N resend): comma-separated `RANK=EVERY`")
 	return fs
 }
 
@@ -98,7 +101,8 @@ func ParseArgs(args []string) (Config, string, error) {
 	if err != nil {
 		return c, "", err
 	}
-	for r, d := range offs {
+	for _, o := range offs {
+		r, d := o.rank, o.value
 		if r >= MaxRanks {
 			return c, "", fmt.Errorf("--clock-offset: rank %d", r)
 		}
@@ -115,16 +119,23 @@ func ParseArgs(args []string) (Config, string, error) {
 		if err != nil {
 			return c, "", err
 		}
-		for r, d := range m {
-			*l.dst = append(*l.dst, Late{Rank: r, Delay: d})
+		for _, x := range m {
+			*l.dst = append(*l.dst, Late{Rank: x.rank, Delay: x.value})
 		}
 	}
 	slow, err := parseRankValues(v.slow, "--slow-link", func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
 	if err != nil {
 		return c, "", err
 	}
-	for r, f := range slow {
-		c.Slow = append(c.Slow, SlowLink{Sender: r, Factor: f})
+	for _, x := range slow {
+		c.Slow = append(c.Slow, SlowLink{Sender: x.rank, Factor: x.value})
+	}
+	loss, err := parseRankValues(v.loss, "--loss", strconv.Atoi)
+	if err != nil {
+		return c, "", err
+	}
+	for _, x := range loss {
+		c.Loss = append(c.Loss, LinkLoss{Sender: x.rank, Every: x.value})
 	}
 	if v.prefix == "" || v.prefix == "-" {
 		return c, "", errors.New("-o wants a file name prefix (the captures are one per rank)")
@@ -159,10 +170,16 @@ func parseCollectives(s string) ([]Collective, error) {
 	return out, nil
 }
 
-// parseRankValues parses RANK=VALUE,… (each rank once; the map is read
-// in rank order by its callers' results being order-free).
-func parseRankValues[V any](s, name string, parse func(string) (V, error)) (map[int]V, error) {
-	out := map[int]V{}
+// rankValue is one RANK=VALUE of a flag.
+type rankValue[V any] struct {
+	rank  int
+	value V
+}
+
+// parseRankValues parses RANK=VALUE,…, each rank once, in the order
+// given.
+func parseRankValues[V any](s, name string, parse func(string) (V, error)) ([]rankValue[V], error) {
+	var out []rankValue[V]
 	if s == "" {
 		return out, nil
 	}
@@ -172,12 +189,14 @@ func parseRankValues[V any](s, name string, parse func(string) (V, error)) (map[
 		if !ok || err != nil || r < 0 {
 			return nil, fmt.Errorf("%s %q: want RANK=VALUE", name, item)
 		}
-		if _, dup := out[r]; dup {
+		if slices.ContainsFunc(out, func(x rankValue[V]) bool { return x.rank == r }) {
 			return nil, fmt.Errorf("%s: rank %d twice", name, r)
 		}
-		if out[r], err = parse(val); err != nil {
+		v, err := parse(val)
+		if err != nil {
 			return nil, fmt.Errorf("%s %q: %w", name, item, err)
 		}
+		out = append(out, rankValue[V]{r, v})
 	}
 	return out, nil
 }

@@ -69,8 +69,17 @@ type Late struct {
 // SlowLink makes the link from rank Sender to its ring successor slow:
 // its packets leave at Gbps/Factor.
 type SlowLink struct {
-	Sender int
-	Factor float64
+	Sender int     `json:"sender_rank"`
+	Factor float64 `json:"factor"`
+}
+
+// LinkLoss makes the link from rank Sender to its ring successor lose
+// every Every-th data packet it sends (counting first transmissions, a
+// message's last packet never lost) after the sender's capture: the
+// receiver NAKs and the sender resends from it (go-back-N).
+type LinkLoss struct {
+	Sender int `json:"sender_rank"`
+	Every  int `json:"every"`
 }
 
 // Config is an NCCL job to write.
@@ -109,6 +118,7 @@ type Config struct {
 	// GPULate ranks' GPUs start late: CTS on time, data late.
 	HostLate, GPULate []Late
 	Slow              []SlowLink
+	Loss              []LinkLoss
 }
 
 // Defaults of Config.
@@ -231,6 +241,11 @@ func (c *Config) Normalize() error {
 	for _, l := range slices.Concat(c.HostLate, c.GPULate) {
 		if l.Rank < 0 || l.Rank >= c.Ranks || l.Delay < 0 || l.Delay > time.Minute {
 			return bad("late rank %d by %v", l.Rank, l.Delay)
+		}
+	}
+	for _, l := range c.Loss {
+		if l.Sender < 0 || l.Sender >= c.Ranks || l.Every < 2 {
+			return bad("loss on the link from rank %d every %d packets (want 2 or more)", l.Sender, l.Every)
 		}
 	}
 	for _, s := range c.Slow {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -78,7 +79,7 @@ func TestCollectorFindsTruth(t *testing.T) {
 		{"every kind in turn, faults, clock offsets, IPv6, µs pcap cut at 134", Config{Ranks: 4, Channels: 2, Layout: "2.30", Encap: synth.EncapIPv6, SnapLen: 134 + 20,
 			Collectives:  []Collective{{AllReduce, 1 << 20}, {AllGather, 4 << 20}, {ReduceScatter, 400}, {Broadcast, 3 << 20}, {AllReduce, 8}},
 			ClockOffsets: []time.Duration{0, 3 * time.Millisecond, -time.Second}, HostLate: []Late{{1, time.Millisecond}}, GPULate: []Late{{3, time.Millisecond}},
-			Slow: []SlowLink{{2, 5}}}},
+			Slow: []SlowLink{{2, 5}}, Loss: []LinkLoss{{0, 7}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files, tr := generate(t, tc.cfg)
@@ -228,6 +229,8 @@ func TestTruthArithmetic(t *testing.T) {
 			func(n int64) float64 { return float64(2 * (n - 1)) }, 2, want{AllReduce, &StragglerTruth{Rank: 2, Kind: "host"}}},
 		{"GPU-late rank 1", Config{Ranks: 4, GPULate: []Late{{1, 2 * time.Millisecond}}, Collectives: []Collective{{AllReduce, 1 << 20}}},
 			func(n int64) float64 { return float64(2 * (n - 1)) }, 2, want{AllReduce, &StragglerTruth{Rank: 1, Kind: "gpu"}}},
+		{"loss on link 1 → 2", Config{Ranks: 4, MTU: 1024, Loss: []LinkLoss{{1, 3}}, Collectives: []Collective{{AllReduce, 4 << 20}}},
+			func(n int64) float64 { return float64(2 * (n - 1)) }, 2, want{AllReduce, &StragglerTruth{Rank: 1, Kind: "link", ReceiverRank: new(2)}}},
 		{"slow link 3 → 0", Config{Ranks: 4, Slow: []SlowLink{{3, 20}}, Collectives: []Collective{{AllGather, 8 << 20}}},
 			func(n int64) float64 { return float64(n - 1) }, 2, want{AllGather, &StragglerTruth{Rank: 3, Kind: "link", ReceiverRank: new(0)}}},
 	} {
@@ -282,6 +285,55 @@ func TestTruthArithmetic(t *testing.T) {
 			if tc.want.straggler.LateNs > 0 { // the delay injected, give or take the hosts' jitter and the proxies' delays
 				assert.InDelta(t, tc.want.straggler.LateNs, co.Straggler.LateNs, 10e3)
 			}
+		})
+	}
+}
+
+// TestLossSeenByAnalyzer: the analyzer sees the loss the truth says on
+// the lossy link: in the sender's capture each lost packet NAKed once
+// and every packet sent again a retransmission; in the receiver's, the
+// lost first transmissions are absent.
+func TestLossSeenByAnalyzer(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"every 3rd packet of rank 1", Config{Ranks: 3, MTU: 1024, Loss: []LinkLoss{{1, 3}}, Collectives: []Collective{{AllReduce, 1 << 20}}}},
+		{"every 50th, 2 channels, 2 QPs", Config{Ranks: 5, MTU: 512, Channels: 2, QPs: 2, Loss: []LinkLoss{{4, 50}}, Collectives: []Collective{{AllGather, 5 << 20}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files, tr := generate(t, tc.cfg)
+			s := tc.cfg.Loss[0].Sender
+			var lost, resent int
+			var dataQPs []uint32
+			for _, c := range tr.Connections {
+				if c.SenderRank == s {
+					lost, resent = lost+c.Lost, resent+c.Resent
+					dataQPs = append(dataQPs, c.DataQPs...)
+				} else {
+					assert.Zero(t, c.Lost+c.Resent)
+				}
+			}
+			require.Positive(t, lost)
+			require.Greater(t, resent, lost-1)
+			_, rep := collect(t, files[s])
+			var naks, retrans uint64
+			for _, f := range rep.Flows {
+				if f.Src == tr.Ranks[s].Addr && slices.Contains(dataQPs, f.DestQP) {
+					retrans += f.Requests.Retransmitted
+				}
+				if f.Dst == tr.Ranks[s].Addr {
+					naks += f.Responses.NAKs
+				}
+			}
+			assert.Equal(t, uint64(lost), naks)
+			assert.Equal(t, uint64(resent), retrans)
+			// Each packet is in two captures, a lost one in its sender's only.
+			var frames int
+			for _, f := range tr.Files {
+				frames += f.Frames
+			}
+			assert.Equal(t, 2*tr.Frames-lost, frames)
 		})
 	}
 }

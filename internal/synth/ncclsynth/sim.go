@@ -20,9 +20,11 @@ const (
 	reactNs    = 1_000  // a CTS arrives → the send proxy posts the data
 	consumeNs  = 1_000  // a receive lands → the GPU has consumed it
 	ackNs      = 300    // a message lands → the responder's ACK
+	nakReactNs = 5_000  // a NAK arrives → the sender's NIC resends
 	jitterNs   = 2_000  // hosts enqueue a collective up to this apart
 	overheadB  = 100    // bytes a packet adds on the wire to its payload
 	synACK     = 0x1F   // AETH: ACK, credits unlimited
+	synNAKSeq  = 0x60   // AETH: NAK, PSN sequence error
 	psnMask    = 1<<24 - 1
 	bufferBase = 0x7f00_0000_0000
 )
@@ -32,6 +34,7 @@ const (
 type packet struct {
 	t    int64
 	data bool // a data write (not a CTS or an ACK)
+	lost bool // lost after its sender's capture: not in its receiver's
 	synth.RCPacket
 }
 
@@ -70,6 +73,8 @@ type connection struct {
 	bufRkey          uint32
 	msgs             []message
 	nextCTS, nextMsg int
+	sentFirst        int // first transmissions of data packets (Config.Loss)
+	lost, resent     int // data packets lost, and sent again
 	ctsQueued        bool
 	sendQueued       bool
 	// oldest is the oldest message whose buffer steps may still be held
@@ -338,15 +343,14 @@ func (j *job) send(c *connection, k int, t int64) {
 	q := m.qp
 	mtu := int64(j.cfg.MTU)
 	n := max(1, (m.bytes+mtu-1)/mtu)
-	imm := uint32(m.bytes)
-	if !*j.cfg.BigEndianImm {
-		imm = bits.ReverseBytes32(imm) // host order, little-endian on the wire
-	}
+	imm := imm(j.cfg, m.bytes)
 	start := max(t, j.egress[c.s])
 	m.sendAt = start
 	at := start
-	for i := range n {
-		p := synth.RCPacket{Src: c.s, Dst: c.d, SrcPort: c.sport, DestQP: c.recvQPs[q], PSN: c.dataPSN[q],
+	psn0 := c.dataPSN[q]
+	sent := int64(-1) // the highest packet sent: a resend is never lost again
+	for i := int64(0); i < n; i++ {
+		p := synth.RCPacket{Src: c.s, Dst: c.d, SrcPort: c.sport, DestQP: c.recvQPs[q], PSN: (psn0 + uint32(i)) & psnMask,
 			PayloadLen: int(min(mtu, m.bytes-i*mtu))}
 		first, last := i == 0, i == n-1
 		switch {
@@ -365,11 +369,23 @@ func (j *job) send(c *connection, k int, t int64) {
 		if last {
 			p.Immediate, p.AckReq = imm, true
 		}
-		j.packets = append(j.packets, packet{t: at, data: true, RCPacket: p})
+		lost := i > sent && !last && j.lose(c)
+		if i <= sent {
+			c.resent++
+		}
+		if lost {
+			c.lost++
+		}
+		sent = max(sent, i)
+		j.packets = append(j.packets, packet{t: at, data: true, lost: lost, RCPacket: p})
 		m.lastAt = at
 		at += j.wireNs(c.s, int64(p.PayloadLen))
-		c.dataPSN[q] = (c.dataPSN[q] + 1) & psnMask
+		if lost {
+			at, sent = j.goBackN(c, q, i, n, at, m, p)
+			i-- // resent from the lost packet on
+		}
 	}
+	c.dataPSN[q] = (psn0 + uint32(n)) & psnMask
 	j.egress[c.s] = at
 	m.wire = at - start
 	recv := at + int64(j.cfg.LinkDelay)
@@ -380,6 +396,51 @@ func (j *job) send(c *connection, k int, t int64) {
 	c.sendQueued = false
 	j.push(recv, evRecv, c, k)
 	j.trySend(c)
+}
+
+// lose says whether the connection's next first transmission of a data
+// packet is lost after the sender's capture (Config.Loss).
+func (j *job) lose(c *connection) bool {
+	for _, l := range j.cfg.Loss {
+		if l.Sender == c.s {
+			c.sentFirst++
+			return c.sentFirst%l.Every == 0
+		}
+	}
+	return false
+}
+
+// goBackN follows the loss of packet i (of n) of message m on data QP
+// q, whose next packet leaves at at: the packets after it reach the
+// receiver out of sequence, the first of them draws a NAK (PSN sequence
+// error) naming the lost PSN, and the sender, which went on sending
+// until the NAK arrived, sends again from the lost packet a few µs later
+// (as NICs do: synth's --nak-delay). It returns
+// when the resend starts and the highest packet sent.
+func (j *job) goBackN(c *connection, q int, i, n, at int64, m *message, lost synth.RCPacket) (int64, int64) {
+	delay := int64(j.cfg.LinkDelay)
+	nakAt := at + delay + ackNs
+	nakArr := nakAt + delay
+	mtu := int64(j.cfg.MTU)
+	sent := i
+	for next := i + 1; next < n && at < nakArr; next++ {
+		sent = next
+		p := lost
+		p.PSN = (lost.PSN + uint32(next-i)) & psnMask
+		p.PayloadLen = int(min(mtu, m.bytes-next*mtu))
+		p.VA, p.RKey, p.DMALength, p.Immediate, p.AckReq = 0, 0, 0, 0, false
+		p.Opcode = layers.OpcodeRCRDMAWriteMiddle
+		if next == n-1 {
+			p.Opcode = layers.OpcodeRCRDMAWriteLastWithImm
+			p.Immediate, p.AckReq = imm(j.cfg, m.bytes), true
+		}
+		j.packets = append(j.packets, packet{t: at, data: true, RCPacket: p})
+		m.lastAt = at
+		at += j.wireNs(c.s, int64(p.PayloadLen))
+	}
+	j.packets = append(j.packets, packet{t: nakAt, RCPacket: synth.RCPacket{Src: c.d, Dst: c.s, SrcPort: c.dport,
+		Opcode: layers.OpcodeRCAcknowledge, DestQP: c.sendQPs[q], PSN: lost.PSN, Syndrome: synNAKSeq, MSN: c.dataMSN[q]}})
+	return max(at, nakArr+nakReactNs), sent
 }
 
 // recv notes that message k landed whole: its buffer steps free up
@@ -393,6 +454,14 @@ func (j *job) recv(c *connection, k int, t int64) {
 			j.trySend(o)
 		}
 	}
+}
+
+// imm is the immediate of a data message of length bytes.
+func imm(cfg *Config, bytes int64) uint32 {
+	if *cfg.BigEndianImm {
+		return uint32(bytes)
+	}
+	return bits.ReverseBytes32(uint32(bytes)) // host order, little-endian on the wire
 }
 
 // timeOf is the true time of ns from synth.StartTime.

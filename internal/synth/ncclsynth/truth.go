@@ -59,6 +59,11 @@ type ConnTruth struct {
 	Messages int      `json:"messages"` // data messages, 0-byte ones included
 	Bytes    int64    `json:"bytes"`
 	Active   bool     `json:"active"`
+	// Lost counts the data packets lost after the sender's capture
+	// (Config.Loss), each NAKed; Resent the data packets sent again
+	// (go-back-N: the lost one and those after it).
+	Lost   int `json:"lost"`
+	Resent int `json:"resent"`
 }
 
 // CollTruth is one collective.
@@ -135,6 +140,7 @@ type FaultsTruth struct {
 	HostLate []LateTruth `json:"host_late,omitempty"`
 	GPULate  []LateTruth `json:"gpu_late,omitempty"`
 	Slow     []SlowLink  `json:"slow_links,omitempty"`
+	Loss     []LinkLoss  `json:"loss,omitempty"`
 }
 
 // LateTruth is a late rank.
@@ -169,7 +175,7 @@ func (j *job) truth(addr func(int) string) *Truth {
 	for _, c := range j.conns {
 		ct := ConnTruth{Channel: c.ch, SenderRank: c.s, ReceiverRank: c.d, Sender: addr(c.s), Receiver: addr(c.d),
 			DataQPs: []uint32{}, CTSQP: c.sendQPs[0], FIFORkey: c.fifoRkey, FIFOAddr: fmt.Sprintf("%#x", c.fifoAddr),
-			CTS: c.nextCTS, Messages: len(c.msgs)}
+			CTS: c.nextCTS, Messages: len(c.msgs), Lost: c.lost, Resent: c.resent}
 		for _, m := range c.msgs {
 			ct.Bytes += m.bytes
 			if q := c.recvQPs[m.qp]; !slices.Contains(ct.DataQPs, q) {
@@ -182,8 +188,8 @@ func (j *job) truth(addr func(int) string) *Truth {
 	for ci, co := range cfg.Collectives {
 		t.Collectives = append(t.Collectives, j.collTruth(ci, co))
 	}
-	if len(cfg.HostLate)+len(cfg.GPULate)+len(cfg.Slow) > 0 {
-		f := &FaultsTruth{Slow: cfg.Slow}
+	if len(cfg.HostLate)+len(cfg.GPULate)+len(cfg.Slow)+len(cfg.Loss) > 0 {
+		f := &FaultsTruth{Slow: cfg.Slow, Loss: cfg.Loss}
 		for _, l := range cfg.HostLate {
 			f.HostLate = append(f.HostLate, LateTruth{l.Rank, int64(l.Delay)})
 		}

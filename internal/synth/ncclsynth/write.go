@@ -37,7 +37,9 @@ func Write(cfg Config, outs []io.Writer, names []string) (*Truth, error) {
 	sights := make([][]sight, cfg.Ranks)
 	for k, p := range j.packets {
 		sights[p.Src] = append(sights[p.Src], sight{p.t, k})
-		sights[p.Dst] = append(sights[p.Dst], sight{p.t + int64(cfg.LinkDelay), k})
+		if !p.lost {
+			sights[p.Dst] = append(sights[p.Dst], sight{p.t + int64(cfg.LinkDelay), k})
+		}
 	}
 	tr := j.truth(fb.Addr)
 	for r, ss := range sights {
