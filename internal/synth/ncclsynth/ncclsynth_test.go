@@ -110,6 +110,22 @@ func TestCollectorFindsTruth(t *testing.T) {
 			assert.ElementsMatch(t, conns, res.Connections)
 			assert.Equal(t, tr.Channels, res.Channels)
 			assert.Equal(t, tr.Rings, res.Rings)
+			// Each file alone: a part that never contradicts the whole. A
+			// host sees its own rank and its predecessor's (the CTS written
+			// to each), not its successor's.
+			for r, c := range cols {
+				part := c.Result()
+				require.NotNil(t, part)
+				assert.Subset(t, ranks, part.Ranks)
+				assert.Contains(t, part.Ranks, ranks[r])
+				for _, pc := range part.Connections {
+					if pc.ReceiverRank == nil {
+						require.Equal(t, ranks[r].Addr, pc.Sender)
+						pc.ReceiverRank = new((r + 1) % tc.cfg.Ranks)
+					}
+					assert.Contains(t, conns, pc)
+				}
+			}
 		})
 	}
 }
