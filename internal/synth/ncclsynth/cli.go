@@ -47,7 +47,7 @@ func newFlagSet(v *cliFlags) *flag.FlagSet {
 	fs.IntVar(&c.QPs, "qps", 1, "NCCL_IB_QPS_PER_CONNECTION: data QPs per connection, messages round-robin over them")
 	fs.StringVar(&c.Layout, "layout", DefaultLayout, "FIFO entry layout of the CTS: "+strings.Join(layoutNames(), ", "))
 	fs.StringVar(&v.imm, "imm", "", "byte order of the immediate: host (little-endian, NCCL ≤ 2.28) or big (≥ 2.29.2); default big for layout 2.30, else host")
-	fs.StringVar(&v.colls, "coll", "all_reduce:1048576", "the collectives in turn: comma-separated `KIND:BYTES` (S as nccl-tests defines it; K, M, G suffixes), KIND one of "+strings.Join(Kinds(), ", "))
+	fs.StringVar(&v.colls, "coll", "all_reduce:1048576", "the collectives in turn: comma-separated `KIND:BYTES[:ALGORITHM]` (S as nccl-tests defines it; K, M, G suffixes), KIND one of "+strings.Join(Kinds(), ", ")+"; ALGORITHM ring (default) or tree (all_reduce on the double binary tree)")
 	fs.StringVar(&v.format, "format", "pcap", "capture format: pcap or pcapng")
 	fs.BoolVar(&c.Nanos, "nanos", false, "nanosecond pcap timestamps (pcapng always has ns)")
 	fs.IntVar(&c.SnapLen, "snaplen", 0, "cut frames to `N` bytes; 0 keeps them whole")
@@ -147,15 +147,15 @@ func ParseArgs(args []string) (Config, string, error) {
 	return c, v.prefix, nil
 }
 
-// parseCollectives parses --coll: KIND:BYTES,….
+// parseCollectives parses --coll: KIND:BYTES[:ALGORITHM],….
 func parseCollectives(s string) ([]Collective, error) {
 	var out []Collective
 	for item := range strings.SplitSeq(s, ",") {
-		kind, size, ok := strings.Cut(strings.TrimSpace(item), ":")
-		if !ok {
-			return nil, fmt.Errorf("--coll %q: want KIND:BYTES", item)
+		f := strings.Split(strings.TrimSpace(item), ":")
+		if len(f) < 2 || len(f) > 3 {
+			return nil, fmt.Errorf("--coll %q: want KIND:BYTES[:ALGORITHM]", item)
 		}
-		mult := int64(1)
+		size, mult := f[1], int64(1)
 		for suffix, m := range map[string]int64{"K": 1 << 10, "M": 1 << 20, "G": 1 << 30} {
 			if rest, ok := strings.CutSuffix(size, suffix); ok {
 				size, mult = rest, m
@@ -163,9 +163,13 @@ func parseCollectives(s string) ([]Collective, error) {
 		}
 		n, err := strconv.ParseInt(size, 10, 64)
 		if err != nil || n < 1 || n > 1<<40/mult {
-			return nil, fmt.Errorf("--coll %q: bytes %q", item, size)
+			return nil, fmt.Errorf("--coll %q: bytes %q", item, f[1])
 		}
-		out = append(out, Collective{Kind: kind, Size: n * mult})
+		co := Collective{Kind: f[0], Size: n * mult}
+		if len(f) == 3 {
+			co.Algorithm = f[2]
+		}
+		out = append(out, co)
 	}
 	return out, nil
 }

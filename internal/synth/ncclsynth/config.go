@@ -48,6 +48,12 @@ const (
 	Broadcast     = "broadcast"
 )
 
+// Algorithms, as the truth names them.
+const (
+	AlgoRing = "ring"
+	AlgoTree = "tree" // the double binary tree, AllReduce only
+)
+
 // Kinds returns the collective kinds the generator writes.
 func Kinds() []string { return []string{AllReduce, AllGather, ReduceScatter, Broadcast} }
 
@@ -58,6 +64,8 @@ func Kinds() []string { return []string{AllReduce, AllGather, ReduceScatter, Bro
 type Collective struct {
 	Kind string
 	Size int64
+	// Algorithm is AlgoRing (the default) or AlgoTree.
+	Algorithm string
 }
 
 // Late makes a rank late by Delay in each collective.
@@ -220,9 +228,18 @@ func (c *Config) Normalize() error {
 		return bad("%d collectives (at most %d)", len(c.Collectives), maxCollectives)
 	}
 	var total float64
+	c.Collectives = slices.Clone(c.Collectives) // the caller's stay as given
 	for i, co := range c.Collectives {
 		if !slices.Contains(Kinds(), co.Kind) {
 			return bad("collective %d: kind %q (want one of %s)", i+1, co.Kind, strings.Join(Kinds(), ", "))
+		}
+		switch {
+		case co.Algorithm == "":
+			c.Collectives[i].Algorithm = AlgoRing
+		case co.Algorithm == AlgoTree && co.Kind != AllReduce:
+			return bad("collective %d: %s runs on the ring only", i+1, co.Kind)
+		case co.Algorithm != AlgoRing && co.Algorithm != AlgoTree:
+			return bad("collective %d: algorithm %q (want ring or tree)", i+1, co.Algorithm)
 		}
 		if co.Size < 1 {
 			return bad("collective %d: size %d bytes", i+1, co.Size)

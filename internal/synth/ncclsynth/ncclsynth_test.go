@@ -68,16 +68,18 @@ func TestCollectorFindsTruth(t *testing.T) {
 		name string
 		cfg  Config
 	}{
-		{"3 ranks, 2.20, like the real captures", Config{Ranks: 3, MTU: 1024, Collectives: []Collective{{AllReduce, 1}, {AllReduce, 24576}}}},
-		{"4 ranks, 2.19", Config{Ranks: 4, Layout: "2.19", Collectives: []Collective{{AllReduce, 3 << 20}}}},
-		{"5 ranks, 2.25, big-endian immediate", Config{Ranks: 5, Layout: "2.25", BigEndianImm: new(true), Collectives: []Collective{{AllReduce, 100_000}}}},
+		{"3 ranks, 2.20, like the real captures", Config{Ranks: 3, MTU: 1024, Collectives: []Collective{{Kind: AllReduce, Size: 1}, {Kind: AllReduce, Size: 24576}}}},
+		{"4 ranks, 2.19", Config{Ranks: 4, Layout: "2.19", Collectives: []Collective{{Kind: AllReduce, Size: 3 << 20}}}},
+		{"5 ranks, 2.25, big-endian immediate", Config{Ranks: 5, Layout: "2.25", BigEndianImm: new(true), Collectives: []Collective{{Kind: AllReduce, Size: 100_000}}}},
 		{"3 ranks, 2.30, host-order immediate", Config{Ranks: 3, Layout: "2.30", BigEndianImm: new(false)}},
-		{"3 ranks, 2.30, 2 channels", Config{Ranks: 3, Layout: "2.30", Channels: 2, Collectives: []Collective{{AllReduce, 5 << 20}}}},
-		{"8 ranks, 4 channels, 3 QPs per connection", Config{Ranks: 8, Channels: 4, QPs: 3, Collectives: []Collective{{AllReduce, 6 << 20}}}},
-		{"64 ranks", Config{Ranks: 64, Collectives: []Collective{{AllReduce, 1 << 20}}}},
-		{"odd size: byte elements", Config{Ranks: 3, Collectives: []Collective{{AllReduce, 12345}}}},
+		{"3 ranks, 2.30, 2 channels", Config{Ranks: 3, Layout: "2.30", Channels: 2, Collectives: []Collective{{Kind: AllReduce, Size: 5 << 20}}}},
+		{"8 ranks, 4 channels, 3 QPs per connection", Config{Ranks: 8, Channels: 4, QPs: 3, Collectives: []Collective{{Kind: AllReduce, Size: 6 << 20}}}},
+		{"64 ranks", Config{Ranks: 64, Collectives: []Collective{{Kind: AllReduce, Size: 1 << 20}}}},
+		{"odd size: byte elements", Config{Ranks: 3, Collectives: []Collective{{Kind: AllReduce, Size: 12345}}}},
+		{"tree AllReduce, 2 channels (both trees), then ring", Config{Ranks: 6, Channels: 2,
+			Collectives: []Collective{{Kind: AllReduce, Size: 3 << 20, Algorithm: AlgoTree}, {Kind: AllReduce, Size: 1 << 20}}}},
 		{"every kind in turn, faults, clock offsets, IPv6, µs pcap cut at 134", Config{Ranks: 4, Channels: 2, Layout: "2.30", Encap: synth.EncapIPv6, SnapLen: 134 + 20,
-			Collectives:  []Collective{{AllReduce, 1 << 20}, {AllGather, 4 << 20}, {ReduceScatter, 400}, {Broadcast, 3 << 20}, {AllReduce, 8}},
+			Collectives:  []Collective{{Kind: AllReduce, Size: 1 << 20}, {Kind: AllGather, Size: 4 << 20}, {Kind: ReduceScatter, Size: 400}, {Kind: Broadcast, Size: 3 << 20}, {Kind: AllReduce, Size: 8}},
 			ClockOffsets: []time.Duration{0, 3 * time.Millisecond, -time.Second}, HostLate: []Late{{1, time.Millisecond}}, GPULate: []Late{{3, time.Millisecond}},
 			Slow: []SlowLink{{2, 5}}, Loss: []LinkLoss{{0, 7}}}},
 	} {
@@ -108,8 +110,13 @@ func TestCollectorFindsTruth(t *testing.T) {
 					FIFOAddr: c.FIFOAddr, CTS: uint64(c.CTS), Messages: uint64(c.Messages), Bytes: uint64(c.Bytes), Active: c.Active})
 			}
 			assert.ElementsMatch(t, conns, res.Connections)
-			assert.Equal(t, tr.Channels, res.Channels)
-			assert.Equal(t, tr.Rings, res.Rings)
+			if tr.Trees == nil {
+				assert.Equal(t, tr.Channels, res.Channels)
+				assert.Equal(t, tr.Rings, res.Rings)
+			} else { // a rank with two successors: the Collector tells no ring
+				assert.Zero(t, res.Channels)
+				assert.Nil(t, res.Rings)
+			}
 			// Each file alone: a part that never contradicts the whole. A
 			// host sees its own rank and its predecessor's (the CTS written
 			// to each), not its successor's.
@@ -141,6 +148,9 @@ func TestRun(t *testing.T) {
 		errs string
 	}{
 		{"3 ranks", []string{"--ranks", "3", "--nanos", "--coll", "all_reduce:24K,all_reduce:1"}, 0, ""},
+		{"tree", []string{"--ranks", "5", "--channels", "2", "--coll", "all_reduce:1M:tree,all_reduce:1M:ring"}, 0, ""},
+		{"tree all_gather", []string{"--ranks", "3", "--coll", "all_gather:3M:tree"}, 2, "ring only"},
+		{"unknown algorithm", []string{"--ranks", "3", "--coll", "all_reduce:3M:nvls"}, 2, "algorithm"},
 		{"pcapng, 2.25, big immediate, offsets", []string{"--ranks", "4", "--format", "pcapng", "--layout", "2.25", "--imm", "big", "--clock-offset", "1=3ms,3=-2ms"}, 0, ""},
 		{"no ranks", nil, 2, "0 ranks"},
 		{"too many ranks", []string{"--ranks", "65"}, 2, "65 ranks"},
@@ -179,7 +189,9 @@ func TestRun(t *testing.T) {
 				_, rep := collect(t, data)
 				assert.Equal(t, uint64(f.Frames), rep.Capture.Frames)
 				assert.Zero(t, rep.Capture.Malformed)
-				assert.Equal(t, f.ClockOffsetNs, rep.Capture.FirstTime.Sub(synth.StartTime).Nanoseconds()-firstSeen(&tr, r))
+				if tr.Trees == nil { // firstSeen knows the rings only
+					assert.Equal(t, f.ClockOffsetNs, rep.Capture.FirstTime.Sub(synth.StartTime).Nanoseconds()-firstSeen(&tr, r))
+				}
 			}
 		})
 	}
@@ -231,23 +243,27 @@ func TestTruthArithmetic(t *testing.T) {
 		slices int                   // data messages per step
 		want   want
 	}{
-		{"all_reduce", Config{Ranks: 5, Channels: 2, Collectives: []Collective{{AllReduce, 3 << 20}}},
+		{"all_reduce", Config{Ranks: 5, Channels: 2, Collectives: []Collective{{Kind: AllReduce, Size: 3 << 20}}},
 			func(n int64) float64 { return float64(2 * (n - 1)) }, 2, want{AllReduce, nil}},
-		{"all_reduce of 1 byte", Config{Ranks: 3, Collectives: []Collective{{AllReduce, 1}}},
+		{"all_reduce of 1 byte", Config{Ranks: 3, Collectives: []Collective{{Kind: AllReduce, Size: 1}}},
 			func(n int64) float64 { return float64(2 * (n - 1)) }, 2, want{AllReduce, nil}},
-		{"all_gather", Config{Ranks: 4, Collectives: []Collective{{AllGather, 4 << 20}}},
+		{"all_gather", Config{Ranks: 4, Collectives: []Collective{{Kind: AllGather, Size: 4 << 20}}},
 			func(n int64) float64 { return float64(n - 1) }, 2, want{AllGather, nil}},
-		{"reduce_scatter", Config{Ranks: 6, Channels: 3, Collectives: []Collective{{ReduceScatter, 6 * 100_000}}},
+		{"reduce_scatter", Config{Ranks: 6, Channels: 3, Collectives: []Collective{{Kind: ReduceScatter, Size: 6 * 100_000}}},
 			func(n int64) float64 { return float64(n - 1) }, 2, want{ReduceScatter, nil}},
-		{"broadcast", Config{Ranks: 4, Collectives: []Collective{{Broadcast, 3 << 20}}},
+		{"tree all_reduce", Config{Ranks: 7, Channels: 2, Collectives: []Collective{{Kind: AllReduce, Size: 5 << 20, Algorithm: AlgoTree}}},
+			func(n int64) float64 { return float64(2 * (n - 1)) }, 1, want{AllReduce, nil}},
+		{"tree all_reduce, GPU-late rank 4", Config{Ranks: 8, Channels: 2, GPULate: []Late{{4, time.Millisecond}}, Collectives: []Collective{{Kind: AllReduce, Size: 1 << 20, Algorithm: AlgoTree}}},
+			func(n int64) float64 { return float64(2 * (n - 1)) }, 1, want{AllReduce, &StragglerTruth{Rank: 4, Kind: "gpu", LateNs: 1e6}}},
+		{"broadcast", Config{Ranks: 4, Collectives: []Collective{{Kind: Broadcast, Size: 3 << 20}}},
 			func(n int64) float64 { return float64(n - 1) }, 1, want{Broadcast, nil}},
-		{"host-late rank 2", Config{Ranks: 4, HostLate: []Late{{2, 2 * time.Millisecond}}, Collectives: []Collective{{AllReduce, 1 << 20}}},
+		{"host-late rank 2", Config{Ranks: 4, HostLate: []Late{{2, 2 * time.Millisecond}}, Collectives: []Collective{{Kind: AllReduce, Size: 1 << 20}}},
 			func(n int64) float64 { return float64(2 * (n - 1)) }, 2, want{AllReduce, &StragglerTruth{Rank: 2, Kind: "host"}}},
-		{"GPU-late rank 1", Config{Ranks: 4, GPULate: []Late{{1, 2 * time.Millisecond}}, Collectives: []Collective{{AllReduce, 1 << 20}}},
+		{"GPU-late rank 1", Config{Ranks: 4, GPULate: []Late{{1, 2 * time.Millisecond}}, Collectives: []Collective{{Kind: AllReduce, Size: 1 << 20}}},
 			func(n int64) float64 { return float64(2 * (n - 1)) }, 2, want{AllReduce, &StragglerTruth{Rank: 1, Kind: "gpu"}}},
-		{"loss on link 1 → 2", Config{Ranks: 4, MTU: 1024, Loss: []LinkLoss{{1, 3}}, Collectives: []Collective{{AllReduce, 4 << 20}}},
+		{"loss on link 1 → 2", Config{Ranks: 4, MTU: 1024, Loss: []LinkLoss{{1, 3}}, Collectives: []Collective{{Kind: AllReduce, Size: 4 << 20}}},
 			func(n int64) float64 { return float64(2 * (n - 1)) }, 2, want{AllReduce, &StragglerTruth{Rank: 1, Kind: "link", ReceiverRank: new(2)}}},
-		{"slow link 3 → 0", Config{Ranks: 4, Slow: []SlowLink{{3, 20}}, Collectives: []Collective{{AllGather, 8 << 20}}},
+		{"slow link 3 → 0", Config{Ranks: 4, Slow: []SlowLink{{3, 20}}, Collectives: []Collective{{Kind: AllGather, Size: 8 << 20}}},
 			func(n int64) float64 { return float64(n - 1) }, 2, want{AllGather, &StragglerTruth{Rank: 3, Kind: "link", ReceiverRank: new(0)}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -314,8 +330,8 @@ func TestLossSeenByAnalyzer(t *testing.T) {
 		name string
 		cfg  Config
 	}{
-		{"every 3rd packet of rank 1", Config{Ranks: 3, MTU: 1024, Loss: []LinkLoss{{1, 3}}, Collectives: []Collective{{AllReduce, 1 << 20}}}},
-		{"every 50th, 2 channels, 2 QPs", Config{Ranks: 5, MTU: 512, Channels: 2, QPs: 2, Loss: []LinkLoss{{4, 50}}, Collectives: []Collective{{AllGather, 5 << 20}}}},
+		{"every 3rd packet of rank 1", Config{Ranks: 3, MTU: 1024, Loss: []LinkLoss{{1, 3}}, Collectives: []Collective{{Kind: AllReduce, Size: 1 << 20}}}},
+		{"every 50th, 2 channels, 2 QPs", Config{Ranks: 5, MTU: 512, Channels: 2, QPs: 2, Loss: []LinkLoss{{4, 50}}, Collectives: []Collective{{Kind: AllGather, Size: 5 << 20}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files, tr := generate(t, tc.cfg)
@@ -351,5 +367,47 @@ func TestLossSeenByAnalyzer(t *testing.T) {
 			}
 			assert.Equal(t, 2*tr.Frames-lost, frames)
 		})
+	}
+}
+
+// TestTrees: the channels' trees are NCCL's double binary tree: on 3
+// ranks the first is the real job's (NCCL's log: rank 0 the root with
+// child 2, rank 2 with child 1), the second shifted by one rank (odd n)
+// or mirrored (even n); and for 3 to 64 ranks each is a tree: one root,
+// every other rank its parent's child, all reached from the root.
+func TestTrees(t *testing.T) {
+	for _, tc := range []struct {
+		n, ch  int
+		root   int
+		parent []int
+	}{
+		{3, 0, 0, []int{-1, 2, 0}},
+		{3, 1, 1, []int{1, -1, 0}},
+		{4, 0, 0, []int{-1, 2, 0, 2}},
+		{4, 1, 3, []int{1, 3, 1, -1}},
+		{8, 0, 0, []int{-1, 2, 4, 2, 0, 6, 4, 6}},
+	} {
+		tr := Trees(tc.n, tc.ch)
+		assert.Equal(t, tc.root, tr.Root, "n %d channel %d", tc.n, tc.ch)
+		assert.Equal(t, tc.parent, tr.Parent, "n %d channel %d", tc.n, tc.ch)
+	}
+	for n := MinRanks; n <= MaxRanks; n++ {
+		for ch := range 2 {
+			tr := Trees(n, ch)
+			require.Equal(t, -1, tr.Parent[tr.Root])
+			seen := map[int]bool{}
+			var walk func(r int)
+			walk = func(r int) {
+				require.False(t, seen[r], "n %d channel %d: rank %d twice", n, ch, r)
+				seen[r] = true
+				require.LessOrEqual(t, len(tr.Children[r]), 2)
+				for _, c := range tr.Children[r] {
+					require.Equal(t, r, tr.Parent[c])
+					walk(c)
+				}
+			}
+			walk(tr.Root)
+			assert.Len(t, seen, n, "n %d channel %d", n, ch)
+		}
 	}
 }

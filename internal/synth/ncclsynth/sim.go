@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/roce-dissect/roce-dissect/internal/synth"
@@ -44,7 +45,8 @@ type message struct {
 	coll  int
 	bytes int64
 	step  int
-	dep   int // global index of the receive on the sender's incoming connection, -1 none
+	// deps are the receives whose data this message reduces or forwards.
+	deps  []ref
 	slice int // buffer steps it takes
 	pos   int // its first buffer step (running)
 	// Times (ns, -1 until known): the CTS left the receiver and reached
@@ -56,11 +58,16 @@ type message struct {
 	qp   int // index of the data QP
 }
 
+// ref names a message of a connection.
+type ref struct {
+	c *connection
+	k int
+}
+
 // connection is one NET connection of a channel: the sender writes the
 // data to the receiver, which writes the CTS into the sender's FIFO.
 type connection struct {
 	ch, s, d int
-	in       *connection // the sender's incoming connection of the channel
 	// sendQPs are the sender's QPs, recvQPs the receiver's (the data's
 	// DestQP); the CTS go on the first pair.
 	sendQPs, recvQPs []uint32
@@ -119,7 +126,10 @@ type job struct {
 	cfg     *Config
 	layout  nccl.Layout
 	n       int
-	conns   []*connection // by channel, then sender rank
+	conns   []*connection // the ring's by channel, then sender rank; then the trees'
+	byKey   map[[3]int]*connection
+	out     [][]*connection // by sender rank
+	qpn     []uint32        // the last QP number of each rank
 	q       events
 	seq     int
 	egress  []int64 // when each host's NIC is free
@@ -133,37 +143,60 @@ type job struct {
 }
 
 // newJob sets up the connections of cfg (normalized): each channel's ring
-// 0 → 1 → … → n−1 → 0.
+// 0 → 1 → … → n−1 → 0, and when a collective runs on the trees, both
+// directions of each edge of the channel's tree (Trees), those the ring
+// has shared with it.
 func newJob(cfg *Config) *job {
 	l, _ := layout(cfg.Layout)
-	j := &job{cfg: cfg, layout: l, n: cfg.Ranks, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6e63636c))}
+	j := &job{cfg: cfg, layout: l, n: cfg.Ranks, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6e63636c)),
+		byKey: map[[3]int]*connection{}, out: make([][]*connection, cfg.Ranks)}
 	j.egress = make([]int64, j.n)
-	qpn := make([]uint32, j.n)
-	for r := range qpn {
-		qpn[r] = 0x100 + uint32(j.rng.IntN(0x1000))*4
+	j.qpn = make([]uint32, j.n)
+	for r := range j.qpn {
+		j.qpn[r] = 0x100 + uint32(j.rng.IntN(0x1000))*4
 	}
-	newQP := func(r int) uint32 { qpn[r]++; return qpn[r] }
-	key := func() uint32 { return j.rng.Uint32()>>8 | 0x100 }
 	for ch := range cfg.Channels {
 		for s := range j.n {
-			c := &connection{ch: ch, s: s, d: (s + 1) % j.n,
-				sport: 49152 + uint16(j.rng.IntN(16384)), dport: 49152 + uint16(j.rng.IntN(16384)),
-				fifoAddr: bufferBase | uint64(j.rng.Uint32())<<12, fifoRkey: key(),
-				bufAddr: bufferBase | uint64(j.rng.Uint32())<<12 | 1<<44, bufRkey: key(),
-				ctsPSN: j.rng.Uint32() & psnMask}
-			for range cfg.QPs {
-				c.sendQPs = append(c.sendQPs, newQP(s))
-				c.recvQPs = append(c.recvQPs, newQP(c.d))
-				c.dataPSN = append(c.dataPSN, j.rng.Uint32()&psnMask)
-				c.dataMSN = append(c.dataMSN, 0)
-			}
-			j.conns = append(j.conns, c)
+			j.connection(ch, s, (s+1)%j.n)
 		}
-		for s := range j.n {
-			j.conns[ch*j.n+s].in = j.conns[ch*j.n+(s+j.n-1)%j.n]
+	}
+	if slices.ContainsFunc(cfg.Collectives, func(c Collective) bool { return c.Algorithm == AlgoTree }) {
+		for ch := range cfg.Channels {
+			for r, p := range Trees(j.n, ch).Parent {
+				if p >= 0 {
+					j.connection(ch, r, p)
+					j.connection(ch, p, r)
+				}
+			}
 		}
 	}
 	return j
+}
+
+// connection returns the connection of channel ch from s to d, set up
+// when new.
+func (j *job) connection(ch, s, d int) *connection {
+	if c := j.byKey[[3]int{ch, s, d}]; c != nil {
+		return c
+	}
+	key := func() uint32 { return j.rng.Uint32()>>8 | 0x100 }
+	c := &connection{ch: ch, s: s, d: d,
+		sport: 49152 + uint16(j.rng.IntN(16384)), dport: 49152 + uint16(j.rng.IntN(16384)),
+		fifoAddr: bufferBase | uint64(j.rng.Uint32())<<12, fifoRkey: key(),
+		bufAddr: bufferBase | uint64(j.rng.Uint32())<<12 | 1<<44, bufRkey: key(),
+		ctsPSN: j.rng.Uint32() & psnMask}
+	for range j.cfg.QPs {
+		j.qpn[s]++
+		j.qpn[d]++
+		c.sendQPs = append(c.sendQPs, j.qpn[s])
+		c.recvQPs = append(c.recvQPs, j.qpn[d])
+		c.dataPSN = append(c.dataPSN, j.rng.Uint32()&psnMask)
+		c.dataMSN = append(c.dataMSN, 0)
+	}
+	j.conns = append(j.conns, c)
+	j.byKey[[3]int{ch, s, d}] = c
+	j.out[s] = append(j.out[s], c)
+	return c
 }
 
 // run simulates every collective in turn.
@@ -208,28 +241,46 @@ func lateNs(ls []Late, r int) int64 {
 	return d
 }
 
-// plan appends the messages of collective ci to every connection.
+// plan appends the messages of collective ci to its connections.
 func (j *job) plan(ci int, co Collective) {
-	a := algos[co.Kind]
 	e, esize := perRank(co, j.n)
-	base := make(map[*connection]int, len(j.conns))
-	for _, c := range j.conns {
-		base[c] = len(c.msgs)
+	if co.Algorithm == AlgoTree {
+		for ch := range j.cfg.Channels {
+			j.planTree(ci, Trees(j.n, ch), channelShare(e, j.cfg.Channels, ch), esize, ch)
+		}
+		return
 	}
-	for _, c := range j.conns {
-		for _, s := range ringSends(co.Kind, j.n, c.s, channelShare(e, j.cfg.Channels, c.ch), esize) {
-			m := message{coll: ci, bytes: s.bytes, step: s.step, dep: -1, slice: a.sliceSteps,
-				ctsAt: -1, ctsArr: -1, sendAt: -1, lastAt: -1, recvAt: -1}
-			if s.dep >= 0 {
-				m.dep = base[c.in] + s.dep
+	a := algos[co.Kind]
+	for ch := range j.cfg.Channels {
+		// Each rank's sends depend on receives counted from the start of
+		// the collective on its incoming connection.
+		base := make([]int, j.n)
+		for r := range j.n {
+			base[r] = len(j.byKey[[3]int{ch, r, (r + 1) % j.n}].msgs)
+		}
+		for r := range j.n {
+			c, prev := j.byKey[[3]int{ch, r, (r + 1) % j.n}], (r+j.n-1)%j.n
+			in := j.byKey[[3]int{ch, prev, r}]
+			for _, s := range ringSends(co.Kind, j.n, r, channelShare(e, j.cfg.Channels, ch), esize) {
+				var deps []ref
+				if s.dep >= 0 {
+					deps = []ref{{in, base[prev] + s.dep}}
+				}
+				j.add(c, message{coll: ci, bytes: s.bytes, step: s.step, deps: deps, slice: a.sliceSteps})
 			}
-			if k := len(c.msgs); k > 0 {
-				m.pos = c.msgs[k-1].pos + c.msgs[k-1].slice
-			}
-			m.qp = len(c.msgs) % len(c.sendQPs)
-			c.msgs = append(c.msgs, m)
 		}
 	}
+}
+
+// add appends m to c's messages: its buffer steps after the last one's,
+// its data QP the next in turn.
+func (j *job) add(c *connection, m message) {
+	m.ctsAt, m.ctsArr, m.sendAt, m.lastAt, m.recvAt = -1, -1, -1, -1, -1
+	if k := len(c.msgs); k > 0 {
+		m.pos = c.msgs[k-1].pos + c.msgs[k-1].slice
+	}
+	m.qp = len(c.msgs) % len(c.sendQPs)
+	c.msgs = append(c.msgs, m)
 }
 
 func (j *job) push(t int64, kind evKind, c *connection, k int) {
@@ -273,8 +324,8 @@ func (j *job) trySend(c *connection) {
 	}
 	m := &c.msgs[k]
 	t := max(m.ctsArr+reactNs, j.gpu[c.s])
-	if m.dep >= 0 {
-		d := &c.in.msgs[m.dep]
+	for _, r := range m.deps {
+		d := &r.c.msgs[r.k]
 		if d.recvAt < 0 {
 			return // tried again when it lands
 		}
@@ -449,10 +500,8 @@ func (j *job) goBackN(c *connection, q int, i, n, at int64, m *message, lost syn
 func (j *job) recv(c *connection, k int, t int64) {
 	c.msgs[k].recvAt = t
 	j.tryCTS(c)
-	for _, o := range j.conns {
-		if o.in == c {
-			j.trySend(o)
-		}
+	for _, o := range j.out[c.d] {
+		j.trySend(o)
 	}
 }
 

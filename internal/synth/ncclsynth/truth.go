@@ -1,6 +1,7 @@
 package ncclsynth
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -16,15 +17,19 @@ type Truth struct {
 	FIFOLayout string `json:"fifo_layout"`
 	// ImmediateOrder is the byte order of the data writes' immediate:
 	// "host" (little-endian, NCCL up to 2.28) or "big" (from 2.29.2).
-	ImmediateOrder string       `json:"immediate_order"`
-	Files          []FileTruth  `json:"files"`
-	Ranks          []RankTruth  `json:"ranks"`
-	Connections    []ConnTruth  `json:"connections"`
-	Channels       int          `json:"channels"`
-	Rings          [][]int      `json:"rings"`
-	Collectives    []CollTruth  `json:"collectives"`
-	Faults         *FaultsTruth `json:"faults,omitempty"`
-	Frames         int          `json:"frames"` // packets on the wire (each in two files)
+	ImmediateOrder string      `json:"immediate_order"`
+	Files          []FileTruth `json:"files"`
+	Ranks          []RankTruth `json:"ranks"`
+	Connections    []ConnTruth `json:"connections"`
+	Channels       int         `json:"channels"`
+	Rings          [][]int     `json:"rings"`
+	// Trees are the channels' trees, when a collective ran on them.
+	Trees       []TreeTruth  `json:"trees,omitempty"`
+	Collectives []CollTruth  `json:"collectives"`
+	Faults      *FaultsTruth `json:"faults,omitempty"`
+	// Frames counts the packets on the wire, each in its sender's and its
+	// receiver's capture (a lost one in its sender's only).
+	Frames int `json:"frames"`
 }
 
 // FileTruth is one rank's capture.
@@ -66,6 +71,19 @@ type ConnTruth struct {
 	Resent int `json:"resent"`
 }
 
+// TreeTruth is a channel's tree: its root and each other rank's parent.
+type TreeTruth struct {
+	Channel int           `json:"channel"`
+	Root    int           `json:"root"`
+	Parents []ParentTruth `json:"parents"`
+}
+
+// ParentTruth is a rank's parent in a tree.
+type ParentTruth struct {
+	Rank   int `json:"rank"`
+	Parent int `json:"parent"`
+}
+
 // CollTruth is one collective.
 type CollTruth struct {
 	Index     int    `json:"index"` // from 1
@@ -73,7 +91,8 @@ type CollTruth struct {
 	Algorithm string `json:"algorithm"`
 	Protocol  string `json:"protocol"`
 	SizeBytes int64  `json:"size_bytes"`
-	// Links are the ring links (all channels together), by sender rank.
+	// Links are the links that carried its messages, all channels
+	// together, by sender and receiver rank.
 	Links []LinkTruth `json:"links"`
 	// Start is the first CTS of any rank; End the last data packet.
 	Start      string `json:"start"`
@@ -172,6 +191,18 @@ func (j *job) truth(addr func(int) string) *Truth {
 	for range cfg.Channels {
 		t.Rings = append(t.Rings, slices.Clone(ring))
 	}
+	if slices.ContainsFunc(cfg.Collectives, func(c Collective) bool { return c.Algorithm == AlgoTree }) {
+		for ch := range cfg.Channels {
+			tree := Trees(j.n, ch)
+			tt := TreeTruth{Channel: ch, Root: tree.Root}
+			for r, p := range tree.Parent {
+				if p >= 0 {
+					tt.Parents = append(tt.Parents, ParentTruth{Rank: r, Parent: p})
+				}
+			}
+			t.Trees = append(t.Trees, tt)
+		}
+	}
 	for _, c := range j.conns {
 		ct := ConnTruth{Channel: c.ch, SenderRank: c.s, ReceiverRank: c.d, Sender: addr(c.s), Receiver: addr(c.d),
 			DataQPs: []uint32{}, CTSQP: c.sendQPs[0], FIFORkey: c.fifoRkey, FIFOAddr: fmt.Sprintf("%#x", c.fifoAddr),
@@ -204,24 +235,29 @@ func (j *job) truth(addr func(int) string) *Truth {
 // collTruth computes collective ci's figures from its messages' times.
 func (j *job) collTruth(ci int, co Collective) CollTruth {
 	const none = int64(-1)
-	ct := CollTruth{Index: ci + 1, Kind: co.Kind, Algorithm: "ring", Protocol: "simple", SizeBytes: co.Size}
+	ct := CollTruth{Index: ci + 1, Kind: co.Kind, Algorithm: co.Algorithm, Protocol: "simple", SizeBytes: co.Size}
 	firstCTS, firstData, wait := make([]int64, j.n), make([]int64, j.n), make([]int64, j.n)
 	for r := range j.n {
 		firstCTS[r], firstData[r], wait[r] = none, none, none
 	}
 	earlier := func(a, b int64) bool { return a >= 0 && (b < 0 || a < b) }
-	links := make([]LinkTruth, j.n)
-	firstAt, lastAt := make([]int64, j.n), make([]int64, j.n)
-	for s := range links {
-		links[s] = LinkTruth{SenderRank: s, ReceiverRank: (s + 1) % j.n}
-		firstAt[s], lastAt[s] = none, none
+	// The links that carried messages, their channels together.
+	type link struct {
+		LinkTruth
+		firstAt, lastAt int64
 	}
+	links := map[[2]int]*link{}
 	start, end := none, none
 	for _, c := range j.conns {
 		steps := map[int]bool{}
+		l := links[[2]int{c.s, c.d}]
 		for _, m := range c.msgs {
 			if m.coll != ci {
 				continue
+			}
+			if l == nil {
+				l = &link{LinkTruth: LinkTruth{SenderRank: c.s, ReceiverRank: c.d}, firstAt: none, lastAt: none}
+				links[[2]int{c.s, c.d}] = l
 			}
 			if earlier(m.ctsAt, firstCTS[c.d]) {
 				firstCTS[c.d] = m.ctsAt
@@ -229,21 +265,22 @@ func (j *job) collTruth(ci int, co Collective) CollTruth {
 			if earlier(m.sendAt, firstData[c.s]) {
 				firstData[c.s], wait[c.s] = m.sendAt, m.sendAt-m.ctsArr
 			}
-			l := &links[c.s]
 			l.Bytes += m.bytes
 			l.Messages++
 			steps[m.step] = true
-			if earlier(m.sendAt, firstAt[c.s]) {
-				firstAt[c.s] = m.sendAt
+			if earlier(m.sendAt, l.firstAt) {
+				l.firstAt = m.sendAt
 			}
-			lastAt[c.s] = max(lastAt[c.s], m.lastAt)
+			l.lastAt = max(l.lastAt, m.lastAt)
 			l.WireNs += m.wire
 			if earlier(m.ctsAt, start) {
 				start = m.ctsAt
 			}
 			end = max(end, m.lastAt)
 		}
-		links[c.s].Steps += len(steps)
+		if l != nil {
+			l.Steps += len(steps)
+		}
 	}
 	lastCTS := none
 	for r := range j.n {
@@ -256,13 +293,14 @@ func (j *job) collTruth(ci int, co Collective) CollTruth {
 		ct.BusBWBps = ct.AlgBWBps * algos[co.Kind].busFactor(j.n)
 	}
 	var wires []int64
-	for s := range links {
-		if firstAt[s] >= 0 {
-			links[s].TransferNs = lastAt[s] - firstAt[s]
-			wires = append(wires, links[s].WireNs)
-		}
+	for _, l := range links {
+		l.TransferNs = l.lastAt - l.firstAt
+		wires = append(wires, l.WireNs)
+		ct.Links = append(ct.Links, l.LinkTruth)
 	}
-	ct.Links = links
+	slices.SortFunc(ct.Links, func(a, b LinkTruth) int {
+		return cmp.Or(cmp.Compare(a.SenderRank, b.SenderRank), cmp.Compare(a.ReceiverRank, b.ReceiverRank))
+	})
 	for r := range j.n {
 		a := ArrivalTruth{Rank: r}
 		if firstCTS[r] >= 0 {

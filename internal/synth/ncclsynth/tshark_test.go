@@ -29,9 +29,9 @@ func TestTshark(t *testing.T) {
 		name string
 		cfg  Config
 	}{
-		{"2.20, host-order immediate, 2 channels", Config{Ranks: 3, Channels: 2, MTU: 1024, Collectives: []Collective{{AllReduce, 3 << 20}, {AllGather, 3000}}}},
+		{"2.20, host-order immediate, 2 channels", Config{Ranks: 3, Channels: 2, MTU: 1024, Collectives: []Collective{{Kind: AllReduce, Size: 3 << 20}, {Kind: AllGather, Size: 3000}}}},
 		{"2.30, big-endian immediate, 2 QPs, IPv6, pcapng", Config{Ranks: 4, Layout: "2.30", QPs: 2, Encap: 1, Format: 1,
-			Collectives: []Collective{{Broadcast, 1 << 20}, {ReduceScatter, 4 << 20}}, ClockOffsets: []time.Duration{time.Second}}},
+			Collectives: []Collective{{Kind: Broadcast, Size: 1 << 20}, {Kind: ReduceScatter, Size: 4 << 20}}, ClockOffsets: []time.Duration{time.Second}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files, tr := generate(t, tc.cfg)
