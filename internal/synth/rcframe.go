@@ -76,6 +76,25 @@ func (f *FrameBuilder) Build(p *RCPacket, ts time.Time) ([]byte, error) {
 	return f.b.build(&q, ts)
 }
 
+// WriteOpcode is the RC RDMA WRITE opcode of a message's packet: ONLY,
+// FIRST, MIDDLE or LAST by its place (first, last), WITH IMMEDIATE on
+// the last when withImm.
+func WriteOpcode(first, last, withImm bool) layers.Opcode {
+	switch {
+	case first && last && withImm:
+		return layers.OpcodeRCRDMAWriteOnlyWithImm
+	case first && last:
+		return layers.OpcodeRCRDMAWriteOnly
+	case first:
+		return layers.OpcodeRCRDMAWriteFirst
+	case last && withImm:
+		return layers.OpcodeRCRDMAWriteLastWithImm
+	case last:
+		return layers.OpcodeRCRDMAWriteLast
+	}
+	return layers.OpcodeRCRDMAWriteMiddle
+}
+
 // CaptureWriter writes frames to a capture file as every scenario does:
 // pcap (µs or ns) or pcapng, cut to a snap length.
 type CaptureWriter struct {

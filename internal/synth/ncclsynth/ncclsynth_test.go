@@ -3,7 +3,6 @@ package ncclsynth
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
-	"github.com/roce-dissect/roce-dissect/capture"
+	"github.com/roce-dissect/roce-dissect/internal/analyzetest"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
 	"github.com/roce-dissect/roce-dissect/nccl"
 )
@@ -45,18 +44,8 @@ func generate(t testing.TB, cfg Config) ([][]byte, *Truth) {
 func collect(t testing.TB, file []byte) (*nccl.Collector, *analyze.Report) {
 	t.Helper()
 	col := nccl.NewCollector()
-	a := analyze.New(analyze.Options{Observer: func() func(*analyze.Packet) { return col.Add }})
-	cr, err := capture.NewReader(bytes.NewReader(file))
-	require.NoError(t, err)
-	for {
-		ci, data, lt, err := cr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		require.NoError(t, err)
-		a.Feed(ci, lt, data)
-	}
-	return col, a.Report()
+	rep := analyzetest.ReportOf(t, bytes.NewReader(file), analyze.Options{Observer: func() func(*analyze.Packet) { return col.Add }})
+	return col, rep
 }
 
 // TestCollectorFindsTruth: the nccl package's Collector, given every

@@ -404,16 +404,7 @@ func (j *job) send(c *connection, k int, t int64) {
 		p := synth.RCPacket{Src: c.s, Dst: c.d, SrcPort: c.sport, DestQP: c.recvQPs[q], PSN: (psn0 + uint32(i)) & psnMask,
 			PayloadLen: int(min(mtu, m.bytes-i*mtu))}
 		first, last := i == 0, i == n-1
-		switch {
-		case first && last:
-			p.Opcode = layers.OpcodeRCRDMAWriteOnlyWithImm
-		case first:
-			p.Opcode = layers.OpcodeRCRDMAWriteFirst
-		case last:
-			p.Opcode = layers.OpcodeRCRDMAWriteLastWithImm
-		default:
-			p.Opcode = layers.OpcodeRCRDMAWriteMiddle
-		}
+		p.Opcode = synth.WriteOpcode(first, last, true)
 		if first {
 			p.VA, p.RKey, p.DMALength = c.bufAddr+uint64(m.pos%ncclSteps)*stepBytes, c.bufRkey, uint32(m.bytes)
 		}
@@ -480,9 +471,8 @@ func (j *job) goBackN(c *connection, q int, i, n, at int64, m *message, lost syn
 		p.PSN = (lost.PSN + uint32(next-i)) & psnMask
 		p.PayloadLen = int(min(mtu, m.bytes-next*mtu))
 		p.VA, p.RKey, p.DMALength, p.Immediate, p.AckReq = 0, 0, 0, 0, false
-		p.Opcode = layers.OpcodeRCRDMAWriteMiddle
+		p.Opcode = synth.WriteOpcode(false, next == n-1, true)
 		if next == n-1 {
-			p.Opcode = layers.OpcodeRCRDMAWriteLastWithImm
 			p.Immediate, p.AckReq = imm(j.cfg, m.bytes), true
 		}
 		j.packets = append(j.packets, packet{t: at, data: true, RCPacket: p})
