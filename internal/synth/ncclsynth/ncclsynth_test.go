@@ -400,3 +400,35 @@ func TestTrees(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapLen: a capture cut to NCCL.md's length for the layout (Eth +
+// IPv4 + UDP + BTH + RETH and the entry through idx: 102, 110, 118, 134
+// bytes) still shows the job; one byte less cuts every CTS before its
+// idx, and nothing is NCCL.
+func TestSnapLen(t *testing.T) {
+	for _, tc := range []struct {
+		layout string
+		snap   int
+	}{{"2.19", 102}, {"2.20", 110}, {"2.25", 118}, {"2.30", 134}} {
+		for _, snap := range []int{tc.snap, tc.snap - 1} {
+			t.Run(fmt.Sprintf("%s cut at %d", tc.layout, snap), func(t *testing.T) {
+				cfg := Config{Ranks: 3, Layout: tc.layout, SnapLen: snap, Collectives: []Collective{{Kind: AllReduce, Size: 1 << 20}}}
+				files, tr := generate(t, cfg)
+				var cols []*nccl.Collector
+				for _, f := range files {
+					c, rep := collect(t, f)
+					assert.Zero(t, rep.Capture.Malformed)
+					cols = append(cols, c)
+				}
+				res := nccl.Combine(cols...)
+				if snap < tc.snap {
+					assert.Nil(t, res)
+					return
+				}
+				require.NotNil(t, res)
+				assert.Equal(t, tr.Rings, res.Rings)
+				assert.Len(t, res.Connections, len(tr.Connections))
+			})
+		}
+	}
+}
