@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/gopacket/gopacket"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -16,6 +17,7 @@ type FrameBuilder struct {
 	b     *builder
 	hosts []*host
 	c     conn
+	pause pauseGen // PFC's serializer
 }
 
 // RCPacket is one packet FrameBuilder.Build writes: its BTH, the
@@ -74,6 +76,21 @@ func (f *FrameBuilder) Build(p *RCPacket, ts time.Time) ([]byte, error) {
 		va: p.VA, rkey: p.RKey, dmaLen: p.DMALength, imm: p.Immediate, aeth: p.Syndrome, msn: p.MSN & psnMask,
 		payload: p.Payload, payLen: p.PayloadLen}
 	return f.b.build(&q, ts)
+}
+
+// PFC serializes a PFC frame (802.1Qbb) that a switch port sends to pause
+// priority for quanta (512 bit times each), with the pause frames'
+// serializer of every scenario; the frame is valid until the next call.
+func (f *FrameBuilder) PFC(priority int, quanta uint16) ([]byte, error) {
+	if priority < 0 || priority > 7 {
+		return nil, fmt.Errorf("synth: %w: PFC priority %d", ErrConfig, priority)
+	}
+	if f.pause.buf == nil {
+		f.pause.buf = gopacket.NewSerializeBuffer()
+	}
+	info := PauseInfo{Kind: PausePFC, Opcode: uint16(layers.MACControlOpcodePFC), ClassEnable: 1 << priority}
+	info.Quanta[priority] = quanta
+	return f.pause.serialize(pauseMAC(0, 0), &info)
 }
 
 // WriteOpcode is the RC RDMA WRITE opcode of a message's packet: ONLY,

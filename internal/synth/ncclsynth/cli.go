@@ -33,7 +33,7 @@ type cliFlags struct {
 	prefix, format, encap   string
 	imm, colls, offsets     string
 	hostLate, gpuLate, slow string
-	loss                    string
+	loss, pfc               string
 }
 
 func newFlagSet(v *cliFlags) *flag.FlagSet {
@@ -62,6 +62,7 @@ func newFlagSet(v *cliFlags) *flag.FlagSet {
 	fs.StringVar(&v.gpuLate, "gpu-late", "", "ranks whose GPU starts each collective late (CTS on time, data late): comma-separated `RANK=DURATION`")
 	fs.StringVar(&v.slow, "slow-link", "", "links from these ranks to their ring successor sent at the link rate divided by FACTOR: comma-separated `RANK=FACTOR`")
 	fs.StringVar(&v.loss, "loss", "", "links from these ranks to their ring successor lose every EVERY-th data packet after the sender's capture (NAK, go-back-N resend): comma-separated `RANK=EVERY`")
+	fs.StringVar(&v.pfc, "pfc", "", "the switch pauses these ranks with a PFC frame of QUANTA (priority 3) after every EVERY-th data packet to their ring successor: comma-separated `RANK=EVERY:QUANTA`")
 	return fs
 }
 
@@ -136,6 +137,22 @@ func ParseArgs(args []string) (Config, string, error) {
 	}
 	for _, x := range loss {
 		c.Loss = append(c.Loss, LinkLoss{Sender: x.rank, Every: x.value})
+	}
+	pfc, err := parseRankValues(v.pfc, "--pfc", func(s string) (LinkPause, error) {
+		every, quanta, ok := strings.Cut(s, ":")
+		e, err1 := strconv.Atoi(every)
+		q, err2 := strconv.ParseUint(quanta, 10, 16)
+		if !ok || err1 != nil || err2 != nil {
+			return LinkPause{}, errors.New("want EVERY:QUANTA")
+		}
+		return LinkPause{Every: e, Quanta: uint16(q)}, nil
+	})
+	if err != nil {
+		return c, "", err
+	}
+	for _, x := range pfc {
+		x.value.Sender = x.rank
+		c.Pause = append(c.Pause, x.value)
 	}
 	if v.prefix == "" || v.prefix == "-" {
 		return c, "", errors.New("-o wants a file name prefix (the captures are one per rank)")

@@ -90,6 +90,16 @@ type LinkLoss struct {
 	Every  int `json:"every"`
 }
 
+// LinkPause makes the switch port toward rank Sender's ring successor
+// pause Sender with a PFC frame (priority 3) of Quanta after every
+// Every-th data packet it sends on that link: Sender's NIC stops for
+// Quanta × 512 bit times (PFC frames are in Sender's capture only).
+type LinkPause struct {
+	Sender int    `json:"sender_rank"`
+	Every  int    `json:"every"`
+	Quanta uint16 `json:"quanta"`
+}
+
 // Config is an NCCL job to write.
 type Config struct {
 	Ranks    int // 3 to 64, one host each
@@ -127,6 +137,7 @@ type Config struct {
 	HostLate, GPULate []Late
 	Slow              []SlowLink
 	Loss              []LinkLoss
+	Pause             []LinkPause
 }
 
 // Defaults of Config.
@@ -263,6 +274,11 @@ func (c *Config) Normalize() error {
 	for _, l := range c.Loss {
 		if l.Sender < 0 || l.Sender >= c.Ranks || l.Every < 2 {
 			return bad("loss on the link from rank %d every %d packets (want 2 or more)", l.Sender, l.Every)
+		}
+	}
+	for _, p := range c.Pause {
+		if p.Sender < 0 || p.Sender >= c.Ranks || p.Every < 1 || p.Quanta == 0 {
+			return bad("PFC pauses of rank %d every %d packets, %d quanta", p.Sender, p.Every, p.Quanta)
 		}
 	}
 	for _, s := range c.Slow {

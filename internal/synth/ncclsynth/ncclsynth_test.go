@@ -148,6 +148,8 @@ func TestRun(t *testing.T) {
 		{"bad size", []string{"--ranks", "3", "--coll", "all_reduce:0"}, 2, "bytes"},
 		{"all_gather not in equal parts", []string{"--ranks", "3", "--coll", "all_gather:10"}, 2, "equal parts"},
 		{"bad immediate order", []string{"--ranks", "3", "--imm", "little"}, 2, "--imm"},
+		{"pfc", []string{"--ranks", "3", "--nanos", "--pfc", "1=10:500"}, 0, ""},
+		{"pfc without quanta", []string{"--ranks", "3", "--pfc", "1=10"}, 2, "EVERY:QUANTA"},
 		{"a rank twice", []string{"--ranks", "3", "--host-late", "1=1ms,1=2ms"}, 2, "twice"},
 		{"late rank out of range", []string{"--ranks", "3", "--gpu-late", "3=1ms"}, 2, "late rank 3"},
 		{"native IB", []string{"--ranks", "3", "--encap", "ib"}, 2, "RoCE v2"},
@@ -252,6 +254,8 @@ func TestTruthArithmetic(t *testing.T) {
 			func(n int64) float64 { return float64(2 * (n - 1)) }, 2, want{AllReduce, &StragglerTruth{Rank: 1, Kind: "gpu"}}},
 		{"loss on link 1 → 2", Config{Ranks: 4, MTU: 1024, Loss: []LinkLoss{{1, 3}}, Collectives: []Collective{{Kind: AllReduce, Size: 4 << 20}}},
 			func(n int64) float64 { return float64(2 * (n - 1)) }, 2, want{AllReduce, &StragglerTruth{Rank: 1, Kind: "link", ReceiverRank: new(2)}}},
+		{"PFC pauses of rank 0", Config{Ranks: 4, Pause: []LinkPause{{0, 4, 2000}}, Collectives: []Collective{{Kind: ReduceScatter, Size: 8 << 20}}},
+			func(n int64) float64 { return float64(n - 1) }, 2, want{ReduceScatter, &StragglerTruth{Rank: 0, Kind: "link", ReceiverRank: new(1)}}},
 		{"slow link 3 → 0", Config{Ranks: 4, Slow: []SlowLink{{3, 20}}, Collectives: []Collective{{Kind: AllGather, Size: 8 << 20}}},
 			func(n int64) float64 { return float64(n - 1) }, 2, want{AllGather, &StragglerTruth{Rank: 3, Kind: "link", ReceiverRank: new(0)}}},
 	} {
@@ -430,5 +434,36 @@ func TestSnapLen(t *testing.T) {
 				assert.Len(t, res.Connections, len(tr.Connections))
 			})
 		}
+	}
+}
+
+// TestPauseSeenByAnalyzer: the analyzer finds the truth's PFC frames in
+// the paused rank's capture (priority 3, the quanta configured), and in
+// no other.
+func TestPauseSeenByAnalyzer(t *testing.T) {
+	cfg := Config{Ranks: 3, Channels: 2, Pause: []LinkPause{{2, 5, 700}}, Collectives: []Collective{{Kind: AllReduce, Size: 2 << 20}}}
+	files, tr := generate(t, cfg)
+	var pauses int
+	for _, c := range tr.Connections {
+		if c.SenderRank == 2 {
+			pauses += c.Pauses
+		} else {
+			assert.Zero(t, c.Pauses)
+		}
+	}
+	require.Positive(t, pauses)
+	for r, f := range files {
+		_, rep := collect(t, f)
+		if r != 2 {
+			assert.Empty(t, rep.Pause)
+			continue
+		}
+		require.Len(t, rep.Pause, 1)
+		p := rep.Pause[0]
+		assert.Equal(t, "pfc", p.Kind)
+		require.NotNil(t, p.Priority)
+		assert.Equal(t, pfcPriority, *p.Priority)
+		assert.Equal(t, uint64(pauses), p.Frames)
+		assert.Equal(t, uint64(pauses)*700, p.Quanta)
 	}
 }

@@ -15,19 +15,20 @@ import (
 
 // The event model's delays, ns.
 const (
-	startNs    = 10_000 // the first collective's enqueue
-	proxyNs    = 2_000  // host enqueue → the receive proxy's first CTS
-	launchNs   = 5_000  // host enqueue → the GPU kernel starts
-	reactNs    = 1_000  // a CTS arrives → the send proxy posts the data
-	consumeNs  = 1_000  // a receive lands → the GPU has consumed it
-	ackNs      = 300    // a message lands → the responder's ACK
-	nakReactNs = 5_000  // a NAK arrives → the sender's NIC resends
-	jitterNs   = 2_000  // hosts enqueue a collective up to this apart
-	overheadB  = 100    // bytes a packet adds on the wire to its payload
-	synACK     = 0x1F   // AETH: ACK, credits unlimited
-	synNAKSeq  = 0x60   // AETH: NAK, PSN sequence error
-	psnMask    = 1<<24 - 1
-	bufferBase = 0x7f00_0000_0000
+	startNs     = 10_000 // the first collective's enqueue
+	proxyNs     = 2_000  // host enqueue → the receive proxy's first CTS
+	launchNs    = 5_000  // host enqueue → the GPU kernel starts
+	reactNs     = 1_000  // a CTS arrives → the send proxy posts the data
+	consumeNs   = 1_000  // a receive lands → the GPU has consumed it
+	ackNs       = 300    // a message lands → the responder's ACK
+	nakReactNs  = 5_000  // a NAK arrives → the sender's NIC resends
+	jitterNs    = 2_000  // hosts enqueue a collective up to this apart
+	overheadB   = 100    // bytes a packet adds on the wire to its payload
+	synACK      = 0x1F   // AETH: ACK, credits unlimited
+	synNAKSeq   = 0x60   // AETH: NAK, PSN sequence error
+	pfcPriority = 3      // RoCE's lossless class
+	psnMask     = 1<<24 - 1
+	bufferBase  = 0x7f00_0000_0000
 )
 
 // packet is one packet on the wire: its headers and when it left its
@@ -36,6 +37,9 @@ type packet struct {
 	t    int64
 	data bool // a data write (not a CTS or an ACK)
 	lost bool // lost after its sender's capture: not in its receiver's
+	// pfc is a PFC frame's quanta (priority pfcPriority) the switch sent
+	// to Src: in Src's capture only.
+	pfc uint16
 	synth.RCPacket
 }
 
@@ -81,7 +85,9 @@ type connection struct {
 	msgs             []message
 	nextCTS, nextMsg int
 	sentFirst        int // first transmissions of data packets (Config.Loss)
+	sentPause        int // data packets sent (Config.Pause)
 	lost, resent     int // data packets lost, and sent again
+	pauses           int // PFC frames that paused the sender (Config.Pause)
 	ctsQueued        bool
 	sendQueued       bool
 	// oldest is the oldest message whose buffer steps may still be held
@@ -422,6 +428,7 @@ func (j *job) send(c *connection, k int, t int64) {
 		j.packets = append(j.packets, packet{t: at, data: true, lost: lost, RCPacket: p})
 		m.lastAt = at
 		at += j.wireNs(c.s, int64(p.PayloadLen))
+		at = j.pause(c, at)
 		if lost {
 			at, sent = j.goBackN(c, q, i, n, at, m, p)
 			i-- // resent from the lost packet on
@@ -450,6 +457,25 @@ func (j *job) lose(c *connection) bool {
 		}
 	}
 	return false
+}
+
+// pause follows a data packet the connection sent at at: every
+// Config.Pause's Every-th, the switch's PFC frame pauses the sender. It
+// returns when the sender may send again.
+func (j *job) pause(c *connection, at int64) int64 {
+	for _, p := range j.cfg.Pause {
+		if p.Sender != c.s {
+			continue
+		}
+		c.sentPause++
+		if c.sentPause%p.Every != 0 {
+			continue
+		}
+		c.pauses++
+		j.packets = append(j.packets, packet{t: at, pfc: p.Quanta, RCPacket: synth.RCPacket{Src: c.s, Dst: c.s}})
+		return at + int64(float64(p.Quanta)*512/j.cfg.Gbps) + 1
+	}
+	return at
 }
 
 // goBackN follows the loss of packet i (of n) of message m on data QP

@@ -28,7 +28,8 @@ type Truth struct {
 	Collectives []CollTruth  `json:"collectives"`
 	Faults      *FaultsTruth `json:"faults,omitempty"`
 	// Frames counts the packets on the wire, each in its sender's and its
-	// receiver's capture (a lost one in its sender's only).
+	// receiver's capture (a lost one in its sender's only), and the PFC
+	// frames (each in the capture of the rank it paused).
 	Frames int `json:"frames"`
 }
 
@@ -69,6 +70,9 @@ type ConnTruth struct {
 	// (go-back-N: the lost one and those after it).
 	Lost   int `json:"lost"`
 	Resent int `json:"resent"`
+	// Pauses counts the PFC frames that paused the sender on this link
+	// (Config.Pause).
+	Pauses int `json:"pauses"`
 }
 
 // TreeTruth is a channel's tree: its root and each other rank's parent.
@@ -160,6 +164,7 @@ type FaultsTruth struct {
 	GPULate  []LateTruth `json:"gpu_late,omitempty"`
 	Slow     []SlowLink  `json:"slow_links,omitempty"`
 	Loss     []LinkLoss  `json:"loss,omitempty"`
+	Pause    []LinkPause `json:"pfc,omitempty"`
 }
 
 // LateTruth is a late rank.
@@ -206,7 +211,7 @@ func (j *job) truth(addr func(int) string) *Truth {
 	for _, c := range j.conns {
 		ct := ConnTruth{Channel: c.ch, SenderRank: c.s, ReceiverRank: c.d, Sender: addr(c.s), Receiver: addr(c.d),
 			DataQPs: []uint32{}, CTSQP: c.sendQPs[0], FIFORkey: c.fifoRkey, FIFOAddr: fmt.Sprintf("%#x", c.fifoAddr),
-			CTS: c.nextCTS, Messages: len(c.msgs), Lost: c.lost, Resent: c.resent}
+			CTS: c.nextCTS, Messages: len(c.msgs), Lost: c.lost, Resent: c.resent, Pauses: c.pauses}
 		for _, m := range c.msgs {
 			ct.Bytes += m.bytes
 			if q := c.recvQPs[m.qp]; !slices.Contains(ct.DataQPs, q) {
@@ -219,8 +224,8 @@ func (j *job) truth(addr func(int) string) *Truth {
 	for ci, co := range cfg.Collectives {
 		t.Collectives = append(t.Collectives, j.collTruth(ci, co))
 	}
-	if len(cfg.HostLate)+len(cfg.GPULate)+len(cfg.Slow)+len(cfg.Loss) > 0 {
-		f := &FaultsTruth{Slow: cfg.Slow, Loss: cfg.Loss}
+	if len(cfg.HostLate)+len(cfg.GPULate)+len(cfg.Slow)+len(cfg.Loss)+len(cfg.Pause) > 0 {
+		f := &FaultsTruth{Slow: cfg.Slow, Loss: cfg.Loss, Pause: cfg.Pause}
 		for _, l := range cfg.HostLate {
 			f.HostLate = append(f.HostLate, LateTruth{l.Rank, int64(l.Delay)})
 		}

@@ -37,7 +37,7 @@ func Write(cfg Config, outs []io.Writer, names []string) (*Truth, error) {
 	sights := make([][]sight, cfg.Ranks)
 	for k, p := range j.packets {
 		sights[p.Src] = append(sights[p.Src], sight{p.t, k})
-		if !p.lost {
+		if !p.lost && p.pfc == 0 {
 			sights[p.Dst] = append(sights[p.Dst], sight{p.t + int64(cfg.LinkDelay), k})
 		}
 	}
@@ -54,7 +54,12 @@ func Write(cfg Config, outs []io.Writer, names []string) (*Truth, error) {
 		}
 		for _, s := range ss {
 			ts := timeOf(s.t).Add(off)
-			frame, err := fb.Build(&j.packets[s.k].RCPacket, ts)
+			var frame []byte
+			if p := &j.packets[s.k]; p.pfc > 0 {
+				frame, err = fb.PFC(pfcPriority, p.pfc)
+			} else {
+				frame, err = fb.Build(&p.RCPacket, ts)
+			}
 			if err != nil {
 				return nil, err
 			}
