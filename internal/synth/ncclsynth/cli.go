@@ -1,18 +1,18 @@
 package ncclsynth
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/roce-dissect/roce-dissect/internal/outfile"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
 )
 
@@ -244,44 +244,59 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// writeFiles writes the captures and the truth of cfg under prefix.
-func writeFiles(cfg Config, prefix string, stdout io.Writer) error {
+// writeFiles writes the captures and the truth of cfg under prefix, each
+// put in place only when every one was written whole (outfile: a planted
+// symlink is replaced, never followed).
+func writeFiles(cfg Config, prefix string, stdout io.Writer) (err error) {
 	ext := "." + cfg.Format.String()
 	names := make([]string, cfg.Ranks)
 	outs := make([]io.Writer, cfg.Ranks)
-	var files []*os.File
+	files := make([]*outfile.File, 0, cfg.Ranks)
 	defer func() {
-		for _, f := range files {
-			f.Close()
+		if err != nil {
+			for _, f := range files {
+				f.Abort()
+			}
 		}
 	}()
+	bufs := make([]*bufio.Writer, cfg.Ranks)
 	for r := range names {
 		names[r] = prefix + ".rank" + strconv.Itoa(r) + ext
-		f, err := os.Create(names[r])
+		f, err := outfile.Create(names[r])
 		if err != nil {
 			return err
 		}
 		files = append(files, f)
-		outs[r] = f
+		bufs[r] = bufio.NewWriter(f)
+		outs[r] = bufs[r]
 	}
 	tr, err := Write(cfg, outs, names)
 	if err != nil {
 		return err
 	}
-	for _, f := range files {
-		if err := f.Close(); err != nil {
+	for _, b := range bufs {
+		if err := b.Flush(); err != nil {
 			return err
 		}
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(tr); err != nil {
+	err = outfile.Write(prefix+".truth.json", func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(tr)
+	})
+	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(prefix+".truth.json", b.Bytes(), 0o644); err != nil {
-		return err
+	for i, f := range files {
+		if err := f.Commit(nil); err != nil {
+			for _, g := range files[i+1:] {
+				g.Abort()
+			}
+			files = nil
+			return err
+		}
 	}
+	files = nil
 	for _, n := range names {
 		fmt.Fprintf(stdout, "wrote %s\n", n)
 	}

@@ -467,3 +467,28 @@ func TestPauseSeenByAnalyzer(t *testing.T) {
 		assert.Equal(t, uint64(pauses)*700, p.Quanta)
 	}
 }
+
+// TestRunReplacesSymlinks: an output name that is a planted symlink is
+// replaced by the capture, its target left as it was.
+func TestRunReplacesSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("keep"), 0o644))
+	prefix := filepath.Join(dir, "job")
+	for _, name := range []string{prefix + ".rank1.pcap", prefix + ".truth.json"} {
+		require.NoError(t, os.Symlink(victim, name))
+	}
+	require.Equal(t, 0, Run([]string{"--ranks", "3", "-o", prefix}, io.Discard, io.Discard))
+	b, err := os.ReadFile(victim)
+	require.NoError(t, err)
+	assert.Equal(t, "keep", string(b))
+	for _, name := range []string{prefix + ".rank1.pcap", prefix + ".truth.json"} {
+		fi, err := os.Lstat(name)
+		require.NoError(t, err)
+		assert.True(t, fi.Mode().IsRegular(), name)
+	}
+	// A prefix in a directory that does not exist: an error, no file.
+	assert.Equal(t, 1, Run([]string{"--ranks", "3", "-o", filepath.Join(dir, "none", "job")}, io.Discard, io.Discard))
+	_, err = os.Stat(filepath.Join(dir, "none"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
