@@ -492,3 +492,19 @@ func TestRunReplacesSymlinks(t *testing.T) {
 	_, err = os.Stat(filepath.Join(dir, "none"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// TestDeterministic: the same configuration writes the same bytes and
+// truth; another seed other QPs, keys and addresses of buffers.
+func TestDeterministic(t *testing.T) {
+	cfg := Config{Ranks: 4, Channels: 2, Loss: []LinkLoss{{1, 9}}, Pause: []LinkPause{{2, 9, 100}},
+		Collectives: []Collective{{Kind: AllReduce, Size: 1 << 20, Algorithm: AlgoTree}, {Kind: Broadcast, Size: 100}}}
+	a, ta := generate(t, cfg)
+	b, tb := generate(t, cfg)
+	assert.Equal(t, a, b)
+	assert.Equal(t, ta, tb)
+	cfg.Seed = 2
+	c, tc := generate(t, cfg)
+	assert.NotEqual(t, a, c)
+	assert.NotEqual(t, ta.Connections, tc.Connections)
+	assert.Equal(t, ta.Ranks, tc.Ranks)
+}
