@@ -4,7 +4,9 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,7 +51,7 @@ func TestTshark(t *testing.T) {
 						continue
 					}
 					for _, line := range lines {
-						f := splitFields(line)
+						f := strings.Split(line, "|")
 						require.Len(t, f, len(fields))
 						require.Empty(t, f[6], "malformed: %s", line)
 						op, qp := layers.Opcode(num(t, f[1])), uint32(num(t, f[2]))
@@ -57,7 +59,7 @@ func TestTshark(t *testing.T) {
 						switch {
 						case op == layers.OpcodeRCRDMAWriteOnly && toSender && qp == c.CTSQP && uint32(num(t, f[3])) == c.FIFORkey:
 							cts++
-						case (op == layers.OpcodeRCRDMAWriteOnlyWithImm || op == layers.OpcodeRCRDMAWriteFirst) && !toSender && containsQP(c.DataQPs, qp):
+						case (op == layers.OpcodeRCRDMAWriteOnlyWithImm || op == layers.OpcodeRCRDMAWriteFirst) && !toSender && slices.Contains(c.DataQPs, qp):
 							bytes += int64(num(t, f[4]))
 							if op == layers.OpcodeRCRDMAWriteOnlyWithImm {
 								imm := uint32(num(t, "0x"+f[5])) // the wire's bytes in hex
@@ -67,7 +69,7 @@ func TestTshark(t *testing.T) {
 								assert.Equal(t, uint32(num(t, f[4])), imm, line)
 							}
 							fallthrough
-						case op == layers.OpcodeRCRDMAWriteLastWithImm && !toSender && containsQP(c.DataQPs, qp):
+						case op == layers.OpcodeRCRDMAWriteLastWithImm && !toSender && slices.Contains(c.DataQPs, qp):
 							if op != layers.OpcodeRCRDMAWriteFirst {
 								msgs++
 							}
@@ -83,18 +85,6 @@ func TestTshark(t *testing.T) {
 	}
 }
 
-func splitFields(line string) []string {
-	var out []string
-	start := 0
-	for i := range len(line) {
-		if line[i] == '|' {
-			out = append(out, line[start:i])
-			start = i + 1
-		}
-	}
-	return append(out, line[start:])
-}
-
 // num parses a number tshark printed (decimal or 0x hex); "" is 0.
 func num(t *testing.T, s string) uint64 {
 	t.Helper()
@@ -104,13 +94,4 @@ func num(t *testing.T, s string) uint64 {
 	v, err := strconv.ParseUint(s, 0, 64)
 	require.NoError(t, err, "%q", s)
 	return v
-}
-
-func containsQP(qps []uint32, qp uint32) bool {
-	for _, q := range qps {
-		if q == qp {
-			return true
-		}
-	}
-	return false
 }
