@@ -33,7 +33,7 @@ type cliFlags struct {
 	prefix, format, encap   string
 	imm, colls, offsets     string
 	hostLate, gpuLate, slow string
-	loss, pfc               string
+	loss, pfc, ring         string
 }
 
 func newFlagSet(v *cliFlags) *flag.FlagSet {
@@ -63,6 +63,7 @@ func newFlagSet(v *cliFlags) *flag.FlagSet {
 	fs.StringVar(&v.slow, "slow-link", "", "links from these ranks to their ring successor sent at the link rate divided by FACTOR: comma-separated `RANK=FACTOR`")
 	fs.StringVar(&v.loss, "loss", "", "links from these ranks to their ring successor lose every EVERY-th data packet after the sender's capture (NAK, go-back-N resend): comma-separated `RANK=EVERY`")
 	fs.StringVar(&v.pfc, "pfc", "", "the switch pauses these ranks with a PFC frame of QUANTA (priority 3) after every EVERY-th data packet to their ring successor: comma-separated `RANK=EVERY:QUANTA`")
+	fs.StringVar(&v.ring, "ring", "", "the ranks in ring order, comma-separated (default 0, 1, …, N-1)")
 	return fs
 }
 
@@ -94,6 +95,15 @@ func ParseArgs(args []string) (Config, string, error) {
 		c.BigEndianImm = new(true)
 	default:
 		return c, "", fmt.Errorf("--imm %q (want host or big)", v.imm)
+	}
+	if v.ring != "" {
+		for f := range strings.SplitSeq(v.ring, ",") {
+			r, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return c, "", fmt.Errorf("--ring %q: %q is no rank", v.ring, f)
+			}
+			c.Ring = append(c.Ring, r)
+		}
 	}
 	if c.Collectives, err = parseCollectives(v.colls); err != nil {
 		return c, "", err

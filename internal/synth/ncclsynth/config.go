@@ -104,6 +104,9 @@ type LinkPause struct {
 type Config struct {
 	Ranks    int // 3 to 64, one host each
 	Channels int // rings, 1 to 32 (default 1)
+	// Ring is the ranks in ring order (every channel's; nil: 0, 1, …,
+	// n−1): NCCL orders the ring by the topology, not by rank.
+	Ring []int
 	// Layout is the Name of the nccl.Layout the CTS entries are written
 	// in (default "2.20").
 	Layout string
@@ -189,6 +192,18 @@ func (c *Config) Normalize() error {
 	}
 	if c.Channels < 1 || c.Channels > MaxChannels {
 		return bad("%d channels (want 1 to %d)", c.Channels, MaxChannels)
+	}
+	if c.Ring != nil {
+		seen := make([]bool, c.Ranks)
+		for _, r := range c.Ring {
+			if r < 0 || r >= c.Ranks || seen[r] {
+				return bad("ring %v is not an order of the %d ranks", c.Ring, c.Ranks)
+			}
+			seen[r] = true
+		}
+		if len(c.Ring) != c.Ranks {
+			return bad("ring %v is not an order of the %d ranks", c.Ring, c.Ranks)
+		}
 	}
 	if c.QPs == 0 {
 		c.QPs = 1

@@ -63,6 +63,8 @@ func TestCollectorFindsTruth(t *testing.T) {
 		{"3 ranks, 2.30, host-order immediate", Config{Ranks: 3, Layout: "2.30", BigEndianImm: new(false)}},
 		{"3 ranks, 2.30, 2 channels", Config{Ranks: 3, Layout: "2.30", Channels: 2, Collectives: []Collective{{Kind: AllReduce, Size: 5 << 20}}}},
 		{"8 ranks, 4 channels, 3 QPs per connection", Config{Ranks: 8, Channels: 4, QPs: 3, Collectives: []Collective{{Kind: AllReduce, Size: 6 << 20}}}},
+		{"5 ranks, ring 3 → 0 → 4 → 2 → 1, Broadcast from rank 0", Config{Ranks: 5, Ring: []int{3, 0, 4, 2, 1},
+			Collectives: []Collective{{Kind: AllReduce, Size: 1 << 20}, {Kind: Broadcast, Size: 3 << 20}, {Kind: AllGather, Size: 5 << 10}}}},
 		{"64 ranks", Config{Ranks: 64, Collectives: []Collective{{Kind: AllReduce, Size: 1 << 20}}}},
 		{"odd size: byte elements", Config{Ranks: 3, Collectives: []Collective{{Kind: AllReduce, Size: 12345}}}},
 		{"tree AllReduce, 2 channels (both trees), then ring", Config{Ranks: 6, Channels: 2,
@@ -117,7 +119,7 @@ func TestCollectorFindsTruth(t *testing.T) {
 				for _, pc := range part.Connections {
 					if pc.ReceiverRank == nil {
 						require.Equal(t, ranks[r].Addr, pc.Sender)
-						pc.ReceiverRank = new((r + 1) % tc.cfg.Ranks)
+						pc.ReceiverRank = new(successor(tr, r))
 					}
 					assert.Contains(t, conns, pc)
 				}
@@ -150,6 +152,9 @@ func TestRun(t *testing.T) {
 		{"bad immediate order", []string{"--ranks", "3", "--imm", "little"}, 2, "--imm"},
 		{"pfc", []string{"--ranks", "3", "--nanos", "--pfc", "1=10:500"}, 0, ""},
 		{"pfc without quanta", []string{"--ranks", "3", "--pfc", "1=10"}, 2, "EVERY:QUANTA"},
+		{"ring", []string{"--ranks", "4", "--nanos", "--ring", "3,1,0,2"}, 0, ""},
+		{"ring of other ranks", []string{"--ranks", "4", "--ring", "3,1,0,0"}, 2, "not an order"},
+		{"ring too short", []string{"--ranks", "4", "--ring", "3,1,0"}, 2, "not an order"},
 		{"a rank twice", []string{"--ranks", "3", "--host-late", "1=1ms,1=2ms"}, 2, "twice"},
 		{"late rank out of range", []string{"--ranks", "3", "--gpu-late", "3=1ms"}, 2, "late rank 3"},
 		{"native IB", []string{"--ranks", "3", "--encap", "ib"}, 2, "RoCE v2"},
@@ -191,6 +196,12 @@ func TestRun(t *testing.T) {
 	assert.Contains(t, stdout.String(), "--ranks")
 }
 
+// successor is rank r's successor on the truth's ring.
+func successor(tr *Truth, r int) int {
+	ring := tr.Rings[0]
+	return ring[(slices.Index(ring, r)+1)%len(ring)]
+}
+
 // firstSeen is when rank r's NIC saw its first packet (true time, ns
 // from synth.StartTime): its first CTS, or the first CTS written to it a
 // link delay after.
@@ -205,7 +216,7 @@ func firstSeen(tr *Truth, r int) int64 {
 			at := ts.Sub(synth.StartTime).Nanoseconds()
 			if a.Rank != r {
 				at += int64(defaultDelay) // seen by its predecessor r a link delay later
-				if (a.Rank+len(tr.Ranks)-1)%len(tr.Ranks) != r {
+				if successor(tr, r) != a.Rank {
 					continue
 				}
 			}
@@ -246,6 +257,8 @@ func TestTruthArithmetic(t *testing.T) {
 			func(n int64) float64 { return float64(2 * (n - 1)) }, 1, want{AllReduce, nil}},
 		{"tree all_reduce, GPU-late rank 4", Config{Ranks: 8, Channels: 2, GPULate: []Late{{4, time.Millisecond}}, Collectives: []Collective{{Kind: AllReduce, Size: 1 << 20, Algorithm: AlgoTree}}},
 			func(n int64) float64 { return float64(2 * (n - 1)) }, 1, want{AllReduce, &StragglerTruth{Rank: 4, Kind: "gpu", LateNs: 1e6}}},
+		{"broadcast on ring 2 → 0 → 3 → 1", Config{Ranks: 4, Ring: []int{2, 0, 3, 1}, Collectives: []Collective{{Kind: Broadcast, Size: 1 << 20}}},
+			func(n int64) float64 { return float64(n - 1) }, 1, want{Broadcast, nil}},
 		{"broadcast", Config{Ranks: 4, Collectives: []Collective{{Kind: Broadcast, Size: 3 << 20}}},
 			func(n int64) float64 { return float64(n - 1) }, 1, want{Broadcast, nil}},
 		{"host-late rank 2", Config{Ranks: 4, HostLate: []Late{{2, 2 * time.Millisecond}}, Collectives: []Collective{{Kind: AllReduce, Size: 1 << 20}}},

@@ -133,6 +133,8 @@ type job struct {
 	layout  nccl.Layout
 	n       int
 	conns   []*connection // the ring's by channel, then sender rank; then the trees'
+	ring    []int         // the ring from rank 0 (Config.Ring)
+	pos     []int         // each rank's place in it
 	byKey   map[[3]int]*connection
 	out     [][]*connection // by sender rank
 	qpn     []uint32        // the last QP number of each rank
@@ -161,9 +163,13 @@ func newJob(cfg *Config) *job {
 	for r := range j.qpn {
 		j.qpn[r] = 0x100 + uint32(j.rng.IntN(0x1000))*4
 	}
+	j.ring, j.pos = ringFrom0(cfg.Ring, j.n), make([]int, j.n)
+	for i, r := range j.ring {
+		j.pos[r] = i
+	}
 	for ch := range cfg.Channels {
 		for s := range j.n {
-			j.connection(ch, s, (s+1)%j.n)
+			j.connection(ch, s, j.succ(s))
 		}
 	}
 	if slices.ContainsFunc(cfg.Collectives, func(c Collective) bool { return c.Algorithm == AlgoTree }) {
@@ -177,6 +183,21 @@ func newJob(cfg *Config) *job {
 		}
 	}
 	return j
+}
+
+// succ is rank r's successor on the ring.
+func (j *job) succ(r int) int { return j.ring[(j.pos[r]+1)%j.n] }
+
+// ringFrom0 is ring (nil: 0 … n−1) turned to start at rank 0.
+func ringFrom0(ring []int, n int) []int {
+	if ring == nil {
+		ring = make([]int, n)
+		for r := range ring {
+			ring[r] = r
+		}
+	}
+	i := slices.Index(ring, 0)
+	return append(slices.Clone(ring[i:]), ring[:i]...)
 }
 
 // connection returns the connection of channel ch from s to d, set up
@@ -262,12 +283,13 @@ func (j *job) plan(ci int, co Collective) {
 		// the collective on its incoming connection.
 		base := make([]int, j.n)
 		for r := range j.n {
-			base[r] = len(j.byKey[[3]int{ch, r, (r + 1) % j.n}].msgs)
+			base[r] = len(j.byKey[[3]int{ch, r, j.succ(r)}].msgs)
 		}
 		for r := range j.n {
-			c, prev := j.byKey[[3]int{ch, r, (r + 1) % j.n}], (r+j.n-1)%j.n
+			c, prev := j.byKey[[3]int{ch, r, j.succ(r)}], j.ring[(j.pos[r]+j.n-1)%j.n]
 			in := j.byKey[[3]int{ch, prev, r}]
-			for _, s := range ringSends(co.Kind, j.n, r, channelShare(e, j.cfg.Channels, ch), esize) {
+			// Rank 0, the Broadcast's root, is at place 0.
+			for _, s := range ringSends(co.Kind, j.n, j.pos[r], channelShare(e, j.cfg.Channels, ch), esize) {
 				var deps []ref
 				if s.dep >= 0 {
 					deps = []ref{{in, base[prev] + s.dep}}

@@ -138,8 +138,10 @@ type ArrivalTruth struct {
 	FirstData *string `json:"first_data"`
 	// LateNs is FirstCTS less the earliest FirstCTS of the collective.
 	LateNs int64 `json:"late_ns"`
-	// GPUWaitNs is FirstData less the arrival (at the rank) of the CTS
-	// that allowed it.
+	// GPUWaitNs is FirstData less when it could go: the arrival (at the
+	// rank) of the CTS that allowed it, or of the last data it reduces or
+	// forwards when that came later (a Broadcast's or a tree's ranks
+	// below the root wait for their input).
 	GPUWaitNs *int64 `json:"gpu_wait_ns"`
 }
 
@@ -189,12 +191,8 @@ func (j *job) truth(addr func(int) string) *Truth {
 	for r := range j.n {
 		t.Ranks = append(t.Ranks, RankTruth{Rank: r, Addr: addr(r)})
 	}
-	ring := make([]int, j.n)
-	for r := range ring {
-		ring[r] = r
-	}
 	for range cfg.Channels {
-		t.Rings = append(t.Rings, slices.Clone(ring))
+		t.Rings = append(t.Rings, slices.Clone(j.ring))
 	}
 	if slices.ContainsFunc(cfg.Collectives, func(c Collective) bool { return c.Algorithm == AlgoTree }) {
 		for ch := range cfg.Channels {
@@ -268,7 +266,11 @@ func (j *job) collTruth(ci int, co Collective) CollTruth {
 				firstCTS[c.d] = m.ctsAt
 			}
 			if earlier(m.sendAt, firstData[c.s]) {
-				firstData[c.s], wait[c.s] = m.sendAt, m.sendAt-m.ctsArr
+				ready := m.ctsArr
+				for _, d := range m.deps {
+					ready = max(ready, d.c.msgs[d.k].recvAt)
+				}
+				firstData[c.s], wait[c.s] = m.sendAt, m.sendAt-ready
 			}
 			l.Bytes += m.bytes
 			l.Messages++
