@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 	"time"
+
+	"github.com/roce-dissect/roce-dissect/analyze/internal/pfc"
 )
 
 // Report returns the report of everything fed so far. It may be called
@@ -63,7 +65,7 @@ type reportBuild struct {
 	// not built yet, which the NIC object reads.
 	lazyNIC   bool
 	releaseAt []int32 // lazyNIC: the last flow that reads each flow (itself, or a flow whose peer it is)
-	timeline  *pauseTimeline
+	timeline  *pfc.Timeline
 }
 
 // startReport builds the head of the report (the capture, the
@@ -85,8 +87,8 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 		merge:     !stream && !a.opts.NoMerge,
 	}
 	a.wrapped.report(&r.Capture)
-	if r.pause = a.pause.snapshot(); r.pause != nil {
-		r.Pause, r.Capture.LinkSpeedBps, r.Capture.PauseFramesUnlisted = r.pause.stats(), a.opts.LinkSpeed, r.pause.unlisted
+	if r.pause = a.pause.Snapshot(); r.pause != nil {
+		r.Pause, r.Capture.LinkSpeedBps, r.Capture.PauseFramesUnlisted = r.pause.Stats(), a.opts.LinkSpeed, r.pause.Unlisted()
 	}
 	// The report holds copies of the connections. The flows of the last
 	// report (release) read those, so that the slab's arrays are let go:
@@ -102,7 +104,7 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	if !stream {
 		r.Flows = make([]Flow, 0, len(a.flowList))
 	}
-	b := &reportBuild{a: a, r: r, acc: r, release: release, rel: rel, timeline: r.pause.timeline()}
+	b := &reportBuild{a: a, r: r, acc: r, release: release, rel: rel, timeline: r.pause.Timeline()}
 	b.fl = a.findings // the findings of the report: those listed, and those only the end can tell
 	if !release {
 		b.fl = a.findings.clone()
@@ -161,7 +163,7 @@ func (b *reportBuild) flow(i int, fr *Flow, spare *NIC) *NIC {
 	a, fl := b.a, &b.fl
 	f := a.flowList[i]
 	a.flowReport(f, b.release, fr)
-	b.timeline.apply(fr)
+	applyPause(b.timeline, fr)
 	if !f.hasTransport {
 		fr.Transport = b.cnpTransport[f.index]
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/roce-dissect/roce-dissect/analyze/internal/pfc"
 )
 
 // ErrNotDisjoint says shard reports share state that the sequential
@@ -104,7 +106,7 @@ type combiner struct {
 	out        *Report
 	end        Analyzer // the capture's end findings
 	added      uint64   // findings found, listed or not
-	timeline   *pauseTimeline
+	timeline   *pfc.Timeline
 }
 
 func newCombiner(parts []*Report, opts Options) (*combiner, error) {
@@ -205,7 +207,7 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	for _, p := range parts {
 		out.addPause(p)
 	}
-	cb.timeline = out.pause.timeline()
+	cb.timeline = out.pause.Timeline()
 	return cb, errors.Join(errs...)
 }
 
@@ -243,7 +245,7 @@ func (cb *combiner) flow(fr flowRef, f *Flow) {
 			f.Connection = &renumbered
 		}
 	}
-	cb.timeline.apply(f)
+	applyPause(cb.timeline, f)
 }
 
 // listFindings lists the combined report's findings.
@@ -310,7 +312,7 @@ func (cb *combiner) listFindings() {
 		added++
 		fl.push(fd)
 	}
-	for _, fd := range out.pause.findings(opts.File) {
+	for _, fd := range pauseFindings(out.pause, opts.File) {
 		added++
 		fl.push(fd)
 	}
