@@ -22,7 +22,13 @@ const (
 	DefaultPauseStorm = 200 * time.Millisecond // PFC watchdogs' common detection time
 )
 
-// Pause is what one sender's pause frames did to one priority (Report.Pause).
+// Pause is what one sender's pause frames did to one priority
+// (Report.Pause): the sender (SrcMAC), Kind "pfc" (802.1Qbb, Priority
+// 0–7) or "802.3x" (PAUSE, every priority: Priority nil), its Frames,
+// XOFFFrames (quanta > 0) and XONFrames (quanta 0) for the priority, the
+// Quanta asked for (of 512 bit times), the time paused (PausedNs: the
+// union of the pause intervals) and the longest stretch without a break
+// (LongestPauseNs). docs/json.md defines each key.
 type Pause = pfc.Pause
 
 // pauseConfig is the pause stage's part of the options.
