@@ -1,7 +1,9 @@
 package analyze
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/roce-dissect/roce-dissect/analyze/internal/pfc"
@@ -37,7 +39,7 @@ func pauseConfig(o Options) pfc.Config {
 }
 
 // pauseFindings are the pause_storm findings, one per sender and
-// priority, in the order of their frames.
+// priority, by frame and detail.
 func pauseFindings(pt *pfc.Track, file string) []Finding {
 	var out []Finding
 	for _, st := range pt.Storms() {
@@ -52,6 +54,9 @@ func pauseFindings(pt *pfc.Track, file string) []Finding {
 		out = append(out, Finding{Frame: st.Frame, Time: st.Time, Kind: KindPauseStorm, Severity: SeverityWarning, File: file,
 			Detail: fmt.Sprintf("pause storm: %s paused by %s without a break for %s, beyond %s (--pause-storm)%s", what, st.SrcMAC, st.Paused, st.Threshold, more)})
 	}
+	// By detail within a frame, as they always were: the frame numbers of
+	// files combined may meet, and sortFindings keeps that order.
+	slices.SortFunc(out, func(x, y Finding) int { return cmp.Or(cmp.Compare(x.Frame, y.Frame), cmp.Compare(x.Detail, y.Detail)) })
 	return out
 }
 
