@@ -59,8 +59,10 @@ type flowTunnel struct {
 
 // flowTunnelOf is the flow tunnel of a frame's wraps.
 func flowTunnelOf(ws []Wrap) flowTunnel {
-	w := decode.KeyingWrap(ws)
-	return flowTunnel{kind: w.Kind, id: w.ID}
+	if w := decode.KeyingWrap(ws); w != nil {
+		return flowTunnel{kind: w.Kind, id: w.ID}
+	}
+	return flowTunnel{}
 }
 
 // value is the flow tunnel as a FlowTunnel; the zero FlowTunnel for none.

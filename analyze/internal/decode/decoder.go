@@ -71,7 +71,8 @@ type Headers struct {
 	OrigLength int
 	// Lens are the lengths the frame's headers declare.
 	Lens Lens
-	// SrcMAC is the Ethernet source of a MAC Control frame (Packet.MACControl).
+	// SrcMAC is the Ethernet source of a MAC Control frame, set only
+	// with Packet.MACControl.
 	SrcMAC net.HardwareAddr
 }
 
@@ -96,31 +97,6 @@ func (d *Decoder) Packet() *Packet { return &d.pkt }
 
 // Headers is what the last Decode learned besides its Packet.
 func (d *Decoder) Headers() *Headers { return &d.hdr }
-
-// Decode decodes a frame of a link type, numbered frame, captured as ci
-// says. Its original length is ci.Length unless that is above
-// MaxOriginalLength (Headers.OrigLength then keeps it).
-func (d *Decoder) Decode(frame uint64, ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) *Packet {
-	p := &d.pkt
-	// Cleared, then set: a composite literal was built on the stack and
-	// copied (170 instructions a frame, 5 % of the run).
-	*p = Packet{}
-	p.Frame, p.Time, p.Length, p.CapLength, p.VLAN, p.PayloadLen, p.Wraps = frame, ci.Timestamp, ClampOriginalLength(ci.Length, len(data)), len(data), -1, -1, d.wraps[:0]
-	d.fb = feedback{}
-	// Other is kept for a frame of a link type the Decoder does not
-	// decode, as the Analyzer always counted it.
-	d.hdr = Headers{IBLen: -1, OrigLength: ci.Length, Other: d.hdr.Other}
-	d.carried = -1
-	d.walk(linkType, data)
-	if p.IsRDMA && p.Err == nil {
-		p.Err = d.hdr.Lens.recordErr(p.Encap)
-	}
-	p.CarriedLength = p.Length
-	if d.carried >= 0 {
-		p.CarriedLength -= len(data) - d.carried
-	}
-	return p
-}
 
 // firstLayer returns the layer a frame of the link type starts with.
 func firstLayer(lt gplayers.LinkType, data []byte) (gopacket.LayerType, bool) {

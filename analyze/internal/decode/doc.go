@@ -25,7 +25,7 @@
 // The stage records facts and judges nothing: findings, counts and flows
 // are package analyze's, which composes this stage with the others.
 //
-// Files: decoder.go (Decoder, Decode, Headers), walk.go (the link and
+// Files: decoder.go (Decoder, Headers), walk.go (Decode: the link and
 // network headers), transport.go (the BTH and its extension headers),
 // wrap.go (the kinds of encapsulations, a flow's tunnel) and tunnel.go
 // (their headers), lens.go (the lengths a frame declares, original

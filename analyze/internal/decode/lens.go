@@ -99,11 +99,7 @@ func (l *Lens) checkUDP(udpLen int) error {
 }
 
 // recordErr is the error of an RDMA packet of encapsulation e in an ERF
-// record whose record length is shorter than its own headers; nil for
-// another.
+// record whose record length is shorter than its own headers (badRecord).
 func (l *Lens) recordErr(e Encap) error {
-	if !l.badRecord {
-		return nil
-	}
 	return fmt.Errorf("%s packet: %w: ERF record length %d is shorter than its %d bytes of headers", e, ErrFrameLength, l.rlen, l.hdr)
 }

@@ -112,16 +112,17 @@ func (t *FlowTunnel) String() string {
 
 // KeyingWrap is the wrap of ws whose identifier keys flows besides their
 // addresses and QP: the innermost of a kind that keys flows (VXLAN or
-// GENEVE VNI, NVGRE VSID, ERSPAN II or III session ID); the zero Wrap for
-// none. Overlapping tenants reuse addresses and QPs: one inner flow in two
-// VNIs is two flows.
-func KeyingWrap(ws []Wrap) Wrap {
+// GENEVE VNI, NVGRE VSID, ERSPAN II or III session ID); nil for none.
+// Overlapping tenants reuse addresses and QPs: one inner flow in two VNIs
+// is two flows. (A pointer into ws: the flow table reads two of its
+// fields for every packet.)
+func KeyingWrap(ws []Wrap) *Wrap {
 	for i := len(ws) - 1; i >= 0; i-- {
-		if w := ws[i]; w.Kind < wrapKinds && wrapKindTable[w.Kind].keysFlows {
+		if w := &ws[i]; w.Kind < wrapKinds && wrapKindTable[w.Kind].keysFlows {
 			return w
 		}
 	}
-	return Wrap{}
+	return nil
 }
 
 // Tunnel is the FlowTunnel of identifier id of this kind; the zero
@@ -138,8 +139,10 @@ func (k WrapKind) Tunnel(id uint32) FlowTunnel {
 // (Flow.Tunnel), the zero FlowTunnel for none, for a caller that keys the
 // packets of flows as the Analyzer does (FlowTunnel is comparable).
 func (p *Packet) Tunnel() FlowTunnel {
-	w := KeyingWrap(p.Wraps)
-	return w.Kind.Tunnel(w.ID)
+	if w := KeyingWrap(p.Wraps); w != nil {
+		return w.Kind.Tunnel(w.ID)
+	}
+	return FlowTunnel{}
 }
 
 // MaxWraps is how deep a Decoder follows encapsulations inside each
