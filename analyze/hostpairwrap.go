@@ -13,7 +13,7 @@ import (
 
 // The host pair key of a frame that arrived in a tunnel is the key of the
 // packet inside (wrap.go): the keys below walk the encapsulations the
-// Analyzer walks, and fall back to the outer pair where the inside has no
+// decode stage walks, and fall back to the outer pair where the inside has no
 // addresses (it is then not RDMA traffic, and any key will do).
 
 // maxKeyDepth bounds the headers a key walks into: room for decode.MaxWraps
@@ -57,8 +57,8 @@ func (k keyReader) udpKey(data []byte) uint64 {
 }
 
 // layerKey reads a tunnel's header of layer type typ and goes on into
-// what it carries, by the same layers and header readers as the
-// Analyzer's walk (wrap.go), so that both reach the same inner packet;
+// what it carries, by the same layers and header readers as the decode
+// stage's walk (decode.Decoder), so that both reach the same inner packet;
 // 0 for a header that does not decode.
 func (k keyReader) layerKey(typ gopacket.LayerType, data []byte) uint64 {
 	if k.depth >= maxKeyDepth {
