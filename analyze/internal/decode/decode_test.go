@@ -2,6 +2,7 @@ package decode_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -43,9 +44,21 @@ func readPcap(t testing.TB, path string) capture {
 	}
 }
 
+// tunnelName names a tunnel by its kind, outer addresses and identifier
+// ("-" for none).
+func tunnelName(kind, src, dst string, id *uint32) string {
+	if id == nil {
+		return fmt.Sprintf("%s %s %s -", kind, src, dst)
+	}
+	return fmt.Sprintf("%s %s %s %d", kind, src, dst, *id)
+}
+
 // TestDecodeTruth decodes every frame of the captures roce-synth wrote
-// into testdata and counts the RDMA packets decoded whole (RDMA, no
-// error) against the generator's truth.
+// into testdata and compares with the generator's truth: the RDMA packets
+// decoded whole (RDMA, no error), the malformed ones, and the frames of
+// each chain of encapsulations and of each tunnel. The frame a tunnel
+// carried (an Ethernet frame, whole in these captures) is as long as its
+// Ethernet header and the IP packet inside declares.
 func TestDecodeTruth(t *testing.T) {
 	files, err := filepath.Glob("../../../testdata/*.pcap")
 	require.NoError(t, err)
@@ -58,14 +71,24 @@ func TestDecodeTruth(t *testing.T) {
 			}
 			require.NoError(t, err)
 			var truth struct {
-				Frames      int `json:"frames"`
-				RoCEPackets int `json:"roce_packets"`
-				Malformed   int `json:"malformed"`
+				Frames        int `json:"frames"`
+				RoCEPackets   int `json:"roce_packets"`
+				Malformed     int `json:"malformed"`
+				Encapsulation struct {
+					Chains  map[string]int `json:"chains"`
+					Tunnels []struct {
+						Kind, Src, Dst string
+						ID             *uint32
+						Frames         int
+					} `json:"tunnels"`
+				} `json:"encapsulation"`
 			}
 			require.NoError(t, json.Unmarshal(b, &truth))
 			c := readPcap(t, file)
 			d := decode.New(decode.Options{})
 			rdma, malformed := 0, 0
+			chains := map[string]int{}
+			tunnels := map[string]int{}
 			for i, fr := range c.frames {
 				p := d.Decode(uint64(i+1), c.cis[i], c.lt, fr)
 				switch {
@@ -74,10 +97,32 @@ func TestDecodeTruth(t *testing.T) {
 				case p.IsRDMA:
 					malformed++
 				}
+				if len(p.Wraps) == 0 {
+					continue
+				}
+				chains[decode.ChainName(p.Wraps)]++
+				for _, w := range p.Wraps {
+					var id *uint32
+					if w.Kind.IDName() != "" {
+						id = &w.ID
+					}
+					tunnels[tunnelName(w.Kind.String(), w.Src.String(), w.Dst.String(), id)]++
+				}
+				if p.IsRDMA && p.Err == nil && p.CapLength == p.Length && p.VLAN < 0 {
+					assert.Equal(t, 14+d.Headers().Lens.Packet(), p.CarriedLength, "frame %d", i+1)
+				}
 			}
 			assert.Equal(t, truth.Frames, len(c.frames))
 			assert.Equal(t, truth.RoCEPackets, rdma, "RDMA packets")
 			assert.Equal(t, truth.Malformed, malformed, "malformed")
+			if len(truth.Encapsulation.Chains) > 0 || len(chains) > 0 {
+				assert.Equal(t, truth.Encapsulation.Chains, chains)
+				want := map[string]int{}
+				for _, tu := range truth.Encapsulation.Tunnels {
+					want[tunnelName(tu.Kind, tu.Src, tu.Dst, tu.ID)] = tu.Frames
+				}
+				assert.Equal(t, want, tunnels)
+			}
 		})
 	}
 }
