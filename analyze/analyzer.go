@@ -6,6 +6,7 @@ import (
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
 
+	"github.com/roce-dissect/roce-dissect/analyze/internal/decode"
 	"github.com/roce-dissect/roce-dissect/analyze/internal/pfc"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
@@ -123,25 +124,8 @@ type Analyzer struct {
 	frameFindings int
 	frameBuf      []Finding // FrameFindings' result, reused
 
-	fb    feedback
-	eth   gplayers.Ethernet
-	sll   gplayers.LinuxSLL
-	sll2  gplayers.LinuxSLL2
-	dot1q gplayers.Dot1Q
-	ip4   gplayers.IPv4
-	ip6   gplayers.IPv6
-	udp   gplayers.UDP
-	// The encapsulations (wrap.go).
-	gre     gplayers.GRE
-	erspan2 gplayers.ERSPANII
-	erspan3 layers.ERSPANIII
-	vxlan   gplayers.VXLAN
-	wraps   [maxWraps]Wrap // the Packet's Wraps
-	carried int            // the bytes captured from the start of the carried frame on; -1: none
-	ib      *layers.TransportLayers
-	ext     extTable // ib's extension headers by layer type (decodetransport.go)
-
-	pkt Packet
+	dec *decode.Decoder // the decode stage: frames into Packets
+	pkt *Packet         // dec's Packet, the frame being fed
 
 	capture  Capture
 	first    time.Time
@@ -158,12 +142,9 @@ type Analyzer struct {
 	shifts     [shiftCacheLen]shiftEntry // ICRC shift factors by length, for recoverSrcPort
 
 	wrapped wrapCounts // the frames that arrived in encapsulations (wrapcount.go)
-	mac     layers.MACControl
-	pause   pfc.Track // PFC and PAUSE frames (pause.go)
+	pause   pfc.Track  // PFC and PAUSE frames (pause.go)
 
-	lens  frameLens // what the length fields of the frame being fed declare
-	other otherKey  // the protocol of the frame being fed, when it is not RDMA
-	cut   cutState  // the first frame the capture tool cut
+	cut cutState // the first frame the capture tool cut
 
 	shard *shardFeed // what the combiner needs (the replays' records only with Options.shard)
 
@@ -199,17 +180,15 @@ func (o Options) withDefaults() Options {
 // New returns an Analyzer.
 func New(opts Options) *Analyzer {
 	opts = opts.withDefaults()
-	ib := layers.NewTransportLayers()
-	ib.BTH.DecodeRDAs = opts.DecodeRDAs
 	a := &Analyzer{
 		opts:    opts,
-		ib:      ib,
+		dec:     decode.New(decode.Options{RoCEPorts: opts.RoCEPorts, DecodeRDAs: opts.DecodeRDAs, DSCPPriority: opts.DSCPPriority}),
 		dirs:    make(map[hostsKey]*hostDir),
 		index:   newFlowIndex(),
 		hostMTU: make(map[hostPair]int),
 		conns:   newConnTable(),
 	}
-	a.ext = newExtTable(ib, &a.pkt)
+	a.pkt = a.dec.Packet()
 	a.pause = pfc.New(pauseConfig(opts))
 	a.conns.maxOrphans = a.maxOrphans()
 	a.findings.max = opts.MaxFindings
@@ -219,13 +198,6 @@ func New(opts Options) *Analyzer {
 	}
 	return a
 }
-
-// feedback is the DecodeFeedback of the decoders: it carries the
-// truncation flag from the length checks of IPv4/UDP/GRH/LRH to the BTH.
-type feedback struct{ truncated bool }
-
-func (f *feedback) SetTruncated()     { f.truncated = true }
-func (f *feedback) IsTruncated() bool { return f.truncated }
 
 // NextFrame is the number Feed gives the next frame.
 func (a *Analyzer) NextFrame() uint64 { return a.capture.Frames + 1 }
@@ -238,30 +210,20 @@ func (a *Analyzer) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, dat
 // feed analyzes one frame, numbered frame.
 func (a *Analyzer) feed(frame uint64, ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) *Packet {
 	a.capture.Frames++
-	orig := ci.Length
-	ci.Length = clampOriginalLength(ci.Length, len(data))
-	a.capture.Bytes += uint64(ci.Length)
-	p := &a.pkt
-	// Cleared, then set: a composite literal was built on the stack and
-	// copied (170 instructions a frame, 5 % of the run).
-	*p = Packet{}
-	p.Frame, p.Time, p.Length, p.CapLength, p.VLAN, p.PayloadLen, p.Wraps = frame, ci.Timestamp, ci.Length, len(data), -1, -1, a.wraps[:0]
-	a.fb = feedback{}
-	a.lens = frameLens{}
-	a.carried = -1
 	a.frameFindings = len(a.findings.list)
-	ibLen, icrcKind, netHdr, udpHdr := a.decode(linkType, data)
+	p := a.dec.Decode(frame, ci, linkType, data)
+	h := a.dec.Headers()
+	a.capture.Bytes += uint64(p.Length)
+	if p.MACControl != nil {
+		a.pause.Frame(p.Frame, p.Time, h.SrcMAC, p.MACControl)
+	}
 	if len(p.Wraps) > 0 {
 		a.wrapped.count(p.Wraps)
 	}
-	if ci.Length != orig {
-		a.flagOriginalLength(p, orig)
+	if p.Length != h.OrigLength {
+		a.flagOriginalLength(p, h.OrigLength)
 	}
-	a.checkCut(p, len(data))
-	p.CarriedLength = p.Length
-	if a.carried >= 0 {
-		p.CarriedLength -= len(data) - a.carried
-	}
+	a.checkCut(p, &h.Lens, len(data))
 	// A frame without a time (a pcapng simple packet block before any
 	// timed frame) leaves the capture's span alone.
 	if !p.Time.IsZero() {
@@ -275,7 +237,7 @@ func (a *Analyzer) feed(frame uint64, ci gopacket.CaptureInfo, linkType gplayers
 	switch {
 	case !p.IsRDMA:
 		a.capture.OtherPackets++
-		a.capture.others.add(a.other, otherCount{1, uint64(ci.Length)})
+		a.capture.others.add(otherKeyOf(h.Other), otherCount{1, uint64(p.Length)})
 	case p.Err != nil:
 		a.capture.Malformed++
 		if len(a.capture.MalformedFrames) < a.opts.MaxFindings {
@@ -287,13 +249,13 @@ func (a *Analyzer) feed(frame uint64, ci gopacket.CaptureInfo, linkType gplayers
 		// A malformed frame is no flow's and counts in no ICRC figure,
 		// but its ICRC, when its BTH decoded, still tells whether it was
 		// damaged on the way or sent so: every view shows the verdict.
-		a.checkICRC(p, icrcKind, netHdr, udpHdr)
+		a.checkICRC(p, h.Network, h.NetHdr, h.UDPHdr)
 		if p.ICRC.Status == layers.ICRCBad && p.Encap == EncapRoCEv2 {
-			a.recoverSrcPort(nil, p, udpHdr)
+			a.recoverSrcPort(nil, p, h.UDPHdr)
 		}
 	default:
 		a.capture.RoCEPackets++
-		a.analyzeIB(p, ci, ibLen, icrcKind, netHdr, udpHdr)
+		a.analyzeIB(p, ci, h.IBLen, h.Network, h.NetHdr, h.UDPHdr)
 	}
 	if a.observe != nil {
 		a.observe(p)

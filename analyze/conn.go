@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"github.com/gopacket/gopacket"
+
 	"github.com/roce-dissect/roce-dissect/cm"
 )
 
@@ -297,7 +299,7 @@ func (t *connTable) requested(id int, p *Packet, m *cm.ConnectRequest, got cm.Ca
 // handleMAD follows the CM handshake.
 func (a *Analyzer) handleMAD(p *Packet) {
 	t := &a.conns
-	_ = t.mad.DecodeFromBytes(p.MAD, &a.fb)
+	_ = t.mad.DecodeFromBytes(p.MAD, gopacket.NilDecodeFeedback)
 	if len(p.MAD) < cm.HeaderLen {
 		return
 	}

@@ -1,9 +1,10 @@
 package analyze
 
 import (
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/roce-dissect/roce-dissect/analyze/internal/decode"
 )
 
 // Frames shorter than their own length fields.
@@ -21,74 +22,11 @@ import (
 // (KindToolCutFrames) says the tool cut frames without recording their
 // length.
 
-// ErrShortMAD is the error of a MAD shorter than 256 bytes in a frame that the
-// capture did not cut.
-var ErrShortMAD = errors.New("short MAD")
-
-// errUDPLength reports a UDP length beyond the IP payload.
-var errUDPLength = errors.New("UDP length beyond the IP payload")
-
-// frameLens is what the length fields of a frame declare.
-type frameLens struct {
-	// end is the frame length the network headers imply (the largest of
-	// their offsets in the frame plus the length each declares: IPv4
-	// total length, IPv6 header + payload length, GRH + PayLen, LRH
-	// PktLen + VCRC; a packet inside a tunnel may declare more than the
-	// tunnel when a mirror cut it); 0 when unknown.
-	end int
-	// ipPayload is the IP payload length the innermost IP header
-	// declares (the one around the RDMA packet when it arrived in a
-	// tunnel); -1 when there is no IP header.
-	ipPayload int
-	set       bool
-	// n is the packet length the innermost network header declares (from
-	// that header on): the RDMA packet's, without the tunnels around it.
-	n int
-	// record is the end an ERF record declares: the larger of its record
-	// length RLen and its headers plus wire length WLen; 0 when none.
-	record int
-	// badRecord: an ERF record length RLen shorter than its own headers.
-	badRecord bool
-	rlen, hdr int
-}
-
-// network records the lengths of a network header: off is its offset in
-// the frame, n the packet length from it on, payload the IP payload
-// length (-1 for a GRH or LRH). The innermost header's say how long the
-// RDMA packet is.
-func (l *frameLens) network(off, n, payload int) {
-	l.set, l.end = true, max(l.end, off+n)
-	l.ipPayload, l.n = payload, n
-}
-
-// erf records the lengths an ERF record of n bytes declares: its wire
-// length after hdr bytes of headers, and its record length RLen unless
-// that is only the padding to 8 bytes that a pcap writer may drop (real
-// DAG captures: 306 bytes of a record whose RLen says 312).
-func (l *frameLens) erf(rlen, wlen, hdr, n int) {
-	l.record = hdr + wlen
-	if rlen > (n+7)&^7 {
-		l.record = max(l.record, rlen)
-	}
-	l.badRecord, l.rlen, l.hdr = rlen < hdr, rlen, hdr
-}
-
-// declared is the frame length the length fields declare: the outermost
-// network header's end, or an ERF record's if longer; 0 when unknown.
-func (l *frameLens) declared() int {
-	if !l.set {
-		return l.record
-	}
-	return max(l.end, l.record)
-}
-
-// checkUDP checks a RoCE v2 UDP length against the IP payload.
-func (l *frameLens) checkUDP(udpLen int) error {
-	if !l.set || l.ipPayload < 0 || udpLen <= l.ipPayload {
-		return nil
-	}
-	return fmt.Errorf("RoCEv2 packet: %w: UDP length %d, IP payload %d bytes", errUDPLength, udpLen, l.ipPayload)
-}
+// ErrShortMAD is the error of a MAD shorter than 256 bytes in a frame that
+// the capture did not cut: a malformed frame, counted in
+// capture.malformed, listed, a malformed finding, and it makes no
+// connection.
+var ErrShortMAD = decode.ErrShortMAD
 
 // shortFrame is what a frame shorter than its length fields is.
 type shortFrame uint8
@@ -146,16 +84,11 @@ func classifyShort(capLen, n int, s *cutState) shortFrame {
 // checkCut accounts a frame of capLen captured bytes recorded with its
 // whole length (p.Length) that its length fields say is longer, and keeps
 // the longest RDMA frame captured whole for classifyShort.
-func (a *Analyzer) checkCut(p *Packet, capLen int) {
-	l := &a.lens
+func (a *Analyzer) checkCut(p *Packet, l *decode.Lens, capLen int) {
 	if !p.IsRDMA || p.Err != nil {
 		return
 	}
-	if l.badRecord {
-		p.Err = fmt.Errorf("%s packet: %w: ERF record length %d is shorter than its %d bytes of headers", p.Encap, ErrFrameLength, l.rlen, l.hdr)
-		return
-	}
-	end := l.declared()
+	end := l.Declared()
 	if p.Length != capLen || end <= capLen {
 		if capLen > a.cut.maxWhole {
 			a.shard.noteWhole(p.Frame, capLen)
@@ -163,8 +96,8 @@ func (a *Analyzer) checkCut(p *Packet, capLen int) {
 		a.cut.noteWhole(p.Frame, capLen)
 		return
 	}
-	kind := classifyShort(capLen, l.n, &a.cut)
-	a.shard.noteShort(p, capLen, l.n, kind)
+	kind := classifyShort(capLen, l.Packet(), &a.cut)
+	a.shard.noteShort(p, capLen, l.Packet(), kind)
 	switch kind {
 	case shortToolCut:
 		a.capture.CutFrames++
@@ -172,7 +105,7 @@ func (a *Analyzer) checkCut(p *Packet, capLen int) {
 			a.cut.first, a.cut.capLen, a.cut.time = p.Frame, capLen, p.Time
 		}
 		a.capture.Bytes += uint64(end - p.Length)
-		p.Length = end
+		p.Length, p.CarriedLength = end, p.CarriedLength+end-p.Length
 	case shortMalformed:
 		p.Err = fmt.Errorf("%s packet: %w: %d bytes captured of a frame recorded whole, its headers say %d", p.Encap, ErrFrameLength, capLen, end)
 	}
@@ -205,7 +138,7 @@ func (s *cutState) noteWhole(frame uint64, capLen int) {
 // ErrFrameLength is the error of a malformed frame recorded whole whose
 // length fields point past its end (docs/robustness.md: a capture tool's
 // systematic cut is told apart from such a frame).
-var ErrFrameLength = errors.New("length fields past the end of the frame")
+var ErrFrameLength = decode.ErrFrameLength
 
 // cutFinding returns the one finding of the frames the capture tool cut.
 func (a *Analyzer) cutFinding() (Finding, bool) {

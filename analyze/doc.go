@@ -39,15 +39,15 @@
 //
 // Where things are, file by file:
 //
-//   - Feeding: analyzer.go (Options, Analyzer, Feed), decode.go (a frame's
-//     link and network headers), decodetransport.go (its BTH and extension
-//     headers), packet.go (the decoded Packet), origlen.go (original
-//     lengths beyond MaxOriginalLength), cut.go (frames shorter than their length
-//     fields: a tool's cut or a lie), madcheck.go (MADs on QP0/QP1),
+//   - Feeding: analyzer.go (Options, Analyzer, Feed); the decode stage,
+//     package analyze/internal/decode (a frame's headers, through its
+//     encapsulations, into the Packet: packet.go names it here);
+//     origlen.go (original lengths beyond MaxOriginalLength), cut.go
+//     (frames shorter than their length fields: a tool's cut or a lie),
 //     portrewrite.go (a NIC sniffer's rewritten UDP source port),
 //     framefindings.go (the findings of the last frame fed), wrap.go (the
-//     encapsulations a frame arrived in: ERSPAN, VXLAN, GENEVE, NVGRE,
-//     QinQ, MPLS), wrapcount.go (their counts in the capture summary) and
+//     encapsulations a frame arrived in, and the tunnel that keys its
+//     flow), wrapcount.go (their counts in the capture summary) and
 //     othercount.go (the frames that are not RDMA, by protocol and port).
 //   - Flows: flow.go (the flow table and its keys), flowindex.go (flows
 //     found by key in one probe), prefetch.go (the state of the flows of

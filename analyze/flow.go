@@ -319,7 +319,7 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 		}
 	}
 	a.checkICRC(p, kind, netHdr, udpHdr)
-	if p.MAD != nil && p.DETH != nil { // only datagrams carry MADs (madcheck.go)
+	if p.MAD != nil && p.DETH != nil { // only datagrams carry MADs (ErrShortMAD)
 		a.handleMAD(p)
 	}
 	f := a.flowFor(p)

@@ -7,17 +7,18 @@ import (
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
 
+	"github.com/roce-dissect/roce-dissect/analyze/internal/decode"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
 // The host pair key of a frame that arrived in a tunnel is the key of the
 // packet inside (wrap.go): the keys below walk the encapsulations the
-// Analyzer walks, and fall back to the outer pair where the inside has no
+// decode stage walks, and fall back to the outer pair where the inside has no
 // addresses (it is then not RDMA traffic, and any key will do).
 
-// maxKeyDepth bounds the headers a key walks into: room for maxWraps
+// maxKeyDepth bounds the headers a key walks into: room for decode.MaxWraps
 // encapsulations of several headers each (IP, GRE, ERSPAN, Ethernet).
-const maxKeyDepth = 4 * maxWraps
+const maxKeyDepth = 4 * decode.MaxWraps
 
 // inner is the key of what an IP packet between the hosts of key outer
 // carries as protocol proto: a tunnel's inner packet, or outer.
@@ -52,12 +53,12 @@ func (k keyReader) udpKey(data []byte) uint64 {
 	if slices.Contains(k.roce, port) {
 		return 0
 	}
-	return k.layerKey(udpTunnel(gplayers.UDPPort(port)), data[8:])
+	return k.layerKey(decode.UDPTunnel(gplayers.UDPPort(port)), data[8:])
 }
 
 // layerKey reads a tunnel's header of layer type typ and goes on into
-// what it carries, by the same layers and header readers as the
-// Analyzer's walk (wrap.go), so that both reach the same inner packet;
+// what it carries, by the same layers and header readers as the decode
+// stage's walk (decode.Decoder), so that both reach the same inner packet;
 // 0 for a header that does not decode.
 func (k keyReader) layerKey(typ gopacket.LayerType, data []byte) uint64 {
 	if k.depth >= maxKeyDepth {
@@ -72,13 +73,13 @@ func (k keyReader) layerKey(typ gopacket.LayerType, data []byte) uint64 {
 	case gplayers.LayerTypeIPv6:
 		return k.ipv6Key(data)
 	case gplayers.LayerTypeMPLS:
-		_, next, rest, err := mplsStack(data)
+		_, next, rest, err := decode.MPLSStack(data)
 		if err != nil {
 			return 0
 		}
 		return k.layerKey(next, rest)
 	case gplayers.LayerTypeGeneve:
-		next, _, n, err := geneveHeader(data)
+		next, _, n, err := decode.GENEVEHeader(data)
 		if err != nil {
 			return 0
 		}

@@ -1,6 +1,10 @@
 package analyze
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/roce-dissect/roce-dissect/analyze/internal/decode"
+)
 
 // MaxOriginalLength is the largest original (wire) length a frame is
 // believed to have: libpcap's MAXIMUM_SNAPLEN (256 KiB), above any
@@ -9,16 +13,7 @@ import "fmt"
 // is counted as the frame's captured length instead
 // (Capture.OriginalLengthsClamped) and is a bad_original_length finding, so
 // that four frames cannot make a report of gigabytes and terabits.
-const MaxOriginalLength = 262144
-
-// clampOriginalLength returns the original length to account for a frame
-// whose record says orig and that has caplen bytes captured.
-func clampOriginalLength(orig, caplen int) int {
-	if orig > MaxOriginalLength || orig < 0 {
-		return caplen
-	}
-	return orig
-}
+const MaxOriginalLength = decode.MaxOriginalLength
 
 // flagOriginalLength counts and reports a clamped original length.
 func (a *Analyzer) flagOriginalLength(p *Packet, orig int) {

@@ -2,26 +2,22 @@ package analyze
 
 import (
 	"cmp"
-	"encoding/binary"
 	"fmt"
 	"slices"
 
-	"github.com/gopacket/gopacket"
-	gplayers "github.com/gopacket/gopacket/layers"
-
-	"github.com/roce-dissect/roce-dissect/layers"
+	"github.com/roce-dissect/roce-dissect/analyze/internal/decode"
 )
 
-// otherLevel is how far decode's walk reached into a frame that is not
-// RDMA traffic: the innermost protocol an otherKey names.
-type otherLevel uint8
+// otherLevel is how far the decode stage's walk reached into a frame that
+// is not RDMA traffic: the innermost protocol an otherKey names.
+type otherLevel = decode.OtherLevel
 
 const (
-	otherLink  otherLevel = iota + 1 // nothing past the link header: the number is the link type
-	otherEther                       // the number is the EtherType
-	otherIP                          // the number is the IP protocol (IPv6: the next header)
-	otherTCP                         // the number is the service port
-	otherUDP                         // the number is the service port
+	otherLink  = decode.OtherLink  // nothing past the link header: the number is the link type
+	otherEther = decode.OtherEther // the number is the EtherType
+	otherIP    = decode.OtherIP    // the number is the IP protocol (IPv6: the next header)
+	otherTCP   = decode.OtherTCP   // the number is the service port
+	otherUDP   = decode.OtherUDP   // the number is the service port
 )
 
 // otherKey names the protocol of a frame that is not RDMA traffic, for
@@ -32,14 +28,12 @@ type otherKey struct {
 	num   uint16
 }
 
+// otherKeyOf is the otherKey of the decode stage's Other.
+func otherKeyOf(o decode.Other) otherKey { return otherKey{o.Level, o.Num} }
+
 func (k otherKey) compare(o otherKey) int {
 	return cmp.Or(cmp.Compare(k.level, o.level), cmp.Compare(k.num, o.num))
 }
-
-// servicePort is the port a TCP or UDP header's frame is counted under:
-// the lower of its two, which is the server's for a client on an
-// ephemeral port.
-func servicePort(src, dst uint16) uint16 { return min(src, dst) }
 
 // otherCount is the frames and bytes of one otherKey.
 type otherCount struct{ frames, bytes uint64 }
@@ -180,50 +174,4 @@ func (t *otherCounts) list(c *Capture) {
 		}
 		c.OtherProtocols = append(c.OtherProtocols, k.protocol(t.keys[k]))
 	}
-}
-
-// otherStop is the otherKey of a frame whose walk stopped at a header of
-// type typ (data its bytes) that decode does not decode; the zero
-// otherKey when typ is none of the innermost headers' next ones
-// (otherAt then names the frame by the headers decoded).
-func (a *Analyzer) otherStop(h *frameHeaders, typ gopacket.LayerType, data []byte) otherKey {
-	switch {
-	case typ == gplayers.LayerTypeTCP && len(data) >= 4:
-		return otherKey{otherTCP, servicePort(binary.BigEndian.Uint16(data), binary.BigEndian.Uint16(data[2:]))}
-	case h.tagType != 0 && typ == h.tagType.LayerType():
-		return otherKey{otherEther, uint16(h.tagType)}
-	case (h.kind == layers.NetworkIPv4 || h.kind == layers.NetworkIPv6) && typ == gplayers.IPProtocol(a.ipProtocol(h)).LayerType():
-		return otherKey{otherIP, uint16(a.ipProtocol(h))}
-	}
-	return otherKey{}
-}
-
-// ipProtocol is the protocol the innermost IP header (h.netHdr) carries.
-// gopacket decodes an IPv6 hop-by-hop options header (MLD's) with the
-// fixed header and goes on past it: its next header, when a.ip6 is the
-// header decoded.
-func (a *Analyzer) ipProtocol(h *frameHeaders) uint8 {
-	if h.kind == layers.NetworkIPv4 {
-		return h.netHdr[9]
-	}
-	ip := &a.ip6
-	if nh := h.netHdr[6]; nh != uint8(gplayers.IPProtocolIPv6HopByHop) || ip.HopByHop == nil || len(ip.Contents) == 0 || &ip.Contents[0] != &h.netHdr[0] {
-		return nh
-	}
-	return uint8(ip.HopByHop.NextHeader)
-}
-
-// otherAt is the otherKey of a frame that is not RDMA traffic: where its
-// walk stopped, or else the innermost IP header or EtherType decoded, or
-// else its link type.
-func (a *Analyzer) otherAt(h *frameHeaders, lt gplayers.LinkType) otherKey {
-	switch {
-	case h.other.level != 0:
-		return h.other
-	case (h.kind == layers.NetworkIPv4 || h.kind == layers.NetworkIPv6) && !h.etherLast:
-		return otherKey{otherIP, uint16(a.ipProtocol(h))}
-	case h.tagType != 0:
-		return otherKey{otherEther, uint16(h.tagType)}
-	}
-	return otherKey{otherLink, uint16(lt)}
 }

@@ -74,13 +74,3 @@ func (r *Report) addPause(o *Report) {
 	r.Pause = r.pause.Stats()
 	r.Capture.LinkSpeedBps, r.Capture.PauseFramesUnlisted = o.Capture.LinkSpeedBps, r.pause.Unlisted()
 }
-
-// decodeMACControl decodes a MAC Control frame and accounts its pause.
-func (a *Analyzer) decodeMACControl(data []byte) {
-	if a.mac.DecodeFromBytes(data, &a.fb) != nil {
-		return
-	}
-	a.pkt.MACControl = &a.mac
-	a.pkt.Src, a.pkt.Dst = Addr{}, Addr{}
-	a.pause.Frame(a.pkt.Frame, a.pkt.Time, a.eth.SrcMAC, &a.mac)
-}

@@ -35,17 +35,3 @@ func (f *Flow) PausedTime() (ns int64, ok bool) {
 	}
 	return *f.PausedNs, true
 }
-
-// priority is the 802.1p priority of the frame decoded: its innermost
-// VLAN tag's, else its DSCP's (Options.DSCPPriority); -1 for neither.
-func (a *Analyzer) priority(h *frameHeaders) int8 {
-	switch {
-	case h.pcp >= 0:
-		return h.pcp
-	case h.dscp < 0:
-		return -1
-	case int(h.dscp) < len(a.opts.DSCPPriority):
-		return int8(a.opts.DSCPPriority[h.dscp] & 7)
-	}
-	return h.dscp >> 3
-}

@@ -188,7 +188,7 @@ func (a *Analyzer) peekKey(lt gplayers.LinkType, d []byte) (k flowKey, ok bool) 
 	default:
 		return k, false
 	}
-	if len(udp) < 8+12 || !a.isRoCEPort(binary.BigEndian.Uint16(udp[2:4])) {
+	if len(udp) < 8+12 || !a.dec.IsRoCEPort(binary.BigEndian.Uint16(udp[2:4])) {
 		return k, false
 	}
 	bth := udp[8:]

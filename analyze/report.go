@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/roce-dissect/roce-dissect/analyze/internal/pfc"
@@ -311,27 +310,6 @@ type Flow struct {
 	// Messages cut by the start or end of the capture, for Merge.
 	reqOrphan, respOrphan seamMessage
 	reqOpen, respOpen     seamMessage
-}
-
-// FlowTunnel is the tunnel identity of a flow (Flow.Tunnel): the
-// innermost VXLAN or GENEVE VNI, NVGRE VSID or ERSPAN type II or III
-// session its packets arrived in. Overlapping tenants reuse addresses and
-// QPs; the same inner flow in VNI 100 and in VNI 200 is two flows.
-type FlowTunnel struct {
-	// Kind is the encapsulation, as in Encapsulation.Chain ("vxlan").
-	Kind string `json:"kind"`
-	// ID is the VNI, VSID or session ID; IDName says which.
-	ID     uint32 `json:"id"`
-	IDName string `json:"id_name"`
-}
-
-// String names the tunnel as a flow's name ends with it, "vxlan VNI 100";
-// "" for nil or the zero FlowTunnel (none).
-func (t *FlowTunnel) String() string {
-	if t == nil || t.Kind == "" {
-		return ""
-	}
-	return fmt.Sprintf("%s %s %d", t.Kind, t.IDName, t.ID)
 }
 
 // Requests describes the requester's PSN stream of a flow.

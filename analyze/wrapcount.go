@@ -3,6 +3,8 @@ package analyze
 import (
 	"cmp"
 	"slices"
+
+	"github.com/roce-dissect/roce-dissect/analyze/internal/decode"
 )
 
 // Encapsulation counts the frames that arrived in one chain of
@@ -43,7 +45,7 @@ const (
 // wrapCounts counts the frames that arrived wrapped, by chain and by
 // tunnel.
 type wrapCounts struct {
-	chains         map[wrapChain]uint64
+	chains         map[decode.Chain]uint64
 	tunnels        map[Wrap]uint64
 	unlisted       uint64 // frames of tunnels beyond maxTunnels
 	chainsUnlisted uint64 // frames of chains beyond maxChains
@@ -52,9 +54,9 @@ type wrapCounts struct {
 // count accounts the wraps of one frame.
 func (c *wrapCounts) count(ws []Wrap) {
 	if c.chains == nil {
-		c.chains, c.tunnels = make(map[wrapChain]uint64), make(map[Wrap]uint64)
+		c.chains, c.tunnels = make(map[decode.Chain]uint64), make(map[Wrap]uint64)
 	}
-	if ch := chainOf(ws); c.chains[ch] > 0 || len(c.chains) < maxChains {
+	if ch := decode.ChainOf(ws); c.chains[ch] > 0 || len(c.chains) < maxChains {
 		c.chains[ch]++
 	} else {
 		c.chainsUnlisted++

@@ -1,4 +1,4 @@
-package analyze
+package decode
 
 import (
 	"errors"
@@ -13,13 +13,11 @@ import (
 
 var errNoBTH = errors.New("no BTH")
 
-// frameHeaders is what decode learns for the checks after it: the IB
-// packet length from the BTH through the ICRC as the length fields give
-// it (-1 unknown), and the network and UDP headers the ICRC covers.
+// frameHeaders is what the walk of a frame's headers keeps between them.
 type frameHeaders struct {
-	frameLen int // captured length of the frame, for the offsets of frameLens
-	ibLen    int
-	kind     layers.NetworkKind
+	frameLen int                // captured length of the frame, for the offsets of Lens
+	ibLen    int                // Headers.IBLen
+	kind     layers.NetworkKind // Headers.Network, and NetHdr and UDPHdr
 	netHdr   []byte
 	udpHdr   []byte
 	tags     int                   // VLAN tags on the innermost Ethernet header so far
@@ -28,23 +26,26 @@ type frameHeaders struct {
 	qinq     bool                  // the innermost Ethernet header is QinQ
 	pcp      int8                  // the innermost tag's priority; -1 untagged
 	dscp     int8                  // the innermost IP or GRH DSCP; -1 none
-	other    otherKey              // where the walk of a frame that is not RDMA stopped, if it knows (otherAt)
+	other    Other                 // where the walk of a frame that is not RDMA stopped, if it knows (otherAt)
 	// etherLast: an Ethernet header decoded after the last IP header (a
 	// tunnel's inner frame), so that an inner IP header that does not
 	// decode names the inner EtherType, not the outer IP's protocol.
 	etherLast bool
 }
 
-// decode walks the headers of a frame, one method per header: each
-// decodes its header into the Analyzer's layer, shows it in the Packet and
-// returns the next layer type and its bytes, or gopacket.LayerTypeZero
-// to stop.
+// Decode decodes a frame of a link type, numbered frame, captured as ci
+// says. Its original length is ci.Length unless that is above
+// MaxOriginalLength (Headers.OrigLength then keeps it).
+//
+// It walks the headers of the frame, one method per header: each decodes
+// its header into the Decoder's layer, shows it in the Packet and returns
+// the next layer type and its bytes, or gopacket.LayerTypeZero to stop.
 //
 // Why not a gopacket.DecodingLayerParser over layers.TransportLayers (as
 // shared/DESIGN.md first planned): the parser ends at the first header
 // with nothing after it, but a GRH or BTH cut there is a malformed RDMA
 // packet, not another protocol; it follows UDP ports through gopacket's
-// global registry, where the --decode-as ports of one Analyzer cannot go;
+// global registry, where the --decode-as ports of one Decoder cannot go;
 // it decodes the first fragment of a fragmented IPv4 datagram on as a
 // whole one; it returns the error without the header that raised it, yet
 // whether an error makes the frame malformed depends on that header (an
@@ -53,12 +54,28 @@ type frameHeaders struct {
 // and each header's fields (addresses, ECN, lengths, the ERF clock) would
 // still need a switch over the decoded types afterwards. The switch below
 // is that switch, with the decoding in it.
-func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, kind layers.NetworkKind, netHdr, udpHdr []byte) {
-	p := &a.pkt
+func (d *Decoder) Decode(frame uint64, ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) *Packet {
+	p := &d.pkt
+	// Cleared, then set: a composite literal was built on the stack and
+	// copied (170 instructions a frame, 5 % of the run).
+	*p = Packet{}
+	p.Frame, p.Time, p.Length, p.CapLength, p.VLAN, p.PayloadLen, p.Wraps = frame, ci.Timestamp, ClampOriginalLength(ci.Length, len(data)), len(data), -1, -1, d.wraps[:0]
+	p.CarriedLength = p.Length
+	d.fb = feedback{}
+	// Of Headers, only what the walk may leave: it sets IBLen, Network,
+	// NetHdr and UDPHdr, SrcMAC with a MAC Control header, and Other for
+	// a frame that is not RDMA, unless the Decoder does not decode its
+	// link type (Other then stays the last frame's, as the Analyzer always
+	// counted it).
+	hd := &d.hdr
+	hd.Lens = Lens{}
+	hd.OrigLength = ci.Length
+	d.carried = -1
 	h := frameHeaders{frameLen: len(data), ibLen: -1, pcp: -1, dscp: -1}
 	typ, ok := firstLayer(linkType, data)
 	if !ok {
-		return h.ibLen, h.kind, h.netHdr, h.udpHdr
+		hd.IBLen, hd.Network, hd.NetHdr, hd.UDPHdr = -1, 0, nil, nil
+		return p
 	}
 	// A GRH or BTH is decoded even with nothing left: an RDMA packet cut
 	// there is malformed, not another protocol.
@@ -67,16 +84,16 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 		// the walk visits them for nearly every frame.
 		switch typ {
 		case gplayers.LayerTypeEthernet:
-			typ, data = a.decodeEthernet(&h, data)
+			typ, data = d.decodeEthernet(&h, data)
 		case gplayers.LayerTypeIPv4:
-			typ, data = a.decodeIPv4(&h, data)
+			typ, data = d.decodeIPv4(&h, data)
 		case gplayers.LayerTypeUDP:
-			typ, data = a.decodeUDP(&h, data)
+			typ, data = d.decodeUDP(&h, data)
 		case layers.LayerTypeBTH:
-			a.decodeTransport(data)
+			d.decodeTransport(data)
 			typ = gopacket.LayerTypeZero
 		default:
-			typ, data = a.decodeOther(&h, typ, data)
+			typ, data = d.decodeOther(&h, typ, data)
 		}
 	}
 	// Every header that stops the walk leaves the packet not RDMA, in
@@ -86,61 +103,68 @@ func (a *Analyzer) decode(linkType gplayers.LinkType, data []byte) (ibLen int, k
 		if p.BTH == nil && p.Err == nil {
 			p.Err = fmt.Errorf("%s packet: %w", p.Encap, errNoBTH)
 		}
+		if hd.Lens.badRecord && p.Err == nil {
+			p.Err = hd.Lens.recordErr(p.Encap)
+		}
 	} else {
-		a.other = a.otherAt(&h, linkType)
+		hd.Other = d.otherAt(&h, linkType)
 	}
-	p.Priority = a.priority(&h)
-	return h.ibLen, h.kind, h.netHdr, h.udpHdr
+	p.Priority = d.priority(&h)
+	hd.IBLen, hd.Network, hd.NetHdr, hd.UDPHdr = h.ibLen, h.kind, h.netHdr, h.udpHdr
+	if d.carried >= 0 {
+		p.CarriedLength -= h.frameLen - d.carried
+	}
+	return p
 }
 
 // decodeOther decodes a header of type typ other than those of plain
-// RoCE v2, for decode's walk.
-func (a *Analyzer) decodeOther(h *frameHeaders, typ gopacket.LayerType, data []byte) (gopacket.LayerType, []byte) {
+// RoCE v2, for Decode's walk.
+func (d *Decoder) decodeOther(h *frameHeaders, typ gopacket.LayerType, data []byte) (gopacket.LayerType, []byte) {
 	switch typ {
 	case gplayers.LayerTypeLinuxSLL:
-		typ, rest := a.decodeLink(&a.sll, data)
+		typ, rest := d.decodeLink(&d.sll, data)
 		if typ != gopacket.LayerTypeZero {
-			h.tagType = a.sll.EthernetType // the protocol a frame that is not RDMA is counted under (otherAt)
+			h.tagType = d.sll.EthernetType // the protocol a frame that is not RDMA is counted under (otherAt)
 		}
 		return typ, rest
 	case gplayers.LayerTypeLinuxSLL2:
-		typ, rest := a.decodeLink(&a.sll2, data)
+		typ, rest := d.decodeLink(&d.sll2, data)
 		if typ != gopacket.LayerTypeZero {
-			h.tagType = a.sll2.ProtocolType
+			h.tagType = d.sll2.ProtocolType
 		}
 		return typ, rest
 	case gplayers.LayerTypeDot1Q:
-		return a.decodeDot1Q(h, data)
+		return d.decodeDot1Q(h, data)
 	case gplayers.LayerTypeIPv6:
-		return a.decodeIPv6(h, data)
+		return d.decodeIPv6(h, data)
 	case layers.LayerTypeERF:
-		return a.decodeERF(data)
+		return d.decodeERF(data)
 	case layers.LayerTypeLRH:
-		return a.decodeLRH(h, data)
+		return d.decodeLRH(h, data)
 	case layers.LayerTypeGRH:
-		return a.decodeGRH(h, data)
+		return d.decodeGRH(h, data)
 	case gplayers.LayerTypeGRE:
-		return a.decodeGRE(data)
+		return d.decodeGRE(data)
 	case gplayers.LayerTypeERSPANII:
-		return a.decodeERSPANII(data)
+		return d.decodeERSPANII(data)
 	case layers.LayerTypeERSPANIII:
-		return a.decodeERSPANIII(data)
+		return d.decodeERSPANIII(data)
 	case gplayers.LayerTypeVXLAN:
-		return a.decodeVXLAN(data)
+		return d.decodeVXLAN(data)
 	case gplayers.LayerTypeGeneve:
-		return a.decodeGENEVE(data)
+		return d.decodeGENEVE(data)
 	case gplayers.LayerTypeMPLS:
-		return a.decodeMPLS(data)
+		return d.decodeMPLS(data)
 	case layers.LayerTypeMACControl:
-		a.decodeMACControl(data)
+		d.decodeMACControl(data)
 	}
-	h.other = a.otherStop(h, typ, data)
+	h.other = d.otherStop(h, typ, data)
 	return gopacket.LayerTypeZero, data
 }
 
 // decodeLink decodes a link header that shows nothing in the Packet.
-func (a *Analyzer) decodeLink(l gopacket.DecodingLayer, data []byte) (gopacket.LayerType, []byte) {
-	if l.DecodeFromBytes(data, &a.fb) != nil {
+func (d *Decoder) decodeLink(l gopacket.DecodingLayer, data []byte) (gopacket.LayerType, []byte) {
+	if l.DecodeFromBytes(data, &d.fb) != nil {
 		return gopacket.LayerTypeZero, nil
 	}
 	return l.NextLayerType(), l.LayerPayload()
@@ -148,13 +172,13 @@ func (a *Analyzer) decodeLink(l gopacket.DecodingLayer, data []byte) (gopacket.L
 
 // decodeEthernet decodes an Ethernet header: the frame's, or one an
 // encapsulation carries, whose VLAN tags are then the packet's.
-func (a *Analyzer) decodeEthernet(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
-	e := &a.eth
-	if e.DecodeFromBytes(data, &a.fb) != nil {
+func (d *Decoder) decodeEthernet(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
+	e := &d.eth
+	if e.DecodeFromBytes(data, &d.fb) != nil {
 		return gopacket.LayerTypeZero, nil
 	}
 	h.tags, h.qinq, h.pcp, h.tagType, h.etherLast = 0, false, -1, e.EthernetType, h.kind != 0
-	a.pkt.VLAN = -1
+	d.pkt.VLAN = -1
 	return e.NextLayerType(), e.Payload
 }
 
@@ -162,78 +186,78 @@ func (a *Analyzer) decodeEthernet(h *frameHeaders, data []byte) (gopacket.LayerT
 // packet's VLAN (under a QinQ S-tag, the customer's). An 802.1ad S-tag
 // (EtherType 0x88A8), or a second tag on one Ethernet header, makes the
 // frame QinQ, its first tag the S-VLAN.
-func (a *Analyzer) decodeDot1Q(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
-	if a.dot1q.DecodeFromBytes(data, &a.fb) != nil {
+func (d *Decoder) decodeDot1Q(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
+	if d.dot1q.DecodeFromBytes(data, &d.fb) != nil {
 		return gopacket.LayerTypeZero, nil
 	}
 	h.tags++
 	if h.tags == 1 {
-		h.outerTag = a.dot1q.VLANIdentifier
+		h.outerTag = d.dot1q.VLANIdentifier
 	}
 	if !h.qinq && (h.tags == 2 || h.tagType == gplayers.EthernetTypeQinQ) {
 		h.qinq = true
-		if !a.wrap(WrapQinQ, uint32(h.outerTag), false) {
+		if !d.pkt.wrap(WrapQinQ, uint32(h.outerTag), false) {
 			return gopacket.LayerTypeZero, nil
 		}
 	}
-	h.tagType = a.dot1q.Type
-	h.pcp = int8(a.dot1q.Priority)
-	a.pkt.VLAN = int(a.dot1q.VLANIdentifier)
-	return a.dot1q.NextLayerType(), a.dot1q.Payload
+	h.tagType = d.dot1q.Type
+	h.pcp = int8(d.dot1q.Priority)
+	d.pkt.VLAN = int(d.dot1q.VLANIdentifier)
+	return d.dot1q.NextLayerType(), d.dot1q.Payload
 }
 
 // decodeIPv4 decodes an IPv4 header; a fragment is not followed.
-func (a *Analyzer) decodeIPv4(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
-	ip := &a.ip4
-	if ip.DecodeFromBytes(data, &a.fb) != nil || ip.Flags&gplayers.IPv4MoreFragments != 0 || ip.FragOffset != 0 {
+func (d *Decoder) decodeIPv4(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
+	ip := &d.ip4
+	if ip.DecodeFromBytes(data, &d.fb) != nil || ip.Flags&gplayers.IPv4MoreFragments != 0 || ip.FragOffset != 0 {
 		return gopacket.LayerTypeZero, nil
 	}
-	p := &a.pkt
+	p := &d.pkt
 	p.Src.IP, _ = netip.AddrFromSlice(ip.SrcIP.To4())
 	p.Dst.IP, _ = netip.AddrFromSlice(ip.DstIP.To4())
 	p.ECN = ip.TOS & 3
 	h.dscp = int8(ip.TOS >> 2)
-	a.lens.network(h.frameLen-len(data), int(ip.Length), int(ip.Length)-int(ip.IHL)*4)
+	d.hdr.Lens.network(h.frameLen-len(data), int(ip.Length), int(ip.Length)-int(ip.IHL)*4)
 	p.IPID, p.HopLimit = ip.Id, ip.TTL
 	h.kind, h.netHdr, h.etherLast = layers.NetworkIPv4, ip.Contents, false
 	return ip.NextLayerType(), ip.Payload
 }
 
 // decodeIPv6 decodes an IPv6 header.
-func (a *Analyzer) decodeIPv6(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
-	ip := &a.ip6
-	if ip.DecodeFromBytes(data, &a.fb) != nil {
+func (d *Decoder) decodeIPv6(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
+	ip := &d.ip6
+	if ip.DecodeFromBytes(data, &d.fb) != nil {
 		return gopacket.LayerTypeZero, nil
 	}
-	p := &a.pkt
+	p := &d.pkt
 	p.Src.IP, _ = netip.AddrFromSlice(ip.SrcIP)
 	p.Dst.IP, _ = netip.AddrFromSlice(ip.DstIP)
 	p.ECN = ip.TrafficClass & 3
 	p.HopLimit, p.FlowLabel = ip.HopLimit, ip.FlowLabel
 	h.dscp = int8(ip.TrafficClass >> 2)
 	if ip.Length > 0 { // 0: a jumbogram, its length elsewhere
-		a.lens.network(h.frameLen-len(data), layers.GRHLen+int(ip.Length), int(ip.Length))
+		d.hdr.Lens.network(h.frameLen-len(data), layers.GRHLen+int(ip.Length), int(ip.Length))
 	}
 	h.kind, h.netHdr, h.etherLast = layers.NetworkIPv6, ip.Contents, false
 	return ip.NextLayerType(), ip.Payload
 }
 
 // decodeUDP decodes a UDP header; to a RoCE port, a BTH follows.
-func (a *Analyzer) decodeUDP(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
-	udp := &a.udp
-	if udp.DecodeFromBytes(data, &a.fb) != nil {
+func (d *Decoder) decodeUDP(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
+	udp := &d.udp
+	if udp.DecodeFromBytes(data, &d.fb) != nil {
 		return gopacket.LayerTypeZero, nil
 	}
-	if !a.isRoCEPort(uint16(udp.DstPort)) {
-		next := udpTunnel(udp.DstPort)
+	if !d.IsRoCEPort(uint16(udp.DstPort)) {
+		next := UDPTunnel(udp.DstPort)
 		if next == gopacket.LayerTypeZero {
-			h.other = otherKey{otherUDP, servicePort(uint16(udp.SrcPort), uint16(udp.DstPort))}
+			h.other = Other{OtherUDP, servicePort(uint16(udp.SrcPort), uint16(udp.DstPort))}
 		}
 		return next, udp.Payload
 	}
-	p := &a.pkt
+	p := &d.pkt
 	p.IsRDMA, p.Encap = true, EncapRoCEv2
-	if err := a.lens.checkUDP(int(udp.Length)); err != nil {
+	if err := d.hdr.Lens.checkUDP(int(udp.Length)); err != nil {
 		p.Err = err
 		return gopacket.LayerTypeZero, nil
 	}
@@ -244,16 +268,16 @@ func (a *Analyzer) decodeUDP(h *frameHeaders, data []byte) (gopacket.LayerType, 
 
 // decodeERF decodes an ERF record header; an InfiniBand record that does
 // not decode is a malformed RDMA packet.
-func (a *Analyzer) decodeERF(data []byte) (gopacket.LayerType, []byte) {
-	erf := &a.ib.ERF
-	p := &a.pkt
-	if err := erf.DecodeFromBytes(data, &a.fb); err != nil {
+func (d *Decoder) decodeERF(data []byte) (gopacket.LayerType, []byte) {
+	erf := &d.ib.ERF
+	p := &d.pkt
+	if err := erf.DecodeFromBytes(data, &d.fb); err != nil {
 		if erf.Type == layers.ERFTypeInfiniBand || erf.Type == layers.ERFTypeInfiniBandLink {
 			p.IsRDMA, p.Err = true, err
 		}
 		return gopacket.LayerTypeZero, nil
 	}
-	a.lens.erf(int(erf.RLen), int(erf.WLen), len(erf.Contents), len(data))
+	d.hdr.Lens.erf(int(erf.RLen), int(erf.WLen), len(erf.Contents), len(data))
 	typ := erf.NextLayerType()
 	if typ != gopacket.LayerTypePayload { // a record type decoded further: its clock is trusted
 		p.Time = erf.Time()
@@ -263,11 +287,11 @@ func (a *Analyzer) decodeERF(data []byte) (gopacket.LayerType, []byte) {
 
 // decodeLRH decodes a native InfiniBand LRH; raw and IPv6 payloads
 // (IPoIB) are not RDMA traffic.
-func (a *Analyzer) decodeLRH(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
-	p := &a.pkt
+func (d *Decoder) decodeLRH(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
+	p := &d.pkt
 	p.IsRDMA, p.Encap = true, EncapIB
-	lrh := &a.ib.LRH
-	if err := lrh.DecodeFromBytes(data, &a.fb); err != nil {
+	lrh := &d.ib.LRH
+	if err := lrh.DecodeFromBytes(data, &d.fb); err != nil {
 		p.Err = err
 		return gopacket.LayerTypeZero, nil
 	}
@@ -275,7 +299,7 @@ func (a *Analyzer) decodeLRH(h *frameHeaders, data []byte) (gopacket.LayerType, 
 	p.Src = Addr{LID: lrh.SLID, IsLID: true}
 	p.Dst = Addr{LID: lrh.DLID, IsLID: true}
 	h.ibLen = int(lrh.PktLen)*4 - layers.LRHLen
-	a.lens.network(h.frameLen-len(data), int(lrh.PktLen)*4+layers.VCRCLen, -1)
+	d.hdr.Lens.network(h.frameLen-len(data), int(lrh.PktLen)*4+layers.VCRCLen, -1)
 	if lrh.LNH == layers.LNHIBALocal {
 		h.kind, h.netHdr = layers.NetworkLRH, lrh.Contents
 	}
@@ -288,14 +312,14 @@ func (a *Analyzer) decodeLRH(h *frameHeaders, data []byte) (gopacket.LayerType, 
 
 // decodeGRH decodes a GRH: the network header of RoCE v1, or the global
 // route of a native IB packet.
-func (a *Analyzer) decodeGRH(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
-	p := &a.pkt
+func (d *Decoder) decodeGRH(h *frameHeaders, data []byte) (gopacket.LayerType, []byte) {
+	p := &d.pkt
 	p.IsRDMA = true
 	if p.Encap != EncapIB {
 		p.Encap = EncapRoCEv1
 	}
-	grh := &a.ib.GRH
-	if err := grh.DecodeFromBytes(data, &a.fb); err != nil {
+	grh := &d.ib.GRH
+	if err := grh.DecodeFromBytes(data, &d.fb); err != nil {
 		p.Err = err
 		return gopacket.LayerTypeZero, nil
 	}
@@ -316,56 +340,11 @@ func (a *Analyzer) decodeGRH(h *frameHeaders, data []byte) (gopacket.LayerType, 
 		h.ibLen -= layers.GRHLen
 	} else {
 		h.ibLen = int(grh.PayLen)
-		a.lens.network(h.frameLen-len(data), layers.GRHLen+int(grh.PayLen), -1)
+		d.hdr.Lens.network(h.frameLen-len(data), layers.GRHLen+int(grh.PayLen), -1)
 	}
 	if grh.NxtHdr != layers.NxtHdrBTH {
 		p.IsRDMA = false // IPoIB and other non-IBA payloads
 		return gopacket.LayerTypeZero, nil
 	}
 	return layers.LayerTypeBTH, grh.Payload
-}
-
-// firstLayer returns the layer a frame of the link type starts with.
-func firstLayer(lt gplayers.LinkType, data []byte) (gopacket.LayerType, bool) {
-	switch lt {
-	case gplayers.LinkTypeEthernet:
-		return gplayers.LayerTypeEthernet, true
-	case layers.LinkTypeInfiniBand:
-		return layers.LayerTypeLRH, true
-	case layers.LinkTypeERF:
-		return layers.LayerTypeERF, true
-	case gplayers.LinkTypeLinuxSLL:
-		return gplayers.LayerTypeLinuxSLL, true
-	case gplayers.LinkTypeLinuxSLL2:
-		return gplayers.LayerTypeLinuxSLL2, true
-	case gplayers.LinkTypeRaw: // IPv4 or IPv6, as the version nibble says
-		if len(data) > 0 && data[0]>>4 == 6 {
-			return gplayers.LayerTypeIPv6, true
-		}
-		return gplayers.LayerTypeIPv4, true
-	case gplayers.LinkTypeIPv4:
-		return gplayers.LayerTypeIPv4, true
-	case gplayers.LinkTypeIPv6:
-		return gplayers.LayerTypeIPv6, true
-	}
-	return 0, false
-}
-
-// SupportsLinkType reports whether the Analyzer decodes frames of a link
-// type; frames of other link types are counted as other packets.
-func SupportsLinkType(lt gplayers.LinkType) bool {
-	_, ok := firstLayer(lt, nil)
-	return ok
-}
-
-func (a *Analyzer) isRoCEPort(port uint16) bool {
-	if port == uint16(layers.UDPPortRoCEv2) {
-		return true
-	}
-	for _, p := range a.opts.RoCEPorts {
-		if p == port {
-			return true
-		}
-	}
-	return false
 }

@@ -1,6 +1,7 @@
-package analyze
+package decode
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/gopacket/gopacket"
@@ -9,17 +10,31 @@ import (
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
-// The transport headers of an RDMA packet, after decode.go's link and
+// The transport headers of an RDMA packet, after walk.go's link and
 // network headers: the BTH, and the extension headers its opcode implies,
-// each decoded through the Analyzer's extension table.
+// each decoded through the Decoder's extension table.
+
+// ErrShortMAD is the error of a MAD shorter than 256 bytes in a frame that
+// the capture did not cut.
+//
+// MADs whole in their frame are 256 bytes. A packet to or from QP0/QP1
+// whose frame the capture did not cut (neither a header-only capture nor a
+// tool's cut) and whose MAD is shorter is malformed: it makes no
+// connection (a 28-byte REQ made one with QPN 0 and MTU 0). That holds for
+// any length from 0 (a datagram to QP1 with no payload at all used to
+// vanish as an ordinary packet) to 255. Only datagrams (with a DETH: UD
+// SEND to or from QP0/QP1) carry MADs: the payload of another packet to
+// QP1 (an RC SEND, which no stack sends there) is not decoded as a CM
+// message and makes no connection.
+var ErrShortMAD = errors.New("short MAD")
 
 // decodeTransport decodes the BTH and the extension headers its opcode
 // implies (through the layers' link to the BTH), each through the
-// Analyzer's extension table.
-func (a *Analyzer) decodeTransport(data []byte) {
-	p := &a.pkt
-	bth := &a.ib.BTH
-	if err := bth.DecodeFromBytes(data, &a.fb); err != nil {
+// Decoder's extension table.
+func (d *Decoder) decodeTransport(data []byte) {
+	p := &d.pkt
+	bth := &d.ib.BTH
+	if err := bth.DecodeFromBytes(data, &d.fb); err != nil {
 		p.Err = err
 		return
 	}
@@ -30,19 +45,19 @@ func (a *Analyzer) decodeTransport(data []byte) {
 		if typ == layers.LayerTypeMAD {
 			p.MAD = rest
 			if !bth.Truncated && p.DETH != nil && len(rest) < cm.MADLen {
-				// A datagram whole in its frame, yet short: not a MAD (madcheck.go).
+				// A datagram whole in its frame, yet short: not a MAD (ErrShortMAD).
 				p.Err = fmt.Errorf("%s to QP%d: %w: %d-byte MAD, need %d", bth.Opcode, bth.DestQP, ErrShortMAD, len(rest), cm.MADLen)
 			}
 			return
 		}
-		x := a.ext.lookup(typ)
+		x := d.ext.lookup(typ)
 		if x == nil {
 			p.Payload = rest
-			a.checkEmptyMAD()
+			p.checkEmptyMAD()
 			return
 		}
 		// A header is shown in p only once it decoded.
-		if err := x.layer.DecodeFromBytes(rest, &a.fb); err != nil {
+		if err := x.layer.DecodeFromBytes(rest, &d.fb); err != nil {
 			if !bth.Truncated {
 				p.Err = err
 			}
@@ -114,4 +129,14 @@ func (t *extTable) lookup(typ gopacket.LayerType) *extHeader {
 		return nil
 	}
 	return &t.byType[i]
+}
+
+// checkEmptyMAD flags a datagram to or from QP0/QP1 that carries no MAD at
+// all in a frame the capture did not cut.
+func (p *Packet) checkEmptyMAD() {
+	bth := p.BTH
+	if bth == nil || p.Err != nil || p.MAD != nil || bth.Truncated || p.DETH == nil || !bth.IsMAD() {
+		return
+	}
+	p.Err = fmt.Errorf("%s to QP%d: %w: 0-byte MAD, need %d", bth.Opcode, bth.DestQP, ErrShortMAD, cm.MADLen)
 }

@@ -1,4 +1,4 @@
-package analyze
+package decode
 
 import (
 	"testing"
@@ -12,11 +12,11 @@ import (
 )
 
 // TestExtTable: each extension header type of the IBTA finds the
-// Analyzer's layer of that type, and shows it in the Packet field of its
+// Decoder's layer of that type, and shows it in the Packet field of its
 // name; the other layer types find nothing.
 func TestExtTable(t *testing.T) {
-	a := New(Options{})
-	ib, p := a.ib, &a.pkt
+	d := New(Options{})
+	ib, p := d.ib, &d.pkt
 	tests := []struct {
 		typ   gopacket.LayerType
 		layer gopacket.DecodingLayer
@@ -38,7 +38,7 @@ func TestExtTable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.typ.String(), func(t *testing.T) {
 			*p = Packet{}
-			x := a.ext.lookup(tt.typ)
+			x := d.ext.lookup(tt.typ)
 			require.NotNil(t, x)
 			assert.Same(t, tt.layer, x.layer)
 			assert.False(t, tt.shown())
@@ -51,6 +51,6 @@ func TestExtTable(t *testing.T) {
 		layers.LayerTypeLRH, layers.LayerTypeGRH, layers.LayerTypeBTH, layers.LayerTypeICRC,
 		layers.LayerTypeVCRC, layers.LayerTypeERF, layers.LayerTypeMAD,
 	} {
-		assert.Nil(t, a.ext.lookup(typ), "%s", typ)
+		assert.Nil(t, d.ext.lookup(typ), "%s", typ)
 	}
 }
