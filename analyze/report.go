@@ -22,12 +22,12 @@ type Report struct {
 	// streamed knows it only at its end).
 	FindingsDropped uint64 `json:"findings_dropped"`
 
-	pause *pauseTrack // the pause frames, for Merge and CombineShards
+	pause *pauseTrack // the pause frames, for Merge and combineShards
 
 	cmOrphans []cmOrphan // CM messages without their REQ, for Merge
 	merge     bool       // made by an Analyzer: the unexported state Merge needs is here
 
-	shard *shardInfo // Options.Shard: what CombineShards needs
+	shard *shardInfo // Options.shard: what combineShards needs
 }
 
 // Capture holds the totals of the frames read.
@@ -47,7 +47,7 @@ type Capture struct {
 	// OtherFramesUnlisted counts the other frames of the protocols not
 	// listed.
 	OtherFramesUnlisted uint64      `json:"other_frames_unlisted,omitempty"`
-	others              otherCounts // every protocol counted, for Merge and CombineShards
+	others              otherCounts // every protocol counted, for Merge and combineShards
 	// Malformed counts RDMA frames that could not be decoded, and frames
 	// whose mirror or tunnel header is cut or invalid (ErrBadTunnel).
 	Malformed uint64 `json:"malformed"`
@@ -83,7 +83,7 @@ type Capture struct {
 	// wire length their headers give (Bytes includes it).
 	CutFrames uint64 `json:"cut_frames"`
 	// ConnectionsDropped counts the CM REQs with a new CommID beyond
-	// Options.MaxConnections (or the run's ConnectionBudget): counted, not
+	// Options.MaxConnections (or the run's Budget): counted, not
 	// tracked as connections.
 	ConnectionsDropped uint64 `json:"connections_dropped"`
 	// Encapsulations counts the frames that arrived inside other packets
@@ -280,6 +280,15 @@ type Flow struct {
 	// than two packets.
 	ThroughputBps *float64 `json:"throughput_bps,omitempty"`
 	WireBps       *float64 `json:"wire_bps,omitempty"`
+	// ActiveNs is the time the flow's multi-packet messages were on the
+	// wire: the sum of the gaps before each MIDDLE and LAST packet, from
+	// the flow's packet before it, of at most one interval
+	// (Options.Interval) each. ActiveThroughputBps is the payload bits of
+	// those packets per second of that time: the rate the flow got while
+	// it sent, where ThroughputBps averages over its idle time too. Both
+	// absent when no such gap was seen (a flow of one-packet messages).
+	ActiveNs            int64    `json:"active_ns,omitempty"`
+	ActiveThroughputBps *float64 `json:"active_throughput_bps,omitempty"`
 	// Series is the throughput per interval (non-empty intervals only).
 	IntervalSeconds float64  `json:"interval_seconds"`
 	Series          []Sample `json:"series,omitempty"`
@@ -287,8 +296,10 @@ type Flow struct {
 	// (docs/analysis.md, "NIC behaviour"); absent on other flows.
 	NIC *NIC `json:"nic,omitempty"`
 
-	rtt  *rttHist // for Merge
-	prio int8     // Priority, -1 unknown: for Merge and CombineShards
+	rtt *rttHist // for Merge
+	// activeBytes is the payload sent in ActiveNs, for Merge.
+	activeBytes uint64
+	prio        int8 // Priority, -1 unknown: for Merge and combineShards
 
 	// Messages cut by the start or end of the capture, for Merge.
 	reqOrphan, respOrphan seamMessage
