@@ -25,12 +25,11 @@ import (
 // A stream calls it once more at its start: its Analyzer (each shard of
 // 32,768 flows or more: here one host pair, so one shard, holds every
 // flow) before its report is allocated, the combined stream once the
-// combiner is (its startReport and newCombiner leave garbage: with -j 2
-// on 65,536 QPs, leaving that call out raised the peak RSS 257-261 ->
-// 276-281 MB). In between, every 8,192 flows, it calls it only when the
-// heap would grow past the largest it was at a call (release.go;
-// TestReleaser and TestReleaserInReports run that rule on a heap they
-// set): here the test's collector is the runtime's, so that many calls
+// combiner is (its startReport and newCombiner leave garbage, which
+// the report would otherwise grow the heap past). In between, every
+// 8,192 flows, it calls it only when the heap would grow past the
+// largest it was at a call (release.go; TestReleaser and
+// TestReleaserInReports run that rule on a heap they set): here the test's collector is the runtime's, so that many calls
 // is the most.
 func TestOnRelease(t *testing.T) {
 	template := roceFrame(t, hostA, hostB, &layers.BTH{Opcode: layers.OpcodeRCSendOnly, PKey: 0xFFFF, DestQP: 1, PSN: 1}, gopacket.Payload(make([]byte, 8)))
