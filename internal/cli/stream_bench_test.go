@@ -80,7 +80,7 @@ func runPeak(b *testing.B, args ...string) {
 	b.Helper()
 	b.ReportAllocs()
 	var peak uint64
-	cpu0, runs := cpuTime(), 0
+	cpu0, runs := testenv.CPUTime(), 0
 	for b.Loop() {
 		peak = max(peak, testenv.PeakHeap(func() {
 			if code := cli.Run(context.Background(), args, io.Discard, io.Discard); code != 0 {
@@ -90,7 +90,7 @@ func runPeak(b *testing.B, args ...string) {
 		runs++
 	}
 	b.ReportMetric(float64(peak), "peak-heap-B/op")
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(runs), "cpu-ns/op")
+	b.ReportMetric(float64(testenv.CPUTime()-cpu0)/float64(runs), "cpu-ns/op")
 }
 
 // rotationCaptures writes (or finds in dir) the 1 M-packet mix and its 4

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -40,4 +41,14 @@ func PeakHeap(fn func()) uint64 {
 	close(stop)
 	<-done
 	return max(peak, read())
+}
+
+// CPUTime returns the CPU time the process has used (user and system),
+// in nanoseconds: what a benchmark costs when other work shares the cores.
+func CPUTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
