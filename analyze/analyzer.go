@@ -6,6 +6,7 @@ import (
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
 
+	"github.com/roce-dissect/roce-dissect/analyze/internal/pfc"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -158,7 +159,7 @@ type Analyzer struct {
 
 	wrapped wrapCounts // the frames that arrived in encapsulations (wrapcount.go)
 	mac     layers.MACControl
-	pause   pauseTrack // PFC and PAUSE frames (pause.go)
+	pause   pfc.Track // PFC and PAUSE frames (pause.go)
 
 	lens  frameLens // what the length fields of the frame being fed declare
 	other otherKey  // the protocol of the frame being fed, when it is not RDMA
@@ -207,7 +208,7 @@ func New(opts Options) *Analyzer {
 		conns:   newConnTable(),
 	}
 	a.ext = newExtTable(ib, &a.pkt)
-	a.pause = newPauseTrack(opts)
+	a.pause = pfc.New(pauseConfig(opts))
 	a.conns.maxOrphans = a.maxOrphans()
 	a.findings.max = opts.MaxFindings
 	a.shard = &shardFeed{replay: opts.shard, shared: opts.shared}

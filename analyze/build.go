@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 	"time"
+
+	"github.com/roce-dissect/roce-dissect/analyze/internal/pfc"
 )
 
 // Report returns the report of everything fed so far. It may be called
@@ -63,7 +65,7 @@ type reportBuild struct {
 	// not built yet, which the NIC object reads.
 	lazyNIC   bool
 	releaseAt []int32 // lazyNIC: the last flow that reads each flow (itself, or a flow whose peer it is)
-	timeline  *pauseTimeline
+	timeline  *pfc.Timeline
 	inferred  []int // each flow's inferred connection's ID (inferConnections), nil for none
 }
 
@@ -86,8 +88,8 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 		merge:     !stream && !a.opts.NoMerge,
 	}
 	a.wrapped.report(&r.Capture)
-	if r.pause = a.pause.snapshot(); r.pause != nil {
-		r.Pause, r.Capture.LinkSpeedBps, r.Capture.PauseFramesUnlisted = r.pause.stats(), a.opts.LinkSpeed, r.pause.unlisted
+	if r.pause = a.pause.Snapshot(); r.pause != nil {
+		r.Pause, r.Capture.LinkSpeedBps, r.Capture.PauseFramesUnlisted = r.pause.Stats(), a.opts.LinkSpeed, r.pause.Unlisted()
 	}
 	// The report holds copies of the connections. The flows of the last
 	// report (release) read those, so that the Analyzer's are let go:
@@ -104,7 +106,7 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	if !stream {
 		r.Flows = make([]Flow, 0, len(a.flowList))
 	}
-	b := &reportBuild{a: a, r: r, acc: r, release: release, rel: rel, timeline: r.pause.timeline(), inferred: inferred}
+	b := &reportBuild{a: a, r: r, acc: r, release: release, rel: rel, timeline: r.pause.Timeline(), inferred: inferred}
 	b.fl = a.findings // the findings of the report: those listed, and those only the end can tell
 	if !release {
 		b.fl = a.findings.clone()
@@ -167,7 +169,7 @@ func (b *reportBuild) flow(i int, fr *Flow, spare *NIC) *NIC {
 		id := b.inferred[i]
 		fr.Connection = &id
 	}
-	b.timeline.apply(fr)
+	applyPause(b.timeline, fr)
 	if !f.hasTransport {
 		fr.Transport = b.cnpTransport[f.index]
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/roce-dissect/roce-dissect/analyze/internal/pfc"
 )
 
 // ErrNotDisjoint is the answer of a Sharded's Finish and FinishStream
@@ -108,7 +110,7 @@ type combiner struct {
 	out        *Report
 	end        Analyzer // the capture's end findings
 	added      uint64   // findings found, listed or not
-	timeline   *pauseTimeline
+	timeline   *pfc.Timeline
 }
 
 func newCombiner(parts []*Report, opts Options) (*combiner, error) {
@@ -231,7 +233,7 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	for _, p := range parts {
 		out.addPause(p)
 	}
-	cb.timeline = out.pause.timeline()
+	cb.timeline = out.pause.Timeline()
 	return cb, errors.Join(errs...)
 }
 
@@ -269,7 +271,7 @@ func (cb *combiner) flow(fr flowRef, f *Flow) {
 			f.Connection = &renumbered
 		}
 	}
-	cb.timeline.apply(f)
+	applyPause(cb.timeline, f)
 }
 
 // listFindings lists the combined report's findings.
@@ -336,7 +338,7 @@ func (cb *combiner) listFindings() {
 		added++
 		fl.push(fd)
 	}
-	for _, fd := range out.pause.findings(opts.File) {
+	for _, fd := range pauseFindings(out.pause, opts.File) {
 		added++
 		fl.push(fd)
 	}

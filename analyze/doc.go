@@ -65,8 +65,10 @@
 //   - Connections: conn.go (pairing CM messages into connections), cmcap.go (the
 //     connection table's bounds and the CM flood), inferconn.go (RC pairs
 //     without CM, from the flows' pairing by PSN).
-//   - Pause frames: pause.go (PFC and 802.3x PAUSE: per sender and
-//     priority, storms), pausetime.go (the flows' priorities and paused
+//   - Pause frames: package internal/pfc (the stage of PFC and 802.3x
+//     PAUSE: per sender and priority, storms, when each priority was
+//     paused), pause.go (the frames fed to it, its storms as findings,
+//     its parts combined), pausetime.go (the flows' priorities and paused
 //     time).
 //   - Loss and the NIC: loss.go (where a missing PSN was lost),
 //     lossclass.go (its classification), gaploss.go (that of each gap

@@ -129,10 +129,10 @@ func (r *Report) Merge(o *Report) error {
 		r.Flows = append(r.Flows, of)
 	}
 	c.NotCaptured = 0
-	tl := r.pause.timeline()
+	tl := r.pause.Timeline()
 	for i := range r.Flows {
 		c.NotCaptured += r.Flows[i].Requests.MissingNotCaptured
-		tl.apply(&r.Flows[i])
+		applyPause(tl, &r.Flows[i])
 	}
 	for _, fd := range o.Findings {
 		if fd.Connection != 0 {

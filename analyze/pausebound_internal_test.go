@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/roce-dissect/roce-dissect/analyze/internal/pfc"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -24,14 +25,12 @@ func pfcFrame(t testing.TB, src net.HardwareAddr, q uint16) []byte {
 	return append([]byte(nil), buf.Bytes()...)
 }
 
-// TestPauseBounded: pause frames from more senders than maxPauseKeys
+// TestPauseBounded: pause frames from more senders than pfc.MaxKeys
 // list the first ones and count the frames of the others, sequentially,
-// in shards and merged; the stretches kept for the flows' paused times
-// stay within maxPauseStretches however many there were, while every
-// sender's own figures stay exact.
+// in shards and merged.
 func TestPauseBounded(t *testing.T) {
 	t.Run("senders", func(t *testing.T) {
-		const senders = maxPauseKeys + 76
+		const senders = pfc.MaxKeys + 76
 		ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		var frames [][]byte
 		for i := range senders {
@@ -51,31 +50,10 @@ func TestPauseBounded(t *testing.T) {
 		merged := half[0].Finish()
 		require.NoError(t, merged.Merge(half[1].Finish()))
 		for name, rep := range map[string]*Report{"sequential": a.Finish(), "sharded": sharded, "merged": merged} {
-			assert.Len(t, rep.Pause, maxPauseKeys, name)
-			assert.Equal(t, uint64(senders-maxPauseKeys), rep.Capture.PauseFramesUnlisted, name)
+			assert.Len(t, rep.Pause, pfc.MaxKeys, name)
+			assert.Equal(t, uint64(senders-pfc.MaxKeys), rep.Capture.PauseFramesUnlisted, name)
 			assert.Equal(t, "02:00:00:00:00:00", rep.Pause[0].SrcMAC, name)
-			assert.Equal(t, "02:00:00:00:03:ff", rep.Pause[maxPauseKeys-1].SrcMAC, "%s: the first senders are listed", name)
+			assert.Equal(t, "02:00:00:00:03:ff", rep.Pause[pfc.MaxKeys-1].SrcMAC, "%s: the first senders are listed", name)
 		}
-	})
-	t.Run("stretches", func(t *testing.T) {
-		pt := newPauseTrack(Options{LinkSpeed: DefaultLinkSpeed, PauseStorm: DefaultPauseStorm})
-		const pauses = maxPauseStretches + 1000
-		xoff := &layers.MACControl{Opcode: layers.MACControlOpcodePFC, ClassEnableVector: 1 << 3}
-		xoff.PauseTimes[3] = 1000
-		xon := &layers.MACControl{Opcode: layers.MACControlOpcodePFC, ClassEnableVector: 1 << 3}
-		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		for i := range pauses {
-			src := net.HardwareAddr{2, 0, 0, 0, 0, byte(i % 2)}
-			at := t0.Add(time.Duration(i) * 10 * time.Microsecond)
-			pt.frame(uint64(2*i+1), at, src, xoff)
-			pt.frame(uint64(2*i+2), at.Add(time.Microsecond), src, xon)
-		}
-		assert.Equal(t, maxPauseStretches, pt.stretches)
-		n := 0
-		for _, s := range pt.byKey {
-			n += len(s.stretches)
-			assert.Equal(t, int64(pauses/2)*int64(time.Microsecond), s.PausedNs, "the figures count every stretch")
-		}
-		assert.Equal(t, maxPauseStretches, n)
 	})
 }

@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 	"time"
+
+	"github.com/roce-dissect/roce-dissect/analyze/internal/pfc"
 )
 
 // Report is the analysis of one or more captures. It marshals to JSON with
@@ -22,7 +24,7 @@ type Report struct {
 	// streamed knows it only at its end).
 	FindingsDropped uint64 `json:"findings_dropped"`
 
-	pause *pauseTrack // the pause frames, for Merge and combineShards
+	pause *pfc.Track // the pause frames, for Merge and combineShards
 
 	cmOrphans []cmOrphan // CM messages without their REQ, for Merge
 	merge     bool       // made by an Analyzer: the unexported state Merge needs is here
