@@ -148,8 +148,6 @@ type Analyzer struct {
 
 	shard *shardFeed // what the combiner needs (the replays' records only with Options.shard)
 
-	slab slabs // the parts of flows' state allocated in arrays (slab.go)
-
 	prefetched   uintptr // what Prefetch read, kept so that its reads are made (prefetch.go)
 	prefetchRest int     // the Prefetches that say no before one looks again
 }

@@ -92,7 +92,7 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 		r.Pause, r.Capture.LinkSpeedBps, r.Capture.PauseFramesUnlisted = r.pause.Stats(), a.opts.LinkSpeed, r.pause.Unlisted()
 	}
 	// The report holds copies of the connections. The flows of the last
-	// report (release) read those, so that the slab's arrays are let go:
+	// report (release) read those, so that the Analyzer's are let go:
 	// the Analyzer is fed no more, and nothing the report's owner does to
 	// them changes a flow already built.
 	r.Connections = make([]Connection, len(a.conns.list))

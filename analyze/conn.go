@@ -8,7 +8,7 @@ import (
 
 // connTable pairs CM messages into connections.
 type connTable struct {
-	list    []*Connection    // in Analyzer.slab (slabs)
+	list    []*Connection
 	byComm  map[commKey]int  // either side's CommID → connection
 	byFlow  map[mapKey]int32 // data flow (packed key: 48 bytes a slot, not 80) → connection
 	reqAt   []flowKey        // requester → responder flow key (tunnel too) without QP, per connection
@@ -317,7 +317,7 @@ func (a *Analyzer) handleMAD(p *Packet) {
 		}
 		if !ok {
 			idx = len(t.list)
-			c := a.slab.conns.get()
+			c := new(Connection)
 			*c = t.requested(idx+1, p, m, got)
 			t.list = append(t.list, c)
 			t.reqAt = append(t.reqAt, flowKey{src: p.Src, dst: p.Dst, tun: tun})

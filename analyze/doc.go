@@ -53,8 +53,7 @@
 //     found by key in one probe), prefetch.go (the state of the flows of
 //     the next frames read into the caches), flowaddr.go (addresses),
 //     flowbound.go (bounded per-flow state), flowtime.go (flow times),
-//     slab.go (the parts of flows' state allocated in arrays), opmix.go
-//     (what a flow carried: packets by operation, messages by size),
+//     opmix.go (what a flow carried: packets by operation, messages by size),
 //     budget.go (Budget: the run's flow and connection caps), sketch.go (the
 //     dropped flows' distinct count), transport.go (a flow's transport
 //     name).

@@ -155,7 +155,7 @@ type flowState struct {
 	log     *headLog // the first requests, for Merge (nil with Options.NoMerge)
 	lastKey reqKey   // the last request, to tell an exact duplicate
 	msgs    msgCounts
-	mix     *flowMix // Flow.Ops and Messages.SizeBuckets, from the slab
+	mix     *flowMix // Flow.Ops and Messages.SizeBuckets
 
 	inferredMTU int32
 	maxPayload  int32
@@ -276,12 +276,12 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 	hk := hostsOf(k.src, k.dst, k.tun)
 	d := a.dirs[hk]
 	if d == nil {
-		d = a.slab.dirs.get()
+		d = new(hostDir)
 		d.src, d.dst, d.tun = k.src, k.dst, k.tun
 		d.flows = d.inFlows[:0]
 		a.dirs[hk] = d
 	}
-	f := &flowState{dir: d, qp: k.qp, index: int32(len(a.flowList)), peer: -1, conn: -1, mix: a.slab.mixes.get()}
+	f := &flowState{dir: d, qp: k.qp, index: int32(len(a.flowList)), peer: -1, conn: -1, mix: new(flowMix)}
 	d.flows = append(d.flows, f.index)
 	a.flowList = append(a.flowList, f)
 	a.index.add(h, f.index)

@@ -24,9 +24,8 @@ package analyze
 //
 // With every NIC figure full the worst flow holds about 100 KiB
 // (TestWorstFlowMemory fills them; maxFlowBytes is 112 KiB).
-// Before these caps a flow could hold about 0.5 MB (gaps 1,024, pending
-// messages 256 per stream, series 4,096, loss log 1,024 per list): 1,000
-// hostile flows took 495 MiB.
+// Without them a hostile capture could make each of its flows hold far
+// more, and many flows the memory of the machine.
 //
 // State added per flow by other parts of the analyzer must keep to this:
 // a bounded list, a few KiB at most, allocated when first needed.
@@ -36,7 +35,7 @@ package analyze
 // but never past maxSeries+1: append would double a full series of 512
 // samples to 1,024 before addSample coarsens it back. A series starts
 // with room for one sample, not four: a flow of one interval does not
-// hold three empty (200,000 one-packet flows written as JSON: 29 MB).
+// hold three empty (a capture of one-packet flows holds one each).
 func growSeries(s []Sample) []Sample {
 	if len(s) < cap(s) {
 		return s[:len(s)+1]

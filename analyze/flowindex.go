@@ -14,7 +14,7 @@ import (
 // cache stood in front of a map of directions and, in each direction, a
 // map of QPs: with 65,536 QP pairs, each between hosts of their own,
 // nearly every packet missed the cache and took three to four cache
-// misses more in the maps (a quarter of the time; issue 24).
+// misses more in the maps (issue 24).
 //
 // The index is at most 7/8 full, as a Go map: an idle flow costs 10 to
 // 20 bytes of it, within the bound TestIdleFlowMemory sets. A

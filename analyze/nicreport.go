@@ -33,7 +33,7 @@ func nicFloor(s *nicStat) int64 {
 
 // nicFindings returns the findings of nicReport without keeping its NIC
 // object: most flows have none to give (no CNP), and building their NIC
-// objects twice cost a report of 200,000 flows 600 MB of garbage.
+// objects twice would make a report of many flows a heap of garbage.
 func (a *Analyzer) nicFindings(f *flowState) []Finding {
 	if n := f.nic; n == nil || n.nicEvents == nil || !n.afterOn && n.cands == nil {
 		return nil

@@ -173,8 +173,8 @@ type flowMix struct {
 	inSizes [2]sizeCount
 }
 
-// mixState returns the flow's mix: from the slab when the flow is
-// created (flowFor), allocated here for a flow made otherwise.
+// mixState returns the flow's mix: made with the flow (flowFor), or
+// here for a flow made otherwise.
 func (f *flowState) mixState() *flowMix {
 	if f.mix == nil {
 		f.mix = &flowMix{}

@@ -68,7 +68,7 @@ func (p *placer) shard(key uint64) int {
 // analyzed is analysisPerReading of them): whole units, so that the reading of
 // the first frames is not rounded away and the capture's first host pair
 // goes to another shard than the reader's (one host pair on shard 0 left
-// the other cores idle: -j 2 took 1.18× the time of -j 1).
+// the other cores idle).
 func (p *placer) work(i int) uint64 {
 	if i == 0 {
 		return p.frames[0]*analysisPerReading + p.total

@@ -103,11 +103,8 @@ func (a *Analyzer) Prefetches() bool {
 // prefetchMax is the most frames Prefetch reads ahead for, and
 // prefetchFlows the flows an Analyzer holds before it does: below, the
 // caches hold the flows' state well enough that reading ahead costs more
-// than it saves. Whole process, -j 1, roce-synth mix of 2,000,000 packets,
-// reading ahead against not (farm-bench, median of 5 or 7): 640 flows
-// (256 QPs) 1.22, 2,560 flows (1,024 QPs) 1.07, 5,120 (2,048 QPs) 0.98,
-// 10,240 (4,096 QPs) 0.89, 40,960 (16,384 QPs) 0.83, 134,750 (65,536
-// QPs) 0.78.
+// than it saves (BenchmarkAnalyzeFlowLocality compares capture order
+// with and without it).
 const (
 	prefetchMax   = 16
 	prefetchFlows = 4096

@@ -20,13 +20,11 @@ const (
 //     since the last check, would pass that level. Until then the
 //     flows released wait: a report that keeps few of its flows grows
 //     the heap by little, and a collection would only mark the flows
-//     not yet released (200,000 one-packet flows written as text
-//     allocate 6 MB in all, and 4 of their 8 collections, each marking
-//     and sweeping 20 to 80 MB, went). A report that keeps many of its
-//     flows (the text report of 65,536 QPs: about 19 MB every 32,768
-//     flows) is collected about as often as before; one that keeps
-//     every flow (a library's Report of a stream) may be collected more
-//     often, so that its peak is no higher;
+//     not yet released. A report that keeps many of its flows (the
+//     text report of many QPs) is collected about as often as by a call
+//     every releaseEvery flows; one that keeps every flow (a library's
+//     Report of a stream) may be collected more often, so that its peak
+//     is no higher;
 //   - last: once the last flow is released, for what the caller
 //     allocates next (the text report's tables) to take the memory of
 //     the flows released since the last call.

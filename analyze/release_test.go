@@ -1,6 +1,10 @@
 package analyze_test
 
 import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -9,6 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/capture"
+	"github.com/roce-dissect/roce-dissect/internal/synth"
+	"github.com/roce-dissect/roce-dissect/internal/testenv"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -18,12 +25,11 @@ import (
 // A stream calls it once more at its start: its Analyzer (each shard of
 // 32,768 flows or more: here one host pair, so one shard, holds every
 // flow) before its report is allocated, the combined stream once the
-// combiner is (its startReport and newCombiner leave garbage: with -j 2
-// on 65,536 QPs, leaving that call out raised the peak RSS 257-261 ->
-// 276-281 MB). In between, every 8,192 flows, it calls it only when the
-// heap would grow past the largest it was at a call (release.go;
-// TestReleaser and TestReleaserInReports run that rule on a heap they
-// set): here the test's collector is the runtime's, so that many calls
+// combiner is (its startReport and newCombiner leave garbage, which
+// the report would otherwise grow the heap past). In between, every
+// 8,192 flows, it calls it only when the heap would grow past the
+// largest it was at a call (release.go; TestReleaser and
+// TestReleaserInReports run that rule on a heap they set): here the test's collector is the runtime's, so that many calls
 // is the most.
 func TestOnRelease(t *testing.T) {
 	template := roceFrame(t, hostA, hostB, &layers.BTH{Opcode: layers.OpcodeRCSendOnly, PKey: 0xFFFF, DestQP: 1, PSN: 1}, gopacket.Payload(make([]byte, 8)))
@@ -96,5 +102,53 @@ func TestOnRelease(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkOnReleasePeak analyzes a roce-synth mix of 500,000 packets
+// over 65,536 QPs (about 135,000 flows), read from its file as the
+// command reads it, and drains its report stream as the text report
+// does (each flow handed back with Reuse), with OnRelease collecting the
+// garbage (runtime.GC, as the command's) and without: the collections
+// let the report reuse the flow table's memory rather than grow the heap
+// past both. It reports the peak heap of a run (peak-heap-B/op).
+func BenchmarkOnReleasePeak(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "mix65k.pcap")
+	f, err := os.Create(path)
+	require.NoError(b, err)
+	_, err = synth.Generate(synth.Config{Scenario: synth.ScenarioMix, Packets: 500_000, QPs: 65536}, f, nil)
+	require.NoError(b, errors.Join(err, f.Close()))
+	for _, tc := range []struct {
+		name      string
+		onRelease func()
+	}{{"gc", runtime.GC}, {"none", nil}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var peak uint64
+			flows := 0
+			for b.Loop() {
+				peak = max(peak, testenv.PeakHeap(func() {
+					r, err := capture.Open(path)
+					require.NoError(b, err)
+					defer r.Close()
+					a := analyze.New(analyze.Options{NoSeries: true, NoMerge: true, OnRelease: tc.onRelease})
+					for {
+						ci, data, lt, err := r.Next()
+						if err == io.EOF {
+							break
+						}
+						require.NoError(b, err)
+						a.Feed(ci, lt, data)
+					}
+					s := a.FinishStream()
+					var fl analyze.Flow
+					for flows = 0; s.Next(&fl); flows++ {
+						s.Reuse(&fl)
+					}
+				}))
+			}
+			require.Greater(b, flows, 100_000)
+			b.ReportMetric(float64(peak), "peak-heap-B/op")
+		})
 	}
 }

@@ -23,7 +23,7 @@ func (a *Analyzer) request(f *flowState, p *Packet, payload int) {
 	icrc, _ := bth.ICRCValue()
 	key := reqKey{psn: bth.PSN, op: op, n: uint32(p.CarriedLength), icrc: icrc}
 	if f.log == nil && !a.opts.NoMerge {
-		f.log = a.slab.logs.get()
+		f.log = new(headLog)
 		f.log.head, f.log.msgs = f.log.inHead[:0], f.log.inMsgs[:0]
 	}
 	isDup := f.hasLast && f.lastKey == key
@@ -158,8 +158,8 @@ type headLog struct {
 
 // lists returns the log's requests and messages for a flow's report: the
 // log's own lists when the flow is discarded (move), copies otherwise and
-// of a list still in the log's inline array, which would keep the log,
-// and its slab's array, alive with the report.
+// of a list still in the log's inline array, which would keep the log
+// alive with the report.
 func (l *headLog) lists(move bool) ([]headReq, []headMsg) {
 	head, msgs := l.head, l.msgs
 	if !move || unsafe.SliceData(head) == &l.inHead[0] {

@@ -10,7 +10,7 @@ import (
 func (a *Analyzer) response(f *flowState, p *Packet, payload int) {
 	op := p.BTH.Opcode
 	if f.resp == nil {
-		f.resp = a.slab.resps.get()
+		f.resp = new(Responses)
 	}
 	f.resp.Packets++
 	a.responseEvidence(f, p)
@@ -71,7 +71,7 @@ func (a *Analyzer) ackRTT(f *flowState, p *Packet) {
 	}
 	e := req.pending.newest(i)
 	if req.rtt == nil {
-		req.rtt = a.slab.rtts.get()
+		req.rtt = new(rttHist)
 	}
 	req.rtt.add(p.Time.UnixNano() - e.t)
 	if req.hasNIC {

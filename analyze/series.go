@@ -16,7 +16,7 @@ func (a *Analyzer) addSample(f *flowState, t time.Time, payload, wire int) {
 		return
 	}
 	if f.series == nil {
-		f.series = a.slab.series.get()
+		f.series = new(flowSeries)
 		f.series.interval = int64(a.opts.Interval)
 	}
 	fs := f.series

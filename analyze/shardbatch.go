@@ -16,11 +16,9 @@ const (
 
 // batchesPerShard is how many batches circulate between the reader and
 // each of the n−1 shards it does not analyze itself: how far the reader
-// may run ahead of the slowest. With 4, shards sharing a core stalled
-// the reader at every turn of the scheduler (docs/parallel.md: -j 2 on
-// the 1.1 GB mix, 4 shards, 0.705 s with 4 batches each, 0.65 with 8,
-// 0.61 with 16, 0.64 with 24, 0.665 with 32, the chunks they hold then
-// crowding the caches). Each batch may hold a 256 KiB chunk (pcap) or
+// may run ahead of the slowest. With few, shards sharing a core stall
+// the reader at every turn of the scheduler; with many, the chunks they
+// hold crowd the caches (docs/parallel.md). Each batch may hold a 256 KiB chunk (pcap) or
 // batchBytes of copied frames (pcapng), so the batches of all shards are
 // bounded by maxBatches (12 MB), never fewer than 4 a shard.
 func batchesPerShard(n int) int {

@@ -247,9 +247,9 @@ func (s *Sharded) checkBudgets() bool {
 
 // lockstepBelow: with no more flows (connections) left than four
 // batches' frames, the feeder analyzes every frame itself, in capture
-// order, rather than let the shards run dry every few frames (near a cap
-// that a capture never reaches, 2 shards took 3.2× the time of one
-// Analyzer with a drain every other frame: BenchmarkShardedNearCap).
+// order, rather than let the shards run dry every few frames: near a cap
+// that a capture never reaches, a drain every other frame costs more than
+// the shards save (BenchmarkShardedNearCap).
 const lockstepBelow = 4 * batchFrames
 
 // drain sends the batches that hold frames and waits until every shard

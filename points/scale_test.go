@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/testenv"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -71,16 +71,6 @@ func TestMatcherMemoryLinear(t *testing.T) {
 	assert.LessOrEqual(t, many, 2*two)
 }
 
-// cpuTime returns the CPU time the process has used (user and system),
-// in nanoseconds: what a benchmark costs when other work shares the cores.
-func cpuTime() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
-}
-
 // BenchmarkMatcherPoints feeds 2, 16 and 64 capture points that are
 // copies of one stream of 65,536 writes and their acknowledgements (every
 // packet seen at every point at the same time) and finishes the report:
@@ -99,7 +89,7 @@ func BenchmarkMatcherPoints(b *testing.B) {
 			b.ReportAllocs()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			cpu0 := cpuTime()
+			cpu0 := testenv.CPUTime()
 			runs := 0
 			for b.Loop() {
 				m := New(Options{Files: files})
@@ -113,7 +103,7 @@ func BenchmarkMatcherPoints(b *testing.B) {
 				}
 				runs++
 			}
-			cpu := cpuTime() - cpu0
+			cpu := testenv.CPUTime() - cpu0
 			runtime.ReadMemStats(&after)
 			sightings := float64(runs * n * len(stream))
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/sightings, "ns/sighting")

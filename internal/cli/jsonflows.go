@@ -26,8 +26,8 @@ const (
 	// that a worker rarely waits for the writer.
 	slotsPerWorker = 4
 	// flowsPerSlot is how many flows a batch holds: enough that a flow of
-	// one packet does not pay three channel operations of its own (-j 2
-	// was slower than -j 1 on 200,000 such flows), few enough that a
+	// one packet does not pay three channel operations of its own (which
+	// made -j 2 slower than -j 1 on one-packet flows), few enough that a
 	// report of many flows holds only a few hundred of them at once.
 	flowsPerSlot = 32
 )

@@ -15,6 +15,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/internal/cli"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
+	"github.com/roce-dissect/roce-dissect/internal/testenv"
 )
 
 // copyPoints writes n capture points of one write-bw stream into dir:
@@ -55,7 +56,7 @@ func BenchmarkCapturePointsScale(b *testing.B) {
 			b.ReportAllocs()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			cpu0 := cpuTime()
+			cpu0 := testenv.CPUTime()
 			runs := 0
 			for b.Loop() {
 				if code := cli.Run(context.Background(), args, io.Discard, io.Discard); code != cli.ExitOK {
@@ -63,7 +64,7 @@ func BenchmarkCapturePointsScale(b *testing.B) {
 				}
 				runs++
 			}
-			cpu := cpuTime() - cpu0
+			cpu := testenv.CPUTime() - cpu0
 			runtime.ReadMemStats(&after)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(runs*frames), "ns/pkt")
 			b.ReportMetric(float64(cpu)/float64(runs*frames), "cpu-ns/pkt")

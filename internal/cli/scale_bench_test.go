@@ -15,6 +15,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/internal/cli"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
+	"github.com/roce-dissect/roce-dissect/internal/testenv"
 )
 
 // bigCapture writes a roce-synth mix capture of about 1.1 GB (1.9 M
@@ -47,7 +48,7 @@ func bigCapture(b *testing.B) string {
 func runBench(b *testing.B, args ...string) {
 	b.Helper()
 	b.ReportAllocs()
-	cpu0 := cpuTime()
+	cpu0 := testenv.CPUTime()
 	runs := 0
 	for b.Loop() {
 		if code := cli.Run(context.Background(), args, io.Discard, io.Discard); code != 0 {
@@ -55,16 +56,7 @@ func runBench(b *testing.B, args ...string) {
 		}
 		runs++
 	}
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(runs), "cpu-ns/op")
-}
-
-// cpuTime is the user + system time of the process so far, in ns.
-func cpuTime() int64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
+	b.ReportMetric(float64(testenv.CPUTime()-cpu0)/float64(runs), "cpu-ns/op")
 }
 
 // BenchmarkJobs analyzes a 1.1 GB capture with -j 1, 2, … up to the
@@ -100,12 +92,12 @@ func BenchmarkExportPackets(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for k, args := range runs {
-			t0, c0 := time.Now(), cpuTime()
+			t0, c0 := time.Now(), testenv.CPUTime()
 			if code := cli.Run(context.Background(), args, io.Discard, io.Discard); code != 0 {
 				b.Fatalf("%v: exit status %d", args, code)
 			}
 			wall[k] += time.Since(t0).Nanoseconds()
-			cpu[k] += cpuTime() - c0
+			cpu[k] += testenv.CPUTime() - c0
 		}
 	}
 	n := float64(b.N)

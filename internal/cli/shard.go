@@ -23,10 +23,8 @@ func (r *runner) jobs() int {
 // shardsPerCore is how many shards a core takes when the run may use
 // every core: more shards than cores let the Go scheduler balance the
 // cores' work as it goes, which the placer cannot do for host pairs
-// whose traffic it has not seen yet (docs/parallel.md, "Scaling": on 2
-// cores, 4 shards took 0.65× the time of -j 1 on a 1.1 GB capture, 2
-// shards 0.80×). Each shard more costs memory on a capture of many flows
-// (163,840 flows: 355 MB with 2 shards, 371 MB with 4, 419 MB with 8).
+// whose traffic it has not seen yet (docs/parallel.md, "Scaling"). Each
+// shard more costs memory on a capture of many flows.
 const shardsPerCore = 2
 
 // shards returns how many shards -j n analyzes a file on: n when n

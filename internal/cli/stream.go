@@ -169,8 +169,8 @@ func (r *runner) streamText(res fileResult) {
 		}
 		// a later flow beats a kept one on more payload only (the stable
 		// order keeps the earlier on a tie); the worst is found again only
-		// when it was replaced (a scan of the 50 for each of 200,000 flows
-		// was a fifth of the text report's instructions)
+		// when it was replaced (a scan of the kept flows for each flow was
+		// a large share of the text report of many flows)
 		w := -1
 		if !problem && len(top) == report.TextFlowLimit {
 			if worst < 0 {

@@ -6,11 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/metrics"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/stretchr/testify/require"
@@ -18,42 +14,8 @@ import (
 	"github.com/roce-dissect/roce-dissect/capture"
 	"github.com/roce-dissect/roce-dissect/internal/cli"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
+	"github.com/roce-dissect/roce-dissect/internal/testenv"
 )
-
-// peakHeap runs fn and returns the most heap its objects held meanwhile
-// (sampled every millisecond, plus at the end). It collects the garbage
-// first, so that the garbage of the run before (a benchmark's iteration
-// before, which the command leaves to the collector as it ends) does not
-// count as this run's.
-func peakHeap(fn func()) uint64 {
-	runtime.GC()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
-	var peak uint64
-	var mu sync.Mutex
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			v := read()
-			mu.Lock()
-			peak = max(peak, v)
-			mu.Unlock()
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	fn()
-	close(stop)
-	<-done
-	return max(peak, read())
-}
 
 // BenchmarkManyFlowsReport writes the report (text, JSON, CSV; -j 1 and
 // the default) of 200,000 one-packet flows, the report written while it
@@ -72,7 +34,7 @@ func BenchmarkManyFlowsReport(b *testing.B) {
 				b.ReportAllocs()
 				var peak uint64
 				for b.Loop() {
-					p := peakHeap(func() {
+					p := testenv.PeakHeap(func() {
 						if code := cli.Run(context.Background(), []string{"-j", j, "-o", out, path}, io.Discard, io.Discard); code != 0 {
 							b.Fatalf("exit status %d", code)
 						}
@@ -118,9 +80,9 @@ func runPeak(b *testing.B, args ...string) {
 	b.Helper()
 	b.ReportAllocs()
 	var peak uint64
-	cpu0, runs := cpuTime(), 0
+	cpu0, runs := testenv.CPUTime(), 0
 	for b.Loop() {
-		peak = max(peak, peakHeap(func() {
+		peak = max(peak, testenv.PeakHeap(func() {
 			if code := cli.Run(context.Background(), args, io.Discard, io.Discard); code != 0 {
 				b.Fatalf("exit status %d", code)
 			}
@@ -128,7 +90,7 @@ func runPeak(b *testing.B, args ...string) {
 		runs++
 	}
 	b.ReportMetric(float64(peak), "peak-heap-B/op")
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(runs), "cpu-ns/op")
+	b.ReportMetric(float64(testenv.CPUTime()-cpu0)/float64(runs), "cpu-ns/op")
 }
 
 // rotationCaptures writes (or finds in dir) the 1 M-packet mix and its 4

@@ -161,10 +161,10 @@ func NewPacketWriter(path, file string) (*PacketWriter, error) {
 }
 
 // packetOptions are the writer options of the packets table: those of
-// every table, but Snappy at its fast level (fastSnappy: a few percent
-// larger files for 5% less CPU) and without the deprecated per-page statistics in
+// every table, but Snappy at its fast level (fastSnappy: slightly larger
+// files for less CPU) and without the deprecated per-page statistics in
 // the page headers (the column index in the footer holds each page's
-// bounds; computing them twice cost 5% of an export).
+// bounds, which would otherwise be computed twice).
 func packetOptions() []parquet.WriterOption {
 	return append(options(), parquet.Compression(fastSnappy{}), parquet.DataPageStatistics(false))
 }

@@ -1,7 +1,7 @@
 // Package export writes an analysis as Parquet tables (docs/parquet.md):
 // packets (one row per RDMA packet, written as the packets are fed),
 // flows, connections, findings and pause (written from the report). Columns are
-// Snappy-compressed (zstd cost 4× the analysis; docs/parquet.md); strings that repeat (addresses, opcode names, kinds)
+// Snappy-compressed (zstd cost several times the analysis; docs/parquet.md); strings that repeat (addresses, opcode names, kinds)
 // are dictionary-encoded.
 package export
 

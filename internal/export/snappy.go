@@ -8,10 +8,10 @@ import (
 
 // fastSnappy is the SNAPPY codec with the Snappy-compatible block
 // encoder of github.com/klauspost/compress/s2 at its fast level:
-// parquet-go's own SNAPPY codec uses the slower "better" level, 5% of an
-// export's CPU profile, for a packets file a few percent smaller (the
-// flows table, 18% smaller with it and written once, keeps it). Any
-// Snappy decoder reads the blocks.
+// parquet-go's own SNAPPY codec uses the slower "better" level, for a
+// packets file only slightly smaller (the flows table, which it shrinks
+// more and which is written once, keeps it). Any Snappy decoder reads
+// the blocks.
 type fastSnappy struct{}
 
 // String names the codec.
