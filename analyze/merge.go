@@ -256,8 +256,8 @@ func mergeFlow(a, b *Flow) {
 		if a.Responses.RTT == nil {
 			a.Responses.RTTAt = b.Responses.RTTAt
 		}
-		a.rtt.merge(b.rtt)
-		a.Responses.RTT = a.rtt.summary()
+		a.rtt.Merge(b.rtt)
+		a.Responses.RTT = rttSummary(a.rtt)
 	}
 	a.NIC = mergeNIC(a.NIC, b.NIC)
 	setRates(a)
@@ -330,7 +330,7 @@ func (f Flow) detached() Flow {
 		f.Tunnel = &t
 	}
 	if f.rtt != nil {
-		h := f.rtt.clone()
+		h := f.rtt.Clone()
 		f.rtt = &h
 	}
 	if f.NIC != nil {
@@ -355,7 +355,7 @@ func (f *Flow) TakeRTT(g *Flow, at string) {
 	if g.rtt == nil {
 		return
 	}
-	h := g.rtt.clone()
+	h := g.rtt.Clone()
 	f.rtt = &h
-	f.Responses.RTT, f.Responses.RTTAt = h.summary(), at
+	f.Responses.RTT, f.Responses.RTTAt = rttSummary(&h), at
 }

@@ -127,10 +127,10 @@ func (s *nicStat) add(v int64) {
 		if s.hist == nil {
 			s.hist = &rttHist{}
 			for _, x := range s.small {
-				s.hist.add(x)
+				s.hist.Add(x)
 			}
 		}
-		s.hist.add(v)
+		s.hist.Add(v)
 	}
 	s.n++
 }
@@ -148,10 +148,10 @@ func (s *nicStat) merge(o *nicStat) {
 	if s.hist == nil {
 		s.hist = &rttHist{}
 		for _, x := range s.small[:min(s.n, nicExact)] {
-			s.hist.add(x)
+			s.hist.Add(x)
 		}
 	}
-	s.hist.merge(o.hist)
+	s.hist.Merge(o.hist)
 	if s.n == 0 || o.min < s.min {
 		s.min = o.min
 	}
@@ -164,7 +164,7 @@ func (s *nicStat) merge(o *nicStat) {
 func (s *nicStat) clone() nicStat {
 	c := *s
 	if s.hist != nil {
-		h := s.hist.clone()
+		h := s.hist.Clone()
 		c.hist = &h
 	}
 	return c
@@ -182,7 +182,7 @@ func (s *nicStat) figure() *Figure {
 		slices.Sort(w)
 		f.Median = w[(s.n+1)/2-1]
 	} else {
-		f.Median = s.hist.median()
+		f.Median = s.hist.Median()
 	}
 	return f
 }

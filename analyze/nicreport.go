@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 	"time"
+
+	"github.com/roce-dissect/roce-dissect/analyze/internal/hist"
 )
 
 // nicFloor is the NIC's own minimum CNP interval: the smallest interval
@@ -16,16 +18,12 @@ func nicFloor(s *nicStat) int64 {
 		h = *s.hist
 	} else {
 		for _, v := range s.small[:s.n] {
-			h.add(v)
+			h.Add(v)
 		}
 	}
-	for b, c := range h.dense() {
+	for b, c := range h.Dense() {
 		if c >= 2 {
-			if b < 16 {
-				return int64(b)
-			}
-			e := b/16 + 3
-			return int64(16+b%16) << (e - 4)
+			return hist.Low(b)
 		}
 	}
 	return 0

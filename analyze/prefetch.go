@@ -128,7 +128,7 @@ func (a *Analyzer) touchRefs(f *flowState) uintptr {
 		sum += uintptr(b[(int(f.pending.head)+len(b)-1)%len(b)].psn)
 	}
 	if f.rtt != nil {
-		sum += uintptr(f.rtt.n)
+		sum += uintptr(f.rtt.N())
 	}
 	if s := f.series; s != nil && len(s.samples) > 0 {
 		sum += uintptr(s.samples[len(s.samples)-1].Packets)

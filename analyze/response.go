@@ -73,7 +73,7 @@ func (a *Analyzer) ackRTT(f *flowState, p *Packet) {
 	if req.rtt == nil {
 		req.rtt = a.slab.rtts.get()
 	}
-	req.rtt.add(p.Time.UnixNano() - e.t)
+	req.rtt.Add(p.Time.UnixNano() - e.t)
 	if req.hasNIC {
 		nicOf(req).add(figResponse, p.Time.UnixNano()-e.t)
 	}
