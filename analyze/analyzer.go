@@ -6,6 +6,7 @@ import (
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
 
+	"github.com/roce-dissect/roce-dissect/analyze/internal/nic"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -165,6 +166,7 @@ type Analyzer struct {
 	wrapped wrapCounts // the frames that arrived in encapsulations (wrapcount.go)
 	mac     layers.MACControl
 	pause   pauseTrack // PFC and PAUSE frames (pause.go)
+	nic     nic.Stage  // NIC behaviour (package nic, nic.go)
 
 	lens  frameLens // what the length fields of the frame being fed declare
 	other otherKey  // the protocol of the frame being fed, when it is not RDMA

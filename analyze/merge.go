@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/roce-dissect/roce-dissect/analyze/internal/nic"
 )
 
 // ErrNotMergeable is Merge's answer to a report that lacks the state
@@ -259,7 +261,7 @@ func mergeFlow(a, b *Flow) {
 		a.rtt.Merge(b.rtt)
 		a.Responses.RTT = rttSummary(a.rtt)
 	}
-	a.NIC = mergeNIC(a.NIC, b.NIC)
+	a.NIC = nic.Merge(a.NIC, b.NIC)
 	setRates(a)
 }
 
@@ -334,14 +336,7 @@ func (f Flow) detached() Flow {
 		f.rtt = &h
 	}
 	if f.NIC != nil {
-		n := *f.NIC
-		for i, st := range n.stats {
-			if st != nil {
-				c := st.clone()
-				n.stats[i] = &c
-			}
-		}
-		f.NIC = &n
+		f.NIC = f.NIC.Clone()
 	}
 	return f
 }

@@ -118,8 +118,8 @@ const (
 // requests, its RTT histogram, series and head log.
 func (a *Analyzer) touchRefs(f *flowState) uintptr {
 	sum := uintptr(f.dir.src.LID)
-	if f.nic != nil {
-		sum += touch(unsafe.Pointer(f.nic), unsafe.Sizeof(*f.nic))
+	if p, size := f.nic.Mem(); p != nil {
+		sum += touch(p, size)
 	}
 	if f.conn >= 0 && int(f.conn) < len(a.conns.list) {
 		sum += touch(unsafe.Pointer(a.conns.list[f.conn]), unsafe.Sizeof(Connection{}))

@@ -74,9 +74,7 @@ func (a *Analyzer) ackRTT(f *flowState, p *Packet) {
 		req.rtt = a.slab.rtts.get()
 	}
 	req.rtt.Add(p.Time.UnixNano() - e.t)
-	if req.hasNIC {
-		nicOf(req).add(figResponse, p.Time.UnixNano()-e.t)
-	}
+	a.nic.Response(&req.nic, p.Time.UnixNano()-e.t)
 	req.pending.keepNewest(i) // older entries are acknowledged too
 }
 

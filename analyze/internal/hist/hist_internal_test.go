@@ -14,13 +14,13 @@ func (h *Hist) figures() [4]int64 {
 	return [4]int64{int64(h.n), h.min, h.Median(), h.max}
 }
 
-// TestHistFew checks that a histogram holding its first samples as
+// TestRTTHistFew checks that a histogram holding its first samples as
 // bucket numbers, then its used buckets as sparse pairs, gives the same
 // figures and counts, merged or not, as one that counts every sample in
 // its buckets from the first (the histogram as it was before it kept few
 // samples): from one sample to thousands spread over more buckets than
 // the sparse pairs hold.
-func TestHistFew(t *testing.T) {
+func TestRTTHistFew(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{1, 2, 3, 7, 8, 9, 15, 40, 129, 1000, 5000} {
 		for _, m := range []int{0, 1, 5, 8, 30, 700} {
@@ -55,11 +55,11 @@ func TestHistFew(t *testing.T) {
 	}
 }
 
-// TestHistOctaves checks the window of counts a histogram allocates:
+// TestRTTHistOctaves checks the window of counts a histogram allocates:
 // the whole octaves from its lowest used bucket to its highest, widened
 // by a later sample or a merge outside it, counting what a histogram of
 // every bucket counts.
-func TestHistOctaves(t *testing.T) {
+func TestRTTHistOctaves(t *testing.T) {
 	type part struct{ bucket, samples int }
 	for _, tc := range []struct {
 		name        string
@@ -102,10 +102,10 @@ func TestHistOctaves(t *testing.T) {
 	}
 }
 
-// TestHistSparse checks which form a histogram takes: samples in few
+// TestRTTHistSparse checks which form a histogram takes: samples in few
 // buckets stay sparse pairs up to denseAt samples; more used buckets
 // than sparseMax, or more samples, allocate the counts.
-func TestHistSparse(t *testing.T) {
+func TestRTTHistSparse(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		n, buckets int
