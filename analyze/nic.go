@@ -57,7 +57,7 @@ func (a *Analyzer) nicFacts(f *flowState, p *Packet) {
 			fd = a.finding(p, kind, sev, f)
 		}
 		if fd != nil {
-			fd.Detail = a.nicDetail(&x)
+			fd.Detail = nicDetail(a.opts.Pieces, &x)
 		}
 	}
 }
@@ -75,19 +75,19 @@ func nicKind(k nic.Kind) (Kind, Severity) {
 	return KindCNPTooClose, SeverityWarning
 }
 
-// nicDetail words a NIC fact.
-func (a *Analyzer) nicDetail(x *nic.Fact) string {
+// nicDetail words a NIC fact, its frames named by pieces.
+func nicDetail(pieces *Pieces, x *nic.Fact) string {
 	switch x.Kind {
 	case nic.RNREarly:
-		return fmt.Sprintf("PSN %d resent %s after the RNR NAK of %s, which asked for %s", x.PSN, time.Duration(x.Wait), a.opts.Pieces.FrameName(x.Ref), time.Duration(x.Limit))
+		return fmt.Sprintf("PSN %d resent %s after the RNR NAK of %s, which asked for %s", x.PSN, time.Duration(x.Wait), pieces.FrameName(x.Ref), time.Duration(x.Limit))
 	case nic.Restart:
-		return fmt.Sprintf("resend after the NAK of %s restarted at PSN %d, not at the NAKed PSN %d", a.opts.Pieces.FrameName(x.Ref), x.PSN, x.From)
+		return fmt.Sprintf("resend after the NAK of %s restarted at PSN %d, not at the NAKed PSN %d", pieces.FrameName(x.Ref), x.PSN, x.From)
 	case nic.Skip:
-		return fmt.Sprintf("go-back-N after the NAK of %s skipped PSNs %d–%d, sent before the NAK", a.opts.Pieces.FrameName(x.Ref), x.From, x.To)
+		return fmt.Sprintf("go-back-N after the NAK of %s skipped PSNs %d–%d, sent before the NAK", pieces.FrameName(x.Ref), x.From, x.To)
 	case nic.NoSlowdown:
 		return fmt.Sprintf("sender rate %s after the CNP, %s before: no slowdown", bps(x.Rate), bps(x.Before))
 	}
-	return fmt.Sprintf("CNP %s after the CNP of %s; this NIC's CNPs are otherwise at least %s apart", time.Duration(x.Wait), a.opts.Pieces.FrameName(x.Ref), time.Duration(x.Limit))
+	return fmt.Sprintf("CNP %s after the CNP of %s; this NIC's CNPs are otherwise at least %s apart", time.Duration(x.Wait), pieces.FrameName(x.Ref), time.Duration(x.Limit))
 }
 
 func bps(v int64) string { return fmt.Sprintf("%.3g Gbit/s", float64(v)/1e9) }
@@ -186,7 +186,7 @@ func (a *Analyzer) nicReport(f *flowState, reuse *NIC) (*NIC, []Finding) {
 	for i := range facts {
 		x := &facts[i]
 		kind, sev := nicKind(x.Kind)
-		fs = append(fs, Finding{Frame: x.Frame, Time: x.Time, Kind: kind, Severity: sev, Flow: f.flowID(), File: a.opts.File, Detail: a.nicDetail(x)})
+		fs = append(fs, Finding{Frame: x.Frame, Time: x.Time, Kind: kind, Severity: sev, Flow: f.flowID(), File: a.opts.File, Detail: nicDetail(a.opts.Pieces, x)})
 	}
 	return out, fs
 }
