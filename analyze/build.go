@@ -64,6 +64,7 @@ type reportBuild struct {
 	lazyNIC   bool
 	releaseAt []int32 // lazyNIC: the last flow that reads each flow (itself, or a flow whose peer it is)
 	timeline  *pauseTimeline
+	inferred  []int // each flow's inferred connection's ID (inferConnections), nil for none
 }
 
 // startReport builds the head of the report (the capture, the
@@ -99,10 +100,11 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 			a.conns.list[i] = &r.Connections[i]
 		}
 	}
+	inferred := a.inferConnections(r)
 	if !stream {
 		r.Flows = make([]Flow, 0, len(a.flowList))
 	}
-	b := &reportBuild{a: a, r: r, acc: r, release: release, rel: rel, timeline: r.pause.timeline()}
+	b := &reportBuild{a: a, r: r, acc: r, release: release, rel: rel, timeline: r.pause.timeline(), inferred: inferred}
 	b.fl = a.findings // the findings of the report: those listed, and those only the end can tell
 	if !release {
 		b.fl = a.findings.clone()
@@ -161,6 +163,10 @@ func (b *reportBuild) flow(i int, fr *Flow, spare *NIC) *NIC {
 	a, fl := b.a, &b.fl
 	f := a.flowList[i]
 	a.flowReport(f, b.release, fr)
+	if b.inferred != nil && b.inferred[i] != 0 {
+		id := b.inferred[i]
+		fr.Connection = &id
+	}
 	b.timeline.apply(fr)
 	if !f.hasTransport {
 		fr.Transport = b.cnpTransport[f.index]

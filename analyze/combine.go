@@ -148,7 +148,9 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 		flows, capDropped = flows[:opts.MaxFlows], flows[opts.MaxFlows:]
 	}
 
-	// Connections in creation (REQ) order, renumbered.
+	// CM connections in creation (REQ) order, then the inferred ones in
+	// the order of their request flows (Analyzer.inferConnections),
+	// renumbered.
 	type connRef struct {
 		req  uint64
 		s, i int
@@ -158,12 +160,31 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 		nConns += len(p.Connections)
 	}
 	conns := make([]connRef, 0, nConns)
+	var inferred []connRef // req: the position of the request flow in flows
 	for s, p := range parts {
 		for i, c := range p.Connections {
+			if c.State == StateInferred {
+				inferred = append(inferred, connRef{uint64(c.flow), s, i})
+				continue
+			}
 			conns = append(conns, connRef{c.Frames.REQ, s, i})
 		}
 	}
 	sort.SliceStable(conns, func(i, j int) bool { return conns[i].req < conns[j].req })
+	if len(inferred) > 0 {
+		at := make(map[flowRef]uint64, len(flows))
+		for k, fr := range flows {
+			at[fr] = uint64(k)
+		}
+		for k := range inferred {
+			pos, ok := at[flowRef{int32(inferred[k].s), int32(inferred[k].req)}]
+			if !ok { // its flow beyond the flow cap
+				pos = uint64(len(flows))
+			}
+			inferred[k].req = pos
+		}
+		sort.SliceStable(inferred, func(i, j int) bool { return inferred[i].req < inferred[j].req })
+	}
 	if len(parts) > 1 {
 		reqs := make([]uint64, len(conns))
 		for i, c := range conns {
@@ -180,6 +201,7 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	if len(conns) > opts.MaxConnections {
 		conns = conns[:opts.MaxConnections] // the best the shards give
 	}
+	conns = append(conns, inferred...)
 	remap := make([]connRemap, len(parts))
 	for s, p := range parts {
 		remap[s] = make(connRemap, len(p.Connections)+1)
@@ -188,7 +210,7 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	for k, cr := range conns {
 		c := parts[cr.s].Connections[cr.i]
 		remap[cr.s].set(c.ID, k+1)
-		c.ID = k + 1
+		c.ID, c.flow = k+1, 0 // flow: the shard's index, read above
 		out.Connections = append(out.Connections, c)
 	}
 

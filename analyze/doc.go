@@ -63,8 +63,9 @@
 //     completed, for Options.OnMessage), response.go (ACK, NAK, READ
 //     responses), rtt.go and pendingring.go (request → ACK time), mtu.go
 //     (path MTU), series.go (throughput over time).
-//   - CM: conn.go (pairing CM messages into connections), cmcap.go (the
-//     connection table's bounds and the CM flood).
+//   - Connections: conn.go (pairing CM messages into connections), cmcap.go (the
+//     connection table's bounds and the CM flood), inferconn.go (RC pairs
+//     without CM, from the flows' pairing by PSN).
 //   - Pause frames: pause.go (PFC and 802.3x PAUSE: per sender and
 //     priority, storms), pausetime.go (the flows' priorities and paused
 //     time).

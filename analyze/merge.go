@@ -121,6 +121,9 @@ func (r *Report) Merge(o *Report) error {
 			of.Connection = &id
 		}
 		if i, ok := idx[of.ID()]; ok {
+			if rc := r.Flows[i].Connection; rc != nil && of.Connection != nil && r.inferred(*rc) {
+				r.Flows[i].Connection = nil // the other part's: a CM connection, or the same inferred one
+			}
 			mergeFlow(&r.Flows[i], &of)
 			continue
 		}
@@ -141,6 +144,7 @@ func (r *Report) Merge(o *Report) error {
 	}
 	sortFindings(r.Findings)
 	r.FindingsDropped += o.FindingsDropped
+	r.settleInferred()
 	return nil
 }
 

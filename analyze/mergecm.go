@@ -15,6 +15,9 @@ func applyCMOrphans(conns []Connection, orphans []cmOrphan) {
 	}
 	ix := commIndex{conns: conns, head: make(map[uint32]int32, 2*len(conns)), rest: map[uint32][]int32{}}
 	for i := range conns {
+		if conns[i].State == StateInferred {
+			continue // no CommID
+		}
 		ix.insert(conns[i].LocalCommID, i)
 		if conns[i].RemoteCommID != 0 {
 			ix.insert(conns[i].RemoteCommID, i)

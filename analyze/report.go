@@ -190,7 +190,8 @@ type ConnFrameFiles struct {
 	DREP string `json:"drep,omitempty"`
 }
 
-// Connection is a CM handshake: REQ, then REP/REJ, RTU, DREQ, DREP.
+// Connection is a CM handshake: REQ, then REP/REJ, RTU, DREQ, DREP; or an
+// RC QP pair the packets showed without one (StateInferred).
 type Connection struct {
 	ID        int      `json:"id"`
 	Requester Endpoint `json:"requester"`
@@ -204,7 +205,8 @@ type Connection struct {
 	Transport       *string `json:"transport"`
 	// PathMTU is the negotiated path MTU in bytes (from the REQ).
 	PathMTU *int `json:"path_mtu"`
-	// State is requested, rejected, established or disconnected.
+	// State is requested, rejected, established or disconnected, or
+	// StateInferred for an RC pair no CM handshake set up.
 	State        string     `json:"state"`
 	RejectReason string     `json:"reject_reason,omitempty"`
 	Frames       ConnFrames `json:"frames"`
@@ -223,6 +225,9 @@ type Connection struct {
 
 	ackTimeout      uint8 // the REQ's PrimaryLocalACKTimeout, for NIC timing
 	ackTimeoutKnown bool
+	// flow is an inferred connection's request flow, by its index in
+	// the Analyzer's flows (the combiner orders them by it).
+	flow int32
 }
 
 // Connection states.

@@ -39,6 +39,9 @@ func commIDsDisjoint(parts []*Report) error {
 			return fmt.Errorf("%w: %d CM messages without their REQ in one shard, more than are kept to check", ErrNotDisjoint, p.shard.orphaned)
 		}
 		for _, c := range p.Connections {
+			if c.State == StateInferred {
+				continue // no CommID
+			}
 			claim(c.LocalCommID, s)
 			if c.Frames.REP != 0 {
 				claim(c.RemoteCommID, s)

@@ -52,5 +52,5 @@ func ExampleSharded() {
 	}
 	fmt.Printf("%d frames, %d flows, %d connections, %d findings\n", rep.Capture.Frames, len(rep.Flows), len(rep.Connections), len(rep.Findings))
 	// Output:
-	// 400 frames, 20 flows, 8 connections, 0 findings
+	// 400 frames, 20 flows, 16 connections, 0 findings
 }

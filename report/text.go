@@ -129,25 +129,31 @@ func (t *textWriter) report(rep *analyze.Report) {
 
 	if len(rep.Connections) > 0 {
 		fmt.Fprintln(w)
-		p.Bold.Fprintln(w, "Connections (CM)")
+		p.Bold.Fprintln(w, connectionsTitle(rep.Connections))
 		header := []cell{{text: "#", left: true}, {text: "TRANSPORT", left: true}, {text: "REQUESTER", left: true}, {text: "QPN"}, {text: "SENDS FROM PSN"}, {text: ""}, {text: "RESPONDER", left: true}, {text: "QPN"}, {text: "SENDS FROM PSN"}, {text: "MTU"}, {text: "STATE", left: true}}
 		p.table(w, "  ", header, len(rep.Connections), func(i int, row []cell) []cell {
 			cn := &rep.Connections[i]
 			state := cell{text: cn.State, left: true, c: p.Green}
+			reqPSN, respPSN, mtu := optPSN(cn.Requester.SendPSN), optPSN(cn.Responder.SendPSN), numOrUnknown(cn.PathMTU)
 			switch cn.State {
 			case analyze.StateRejected:
 				state = cell{text: "rejected: " + cn.RejectReason, left: true, c: p.Red}
 			case analyze.StateRequested:
 				state.c = p.Yellow
+			case analyze.StateInferred: // no CM message said these
+				state.c, reqPSN, respPSN, mtu = nil, "-", "-", "-"
 			}
 			return append(row,
 				cell{text: fmt.Sprint(cn.ID), left: true}, cell{text: strOrUnknown(cn.Transport), left: true},
-				cell{text: endpointAddr(cn.Requester), left: true}, cell{text: qpOrUnknown(cn.Requester.QPN)}, cell{text: optPSN(cn.Requester.SendPSN)},
+				cell{text: endpointAddr(cn.Requester), left: true}, cell{text: qpOrUnknown(cn.Requester.QPN)}, cell{text: reqPSN},
 				cell{text: "↔"},
-				cell{text: endpointAddr(cn.Responder), left: true}, cell{text: qpOrUnknown(cn.Responder.QPN)}, cell{text: optPSN(cn.Responder.SendPSN)},
-				cell{text: numOrUnknown(cn.PathMTU)}, state)
+				cell{text: endpointAddr(cn.Responder), left: true}, cell{text: qpOrUnknown(cn.Responder.QPN)}, cell{text: respPSN},
+				cell{text: mtu}, state)
 		})
 		for _, cn := range rep.Connections {
+			if cn.State == analyze.StateInferred {
+				continue // no CM message: nothing more to say
+			}
 			svc := "service " + strOrUnknown(cn.ServiceID)
 			if cn.RDMACMPortSpace != "" {
 				svc += fmt.Sprintf(" (RDMA-CM %s port %d)", cn.RDMACMPortSpace, cn.RDMACMPort)
@@ -374,4 +380,24 @@ func Plural[N int | uint64](n N, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// connectionsTitle names the connections section by what set its
+// connections up: CM, or the packets (analyze.StateInferred), or both.
+func connectionsTitle(cs []analyze.Connection) string {
+	cm, inferred := false, false
+	for i := range cs {
+		if cs[i].State == analyze.StateInferred {
+			inferred = true
+		} else {
+			cm = true
+		}
+	}
+	switch {
+	case cm && inferred:
+		return "Connections (CM, and RC pairs inferred without CM)"
+	case inferred:
+		return "Connections (RC pairs inferred without CM)"
+	}
+	return "Connections (CM)"
 }
