@@ -56,7 +56,7 @@ type NIC struct {
 	// without ACKs.
 	RequestsPerACK *float64 `json:"requests_per_ack,omitempty"`
 	// RateBeforeCNPBps and RateAfterCNPBps are the sender's wire rate over
-	// the window requests before and after each CNP.
+	// the 8 requests before and after each CNP.
 	RateBeforeCNPBps *Figure `json:"rate_before_cnp_bps,omitempty"`
 	RateAfterCNPBps  *Figure `json:"rate_after_cnp_bps,omitempty"`
 
