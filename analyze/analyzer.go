@@ -7,6 +7,7 @@ import (
 	gplayers "github.com/gopacket/gopacket/layers"
 
 	"github.com/roce-dissect/roce-dissect/analyze/internal/decode"
+	"github.com/roce-dissect/roce-dissect/analyze/internal/nic"
 	"github.com/roce-dissect/roce-dissect/analyze/internal/pfc"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
@@ -143,6 +144,7 @@ type Analyzer struct {
 
 	wrapped wrapCounts // the frames that arrived in encapsulations (wrapcount.go)
 	pause   pfc.Track  // PFC and PAUSE frames (pause.go)
+	nic     nic.Stage  // NIC behaviour (package nic, nic.go)
 
 	cut cutState // the first frame the capture tool cut
 

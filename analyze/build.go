@@ -318,9 +318,9 @@ func (a *Analyzer) flowReport(f *flowState, move bool, out *Flow) {
 		out.Requests.Gaps = append(out.Requests.Gaps, Gap{From: g.from, To: g.to, Count: g.count(), Frame: g.frame})
 	}
 	if f.rtt != nil {
-		h := f.rtt.clone()
+		h := f.rtt.Clone()
 		out.rtt = &h
-		out.Responses.RTT = h.summary()
+		out.Responses.RTT = rttSummary(&h)
 	}
 	out.MTU.MaxPayload = int(f.maxPayload)
 	if f.inferredMTU > 0 {

@@ -72,8 +72,9 @@
 //     time).
 //   - Loss and the NIC: loss.go (where a missing PSN was lost),
 //     lossclass.go (its classification), gaploss.go (that of each gap
-//     and jump, for the views that draw them), nic.go, nicpacket.go and
-//     nicreport.go (how the NICs recovered, and the capture side),
+//     and jump, for the views that draw them), nic.go (how the NICs
+//     recovered, and the capture side: the stage of package
+//     internal/nic, fed here),
 //     markce.go (an ECN CE mark a later sighting of a packet showed: a
 //     capture point downstream, package points).
 //   - Findings: findings.go (the kinds, one table), findinglist.go (the

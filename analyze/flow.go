@@ -6,6 +6,7 @@ import (
 
 	"github.com/gopacket/gopacket"
 
+	"github.com/roce-dissect/roce-dissect/analyze/internal/nic"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -160,24 +161,20 @@ type flowState struct {
 	inferredMTU int32
 	maxPayload  int32
 
-	icrcOK   uint64    // packets whose ICRC verified; the unverifiable are the rest (icrcUnverifiable)
-	cold     *flowCold // allocated by the first rare event
-	loss     lossState // loss attribution (loss.go)
-	nic      *nicState // NIC behaviour (nic.go), allocated by the second request or the first NIC event
-	nicFirst txRec     // the first request, until nic is allocated
+	icrcOK uint64    // packets whose ICRC verified; the unverifiable are the rest (icrcUnverifiable)
+	cold   *flowCold // allocated by the first rare event
+	loss   lossState // loss attribution (loss.go)
+	nic    nic.Flow  // NIC behaviour (package nic, nic.go)
 
 	// pending holds the last requests awaiting an ACK (pendingring.go).
 	pending pendingRing
 
 	peer      int32 // reverse flow, -1 if unknown
 	pairTries uint8 // searches for the request flow of this flow's ACKs
-	// hasNIC says the flow is an RC/UC request flow with NIC state (nic,
-	// or only nicFirst while hasNICFirst).
-	hasNIC, hasNICFirst bool
-	hasLast             bool // lastKey is set
-	index               int32
-	conn                int32 // connection index, -1 if none
-	rtt                 *rttHist
+	hasLast   bool  // lastKey is set
+	index     int32
+	conn      int32 // connection index, -1 if none
+	rtt       *rttHist
 
 	series *flowSeries // the throughput series, unless Options.NoSeries
 

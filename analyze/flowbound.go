@@ -19,11 +19,12 @@ package analyze
 //	RTT histogram                            1        4 KiB    4 KiB
 //	source ports recovered (maxOriginalPorts) 8          2     16 B
 //	NAK codes, RNR timers (maps)          ≤ 32 each             ~2 KiB
-//	NIC timing (nic.go): ring of 8, 8 figures, each a 4 KiB
-//	  histogram past 15 samples                                 ~34 KiB
+//	NIC timing (package nic): ring of 8, 8 figures, each a 4 KiB
+//	  histogram past 15 samples (nic.MaxFlowBytes)              ~36 KiB
 //
 // With every NIC figure full the worst flow holds about 100 KiB
-// (TestWorstFlowMemory fills them; maxFlowBytes is 112 KiB).
+// (TestWorstFlowMemory counts them at nic.MaxFlowBytes; maxFlowBytes is
+// 112 KiB).
 // Without them a hostile capture could make each of its flows hold far
 // more, and many flows the memory of the machine.
 //

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"math/rand/v2"
 	"runtime"
 	"testing"
 	"time"
@@ -89,126 +88,6 @@ func TestIdleFlowMemory(t *testing.T) {
 			per := idleFlowBytes(t, n, tc.opts)
 			t.Logf("%d one-packet flows: %d bytes each", n, per)
 			assert.LessOrEqual(t, per, tc.bound)
-		})
-	}
-}
-
-// TestRTTHistFew checks that a histogram holding its first samples as
-// bucket numbers, then its used buckets as sparse pairs, gives the same
-// figures and counts, merged or not, as one that counts every sample in
-// its buckets from the first (the histogram as it was before it kept few
-// samples): from one sample to thousands spread over more buckets than
-// the sparse pairs hold.
-func TestRTTHistFew(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{1, 2, 3, 7, 8, 9, 15, 40, 129, 1000, 5000} {
-		for _, m := range []int{0, 1, 5, 8, 30, 700} {
-			xs, ys := make([]int64, n), make([]int64, m)
-			for i := range xs {
-				xs[i] = rng.Int64N(5_000_000) - 100
-			}
-			for i := range ys {
-				ys[i] = rng.Int64N(80_000)
-			}
-			few, dense := &rttHist{}, &rttHist{counts: make([]uint32, rttBuckets)}
-			fewY, denseY := &rttHist{}, &rttHist{counts: make([]uint32, rttBuckets)}
-			for _, v := range xs {
-				few.add(v)
-				dense.add(v)
-			}
-			for _, v := range ys {
-				fewY.add(v)
-				denseY.add(v)
-			}
-			require.Equal(t, dense.summary(), few.summary(), "n=%d", n)
-			assert.Equal(t, *dense.dense(), *few.dense(), "n=%d", n)
-			before := *few.dense()
-			c := few.clone()
-			c.merge(fewY)
-			dense.merge(denseY)
-			assert.Equal(t, before, *few.dense(), "the clone shares nothing with its source")
-			require.Equal(t, dense.summary(), c.summary(), "n=%d m=%d", n, m)
-			assert.Equal(t, *dense.dense(), *c.dense(), "n=%d m=%d", n, m)
-			assert.Equal(t, uint64(n), few.n, "the clone shares nothing with its source")
-		}
-	}
-}
-
-// TestRTTHistOctaves checks the window of counts a histogram allocates:
-// the whole octaves from its lowest used bucket to its highest, widened
-// by a later sample or a merge outside it, counting what a histogram of
-// every bucket counts.
-func TestRTTHistOctaves(t *testing.T) {
-	type part struct{ bucket, samples int }
-	for _, tc := range []struct {
-		name        string
-		parts       []part // added to the histogram, in order
-		merged      []part // a second histogram merged into it
-		lo, octaves int
-	}{
-		{"one octave", []part{{160, rttDenseAt + 1}, {175, 3}}, nil, 160, 1},
-		{"widened down, then up", []part{{170, rttDenseAt + 1}, {20, 1}, {900, 1}}, nil, 16, 56},
-		{"the highest an int64 reaches", []part{{959, rttDenseAt + 1}}, nil, 944, 1},
-		{"the first bucket", []part{{0, rttDenseAt + 1}, {15, 1}}, nil, 0, 1},
-		{"past the sparse pairs, not the samples", []part{{16, 100}, {300, 1}}, nil, 0, 0},
-		{"merged, apart", []part{{170, rttDenseAt + 1}}, []part{{400, rttDenseAt + 1}}, 160, 16},
-		{"merged, inside", []part{{170, rttDenseAt + 1}, {500, 1}}, []part{{300, rttDenseAt + 1}}, 160, 22},
-		{"merged into an empty one", nil, []part{{400, rttDenseAt + 1}}, 400, 1},
-		{"merged into a sparse one", []part{{30, 5}}, []part{{400, rttDenseAt + 1}}, 16, 25},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			fill := func(h *rttHist, parts []part) {
-				for _, p := range parts {
-					for range p.samples {
-						h.add(bucketMid(p.bucket))
-					}
-				}
-			}
-			var h, o rttHist
-			every := rttHist{counts: make([]uint32, rttBuckets)} // all buckets from the start
-			fill(&h, tc.parts)
-			fill(&o, tc.merged)
-			fill(&every, tc.parts)
-			fill(&every, tc.merged)
-			if tc.merged != nil {
-				h.merge(&o)
-			}
-			assert.Equal(t, tc.lo, int(h.lo))
-			assert.Equal(t, tc.octaves*rttOctave, len(h.counts))
-			assert.Equal(t, *every.dense(), *h.dense())
-			assert.Equal(t, every.summary(), h.summary())
-		})
-	}
-}
-
-// TestRTTHistSparse checks which form a histogram takes: samples in few
-// buckets stay sparse pairs up to rttDenseAt samples; more used buckets
-// than rttSparseMax, or more samples, allocate the counts.
-func TestRTTHistSparse(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		n, buckets int
-		pairs      int
-		counts     bool
-	}{
-		{"few samples", rttFew, 3, 0, false},
-		{"samples up to rttDenseAt, three buckets", rttDenseAt, 3, 3, false},
-		{"one sample more", rttDenseAt + 1, 3, 0, true},
-		{"many samples, three buckets", 100_000, 3, 0, true},
-		{"as many buckets as pairs", rttDenseAt, rttSparseMax, rttSparseMax, false},
-		{"one bucket more", rttSparseMax + 1, rttSparseMax + 1, 0, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var h rttHist
-			want := new([rttBuckets]uint32)
-			for i := range tc.n {
-				b := 16 + i%tc.buckets // buckets 16, 17, …: one value each
-				h.add(bucketMid(b))
-				want[b]++
-			}
-			assert.Len(t, h.sparse, tc.pairs)
-			assert.Equal(t, tc.counts, h.counts != nil)
-			assert.Equal(t, *want, *h.dense())
 		})
 	}
 }

@@ -35,9 +35,7 @@ func (a *Analyzer) MarkCE(p *Packet, file string, at time.Time) {
 		fd.File = file
 		fd.Detail = ceDetail(p.BTH) + ", added by the network after the points that saw it unmarked"
 	}
-	if f.hasNIC && p.BTH.Opcode.IsRequest() && (f.transport == layers.TransportRC || f.transport == layers.TransportUC) {
-		n := nicOf(f)
-		n.events()
-		n.markCE(at.UnixNano())
+	if p.BTH.Opcode.IsRequest() && (f.transport == layers.TransportRC || f.transport == layers.TransportUC) {
+		a.nic.CE(&f.nic, at.UnixNano())
 	}
 }

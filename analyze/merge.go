@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/roce-dissect/roce-dissect/analyze/internal/nic"
 )
 
 // ErrNotMergeable is Merge's answer to a report that lacks the state
@@ -260,10 +262,10 @@ func mergeFlow(a, b *Flow) {
 		if a.Responses.RTT == nil {
 			a.Responses.RTTAt = b.Responses.RTTAt
 		}
-		a.rtt.merge(b.rtt)
-		a.Responses.RTT = a.rtt.summary()
+		a.rtt.Merge(b.rtt)
+		a.Responses.RTT = rttSummary(a.rtt)
 	}
-	a.NIC = mergeNIC(a.NIC, b.NIC)
+	a.NIC = nic.Merge(a.NIC, b.NIC)
 	setRates(a)
 }
 
@@ -334,18 +336,11 @@ func (f Flow) detached() Flow {
 		f.Tunnel = &t
 	}
 	if f.rtt != nil {
-		h := f.rtt.clone()
+		h := f.rtt.Clone()
 		f.rtt = &h
 	}
 	if f.NIC != nil {
-		n := *f.NIC
-		for i, st := range n.stats {
-			if st != nil {
-				c := st.clone()
-				n.stats[i] = &c
-			}
-		}
-		f.NIC = &n
+		f.NIC = f.NIC.Clone()
 	}
 	return f
 }
@@ -359,7 +354,7 @@ func (f *Flow) TakeRTT(g *Flow, at string) {
 	if g.rtt == nil {
 		return
 	}
-	h := g.rtt.clone()
+	h := g.rtt.Clone()
 	f.rtt = &h
-	f.Responses.RTT, f.Responses.RTTAt = h.summary(), at
+	f.Responses.RTT, f.Responses.RTTAt = rttSummary(&h), at
 }

@@ -1,323 +1,192 @@
 package analyze
 
 import (
-	"slices"
+	"fmt"
 	"time"
+
+	"github.com/roce-dissect/roce-dissect/analyze/internal/nic"
+	"github.com/roce-dissect/roce-dissect/layers"
 )
 
 // NIC behaviour: how the NICs of an RC/UC QP pair recover from loss and
 // react to congestion, measured from the capture's timestamps (see
-// docs/analysis.md, "NIC behaviour"). Everything is kept on the request
-// (data) flow: the NAKs, RNR NAKs and CNPs of its reverse flow concern
-// its sender. The state per flow is fixed in size (nicState, a ring of the
-// last requests, and a few figures that switch to rttHist's histogram past
-// nicExact samples); a packet of a flow costs no allocation.
+// docs/analysis.md, "NIC behaviour"), is the stage of package nic. The
+// Analyzer feeds it the requests, NAKs, CNPs and ACK latencies of each
+// request flow (its flowState.nic), finds the request flow a response or
+// CNP concerns, and words the stage's facts as findings.
+
+// NIC is the NIC behaviour of a request flow and its response flow.
+type NIC = nic.NIC
+
+// Figure summarises samples: nanoseconds (_ns) or bits per second (_bps).
+type Figure = nic.Figure
 
 // Capture sides.
 const (
-	SideRequester = "requester"
-	SideResponder = "responder"
-	SideMirror    = "mirror"
-	SideUnknown   = "unknown"
+	SideRequester = nic.SideRequester
+	SideResponder = nic.SideResponder
+	SideMirror    = nic.SideMirror
+	SideUnknown   = nic.SideUnknown
 )
 
-// NIC is the NIC behaviour of a request flow and its response flow.
-type NIC struct {
-	// CaptureSide is where the capture appears to be taken: requester,
-	// responder, mirror or unknown; CaptureSideReason says why.
-	CaptureSide       string `json:"capture_side"`
-	CaptureSideReason string `json:"capture_side_reason"`
-	// NAKResendNs: NAK (PSN sequence error) → first resend; requester side.
-	NAKResendNs *Figure `json:"nak_resend_ns,omitempty"`
-	// TimeoutNs: resend with no NAK before it → time since the last
-	// transmission of its PSN.
-	TimeoutNs *Figure `json:"timeout_ns,omitempty"`
-	// NegotiatedTimeoutNs is the Local ACK Timeout of the connection's CM
-	// REQ (4.096 µs × 2^timeout); nil when unknown or infinite (0).
-	NegotiatedTimeoutNs *int64 `json:"negotiated_timeout_ns,omitempty"`
-	// RNRResendNs: RNR NAK → resend; requester side.
-	RNRResendNs *Figure `json:"rnr_resend_ns,omitempty"`
-	// CNPIntervalNs: between two CNPs to this flow's sender QP.
-	CNPIntervalNs *Figure `json:"cnp_interval_ns,omitempty"`
-	// ECNToCNPNs: ECN-CE marked request → the next CNP; responder side.
-	ECNToCNPNs *Figure `json:"ecn_to_cnp_ns,omitempty"`
-	// ResponseLatencyNs: request → its ACK; responder side.
-	ResponseLatencyNs *Figure `json:"response_latency_ns,omitempty"`
-	// NAKResendSeenNs, RNRResendSeenNs and ECNToCNPSeenNs are those waits
-	// as the capture saw them where its side does not make them the NIC's
-	// own (a NAK and its resend away from the requester, a CE mark and its
-	// CNP away from the responder): the gap between the two packets at the
-	// capture point, which also holds the path between it and the NIC.
-	// Absent when the figure itself is given, or has no sample.
-	NAKResendSeenNs *Figure `json:"nak_resend_seen_ns,omitempty"`
-	RNRResendSeenNs *Figure `json:"rnr_resend_seen_ns,omitempty"`
-	ECNToCNPSeenNs  *Figure `json:"ecn_to_cnp_seen_ns,omitempty"`
-	// GoBackNViolations counts resends that restarted at another PSN than
-	// the NAK's or skipped PSNs.
-	GoBackNViolations uint64 `json:"go_back_n_violations"`
-	// TimeoutResends counts resend episodes with no NAK or RNR NAK before.
-	TimeoutResends uint64 `json:"timeout_resends"`
-	// RNREarly counts resends sooner than the RNR timer.
-	RNREarly uint64 `json:"rnr_early"`
-	// CNPs counts CNPs to this flow's sender QP; CNPTooClose those closer
-	// than half the NIC's minimum interval.
-	CNPs        uint64 `json:"cnps"`
-	CNPTooClose uint64 `json:"cnp_too_close"`
-	// CNPNoSlowdown counts CNPs after which the sender did not slow down.
-	CNPNoSlowdown uint64 `json:"cnp_no_slowdown"`
-	// RequestsPerACK is request packets per ACK (coalescing); nil
-	// without ACKs.
-	RequestsPerACK *float64 `json:"requests_per_ack,omitempty"`
-	// RateBeforeCNPBps and RateAfterCNPBps are the sender's wire rate over
-	// the nicWindow requests before and after each CNP.
-	RateBeforeCNPBps *Figure `json:"rate_before_cnp_bps,omitempty"`
-	RateAfterCNPBps  *Figure `json:"rate_after_cnp_bps,omitempty"`
+// nicRequest converts an observation to the stage's Order by value: the
+// two lists are the same (else this does not compile).
+var _ [0]struct{} = [uint8(nic.InOrder-nic.Order(obsInOrder)) | uint8(nic.Gap-nic.Order(obsGap)) |
+	uint8(nic.Fill-nic.Order(obsFill)) | uint8(nic.Old-nic.Order(obsOld))]struct{}{}
 
-	// For Merge.
-	stats             [nicFigures]*nicStat // nil: no sample (most flows have none: a report of many flows holds no empty figures)
-	up, down          uint64               // side evidence: upstream / downstream of the loss or marking
-	reqPackets, acks  uint64
-	negotiated        bool
-	hadCNPs, hadECNCE bool
-}
-
-// Figure summarises samples: nanoseconds (_ns) or bits per second (_bps).
-type Figure struct {
-	Samples uint64 `json:"samples"`
-	Min     int64  `json:"min"`
-	Median  int64  `json:"median"`
-	Max     int64  `json:"max"`
-}
-
-// Figures of nicState.stats.
-const (
-	figNAK = iota
-	figTimeout
-	figRNR
-	figCNPInterval
-	figECNToCNP
-	figRateBefore
-	figRateAfter
-	figResponse
-	nicFigures
-)
-
-// nicExact is how many samples a figure keeps exactly (its median is
-// exact up to that count; beyond it, within rttHist's 1/16).
-const nicExact = 15
-
-// nicStat is one figure's samples.
-type nicStat struct {
-	n        uint64
-	min, max int64
-	small    [nicExact]int64
-	hist     *rttHist
-}
-
-func (s *nicStat) add(v int64) {
-	if s.n == 0 || v < s.min {
-		s.min = v
+// nicRequest feeds a request of f to the NIC stage.
+func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bool, span uint32) {
+	if f.transport != layers.TransportRC && f.transport != layers.TransportUC {
+		return
 	}
-	if s.n == 0 || v > s.max {
-		s.max = v
+	a.nic.Request(&f.nic, nic.Request{T: p.Time.UnixNano(), PSN: p.BTH.PSN, Bytes: uint32(p.CarriedLength), Span: span,
+		High: f.psn.high, Order: nic.Order(obs), Dup: isDup, CE: p.ECN == 3})
+	if a.nic.Pending() {
+		a.nicFacts(f, p)
 	}
-	if s.n < nicExact {
-		s.small[s.n] = v
+}
+
+// nicFacts reports the facts of the request p of f as findings.
+func (a *Analyzer) nicFacts(f *flowState, p *Packet) {
+	for _, x := range a.nic.Facts() {
+		kind, sev := nicKind(x.Kind)
+		var fd *Finding
+		if x.Kind == nic.NoSlowdown {
+			fd = a.findingAt(x.Frame, x.Time, kind, sev, f)
+		} else {
+			fd = a.finding(p, kind, sev, f)
+		}
+		if fd != nil {
+			fd.Detail = nicDetail(a.opts.Pieces, &x)
+		}
+	}
+}
+
+// nicKind is the finding kind and severity of a NIC fact.
+func nicKind(k nic.Kind) (Kind, Severity) {
+	switch k {
+	case nic.RNREarly:
+		return KindRNREarly, SeverityError
+	case nic.Restart, nic.Skip:
+		return KindGoBackN, SeverityError
+	case nic.NoSlowdown:
+		return KindCNPNoSlowdown, SeverityWarning
+	}
+	return KindCNPTooClose, SeverityWarning
+}
+
+// nicDetail words a NIC fact, its frames named by pieces.
+func nicDetail(pieces *Pieces, x *nic.Fact) string {
+	switch x.Kind {
+	case nic.RNREarly:
+		return fmt.Sprintf("PSN %d resent %s after the RNR NAK of %s, which asked for %s", x.PSN, time.Duration(x.Wait), pieces.FrameName(x.Ref), time.Duration(x.Limit))
+	case nic.Restart:
+		return fmt.Sprintf("resend after the NAK of %s restarted at PSN %d, not at the NAKed PSN %d", pieces.FrameName(x.Ref), x.PSN, x.From)
+	case nic.Skip:
+		return fmt.Sprintf("go-back-N after the NAK of %s skipped PSNs %d–%d, sent before the NAK", pieces.FrameName(x.Ref), x.From, x.To)
+	case nic.NoSlowdown:
+		return fmt.Sprintf("sender rate %s after the CNP, %s before: no slowdown", bps(x.Rate), bps(x.Before))
+	}
+	return fmt.Sprintf("CNP %s after the CNP of %s; this NIC's CNPs are otherwise at least %s apart", time.Duration(x.Wait), pieces.FrameName(x.Ref), time.Duration(x.Limit))
+}
+
+func bps(v int64) string { return fmt.Sprintf("%.3g Gbit/s", float64(v)/1e9) }
+
+// nicReqFlow returns the request flow a response or CNP flow concerns.
+func (a *Analyzer) nicReqFlow(r *flowState, psn uint32) *flowState {
+	if r.peer >= 0 {
+		return a.flowList[r.peer]
+	}
+	return a.peerOf(r, psn)
+}
+
+// nicResponse feeds the NIC stage a response of flow r: NAKs and RNR
+// NAKs of the requests of its peer.
+func (a *Analyzer) nicResponse(r *flowState, p *Packet) {
+	if p.AETH == nil || p.AETH.IsACK() {
+		return
+	}
+	rnr := p.AETH.IsRNRNAK()
+	if !rnr && p.AETH.NAKCode() != layers.NAKPSNSequenceError {
+		return
+	}
+	f := a.nicReqFlow(r, p.BTH.PSN)
+	if f == nil || !f.nic.Has() {
+		return
+	}
+	psn := p.BTH.PSN
+	k := nic.NAK{T: p.Time.UnixNano(), Frame: p.Frame, PSN: psn, RNR: rnr}
+	if rnr {
+		k.Timer = int64(p.AETH.RNRTimer())
 	} else {
-		if s.hist == nil {
-			s.hist = &rttHist{}
-			for _, x := range s.small {
-				s.hist.add(x)
+		t := &f.psn
+		k.Captured = t.seen && psnDiff(psn, t.low) >= 0 && psnDiff(psn, t.high) <= 0 && !t.anyIn(psn, psn)
+	}
+	a.nic.NAK(&f.nic, k)
+}
+
+// nicCNP feeds the NIC stage a CNP of flow c (to the QP of the request
+// flow's sender).
+func (a *Analyzer) nicCNP(c *flowState, p *Packet) {
+	f := a.peerFlow(c)
+	if f == nil {
+		f = a.onlyRequester(c)
+	}
+	if f != nil {
+		a.nic.CNP(&f.nic, p.Time, p.Frame)
+	}
+}
+
+// onlyRequester returns the request flow a CNP flow's CNPs concern when
+// the flows are not paired yet (no CM handshake captured, no ACK seen):
+// the only RC/UC request flow of the reverse direction, if there is one.
+func (a *Analyzer) onlyRequester(c *flowState) *flowState {
+	var found *flowState
+	cands := a.reverse(c)
+	for _, gi := range cands[:min(len(cands), maxPairCandidates)] {
+		if g := a.flowList[gi]; g.nic.Has() {
+			if found != nil {
+				return nil
 			}
-		}
-		s.hist.add(v)
-	}
-	s.n++
-}
-
-func (s *nicStat) merge(o *nicStat) {
-	if o.n == 0 {
-		return
-	}
-	if o.n <= nicExact {
-		for _, v := range o.small[:o.n] {
-			s.add(v)
-		}
-		return
-	}
-	if s.hist == nil {
-		s.hist = &rttHist{}
-		for _, x := range s.small[:min(s.n, nicExact)] {
-			s.hist.add(x)
+			found = g
 		}
 	}
-	s.hist.merge(o.hist)
-	if s.n == 0 || o.min < s.min {
-		s.min = o.min
-	}
-	if s.n == 0 || o.max > s.max {
-		s.max = o.max
-	}
-	s.n += o.n
+	return found
 }
 
-func (s *nicStat) clone() nicStat {
-	c := *s
-	if s.hist != nil {
-		h := s.hist.clone()
-		c.hist = &h
-	}
-	return c
-}
-
-// figure returns the summary; the median is the ((n+1)/2)-th smallest.
-func (s *nicStat) figure() *Figure {
-	if s == nil || s.n == 0 {
+// nicFindings returns the findings of nicReport without keeping its NIC
+// object: most flows have none to give (no CNP), and building their NIC
+// objects twice cost a report of 200,000 flows 600 MB of garbage.
+func (a *Analyzer) nicFindings(f *flowState) []Finding {
+	if !f.nic.HasFacts() {
 		return nil
 	}
-	f := &Figure{Samples: s.n, Min: s.min, Max: s.max}
-	if s.n <= nicExact {
-		v := s.small
-		w := v[:s.n]
-		slices.Sort(w)
-		f.Median = w[(s.n+1)/2-1]
-	} else {
-		f.Median = s.hist.median()
+	_, fs := a.nicReport(f, nil)
+	return fs
+}
+
+// nicReport builds the NIC object of a request flow (nil when it has
+// none) and the findings only the end can tell (nic.Stage.Report),
+// into reuse when not nil.
+func (a *Analyzer) nicReport(f *flowState, reuse *NIC) (*NIC, []Finding) {
+	if !f.nic.Has() {
+		return nil, nil
 	}
-	return f
-}
-
-// nicWindow is the number of requests the rate before and after a CNP is
-// measured over.
-const nicWindow = 8
-
-// txRec is one request of the ring of the last ones sent.
-type txRec struct {
-	psn   uint32
-	bytes uint32
-	t     int64
-}
-
-// cnpCand is one of the smallest CNP intervals, kept with its frames for
-// the cnp_too_close findings.
-type cnpCand struct {
-	ns          int64
-	frame, prev uint64
-	t           time.Time
-}
-
-const nicCands = 8
-
-// nicState is the NIC behaviour state of a request flow: the ring of its
-// last requests and its response latency, which every request flow with
-// ACKs writes; the rest, which only NAKs, resends, CNPs and CE marks
-// write, in nicEvents, allocated by the first of them (events).
-type nicState struct {
-	ring  [nicWindow]txRec
-	ringN int
-	ringH int
-	resp  *nicStat // figResponse, allocated by its first sample
-	*nicEvents
-}
-
-// nicEvents is the NIC state of a flow with NAKs, resends, CNPs or CE
-// marks.
-type nicEvents struct {
-	stats [nicFigures]*nicStat // all but figResponse (nicState.resp), allocated by their first sample
-
-	// The NAK or RNR NAK waiting for its resend.
-	nakPending bool
-	nakRNR     bool
-	nakPSN     uint32
-	nakT       int64
-	nakTimer   int64 // RNR timer, ns
-	nakFrame   uint64
-	// The go-back-N resend in progress.
-	epActive  bool
-	epNAK     bool
-	epExpect  uint32
-	epEnd     uint32
-	epFrame   uint64 // its NAK's frame
-	gbn       uint64
-	timeouts  uint64
-	rnrEarly  uint64
-	up, down  uint64
-	cePending bool
-	ceT       int64
-	ceSeen    bool
-	cnps      uint64
-	lastCNP   int64
-	lastFrame uint64
-	cands     *[nicCands]cnpCand // allocated by the first CNP interval
-	candN     int
-	// The rate window after the last CNP.
-	afterOn    bool
-	afterN     int
-	afterBytes uint64
-	afterT0    int64
-	afterLastT int64
-	afterLastB uint32
-	before     int64 // rate before that CNP, bps (0: unknown)
-	cnpFrame   uint64
-	cnpTime    time.Time
-	noSlow     uint64
-}
-
-// add adds a sample to a figure.
-func (n *nicState) add(fig int, v int64) {
-	if v < 0 {
-		return // measured across the capture's clock going back (wentBack): no figure
+	in := nic.In{Requests: f.requestPackets()}
+	if r := a.peerFlow(f); r != nil && r.resp != nil {
+		in.ACKs = r.resp.ACKs
 	}
-	st := &n.resp
-	if fig != figResponse {
-		st = &n.events().stats[fig]
-	}
-	if *st == nil {
-		*st = &nicStat{}
-	}
-	(*st).add(v)
-}
-
-// stat returns a figure's samples, nil when it has none.
-func (n *nicState) stat(fig int) *nicStat {
-	switch {
-	case fig == figResponse:
-		return n.resp
-	case n.nicEvents == nil:
-		return nil
-	}
-	return n.stats[fig]
-}
-
-// events returns the flow's NIC event state, allocating it.
-func (n *nicState) events() *nicEvents {
-	if n.nicEvents == nil {
-		n.nicEvents = &nicEvents{}
-	}
-	return n.nicEvents
-}
-
-// push adds a request to the ring of the last ones sent.
-func (n *nicState) push(r txRec) {
-	n.ring[n.ringH] = r
-	n.ringH = (n.ringH + 1) % nicWindow
-	if n.ringN < nicWindow {
-		n.ringN++
-	}
-}
-
-// nicOf returns the NIC state of a request flow, allocating it: the
-// first request of the flow, kept in the flow until then (nicFirst), goes
-// into its ring.
-func nicOf(f *flowState) *nicState {
-	if f.nic == nil {
-		f.nic = &nicState{}
-		f.hasNIC = true
-		if f.hasNICFirst {
-			f.nic.ring[0] = f.nicFirst
-			f.nic.ringH, f.nic.ringN = 1, 1
-			f.hasNICFirst = false
+	if f.conn >= 0 {
+		if c := a.conns.list[f.conn]; c.ackTimeoutKnown {
+			in.ACKTimeout = c.ackTimeout
 		}
 	}
-	return f.nic
+	out, facts := a.nic.Report(&f.nic, in, reuse)
+	var fs []Finding
+	for i := range facts {
+		x := &facts[i]
+		kind, sev := nicKind(x.Kind)
+		fs = append(fs, Finding{Frame: x.Frame, Time: x.Time, Kind: kind, Severity: sev, Flow: f.flowID(), File: a.opts.File, Detail: nicDetail(a.opts.Pieces, x)})
+	}
+	return out, fs
 }

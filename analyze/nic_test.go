@@ -66,13 +66,6 @@ func rel(vs ...uint32) []synth.PSNRef {
 // makes them the NIC's own timing.
 func TestNICBehaviourMatchesTruth(t *testing.T) {
 	const link = 5_000 // ns one way
-	ecnRun := func(from, to uint32) []synth.PSNRef {
-		var out []uint32
-		for v := from; v <= to; v++ {
-			out = append(out, v)
-		}
-		return rel(out...)
-	}
 	cases := []struct {
 		name string
 		im   synth.Impairments
@@ -108,13 +101,13 @@ func TestNICBehaviourMatchesTruth(t *testing.T) {
 				require.NotNil(t, n.NegotiatedTimeoutNs)
 				assert.Equal(t, int64(4096<<14), *n.NegotiatedTimeoutNs)
 			}},
-		{"cnp interval", synth.Impairments{ECN: ecnRun(2, 170)}, synth.NICKnobs{CNPIntervalNs: 20_000, RateCut: 0.5},
+		{"cnp interval", synth.Impairments{ECN: ecnRange(2, 170)}, synth.NICKnobs{CNPIntervalNs: 20_000, RateCut: 0.5},
 			func(t *testing.T, _ string, n *analyze.NIC) {
 				require.NotNil(t, n.CNPIntervalNs)
 				assert.GreaterOrEqual(t, n.CNPIntervalNs.Min, int64(20_000))
 				assert.Zero(t, n.CNPNoSlowdown)
 			}},
-		{"cnp too close, no slowdown", synth.Impairments{ECN: ecnRun(2, 170)}, synth.NICKnobs{CNPIntervalNs: 20_000, CNPExtra: rel(2)},
+		{"cnp too close, no slowdown", synth.Impairments{ECN: ecnRange(2, 170)}, synth.NICKnobs{CNPIntervalNs: 20_000, CNPExtra: rel(2)},
 			func(t *testing.T, _ string, n *analyze.NIC) {
 				assert.Equal(t, uint64(1), n.CNPTooClose)
 				assert.NotZero(t, n.CNPNoSlowdown)

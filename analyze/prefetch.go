@@ -115,8 +115,8 @@ const (
 // requests, its RTT histogram, series and head log.
 func (a *Analyzer) touchRefs(f *flowState) uintptr {
 	sum := uintptr(f.dir.src.LID)
-	if f.nic != nil {
-		sum += touch(unsafe.Pointer(f.nic), unsafe.Sizeof(*f.nic))
+	if p, size := f.nic.Mem(); p != nil {
+		sum += touch(p, size)
 	}
 	if f.conn >= 0 && int(f.conn) < len(a.conns.list) {
 		sum += touch(unsafe.Pointer(a.conns.list[f.conn]), unsafe.Sizeof(Connection{}))
@@ -125,7 +125,7 @@ func (a *Analyzer) touchRefs(f *flowState) uintptr {
 		sum += uintptr(b[(int(f.pending.head)+len(b)-1)%len(b)].psn)
 	}
 	if f.rtt != nil {
-		sum += uintptr(f.rtt.n)
+		sum += uintptr(f.rtt.N())
 	}
 	if s := f.series; s != nil && len(s.samples) > 0 {
 		sum += uintptr(s.samples[len(s.samples)-1].Packets)

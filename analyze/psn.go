@@ -1,15 +1,17 @@
 package analyze
 
-// PSNs are 24-bit serial numbers: they wrap, and compare by the sign of
-// their 24-bit difference.
+import "github.com/roce-dissect/roce-dissect/analyze/internal/psn"
 
-const psnMask = 0xFFFFFF
+// PSNs are 24-bit serial numbers: they wrap, and compare by the sign of
+// their 24-bit difference (package psn).
+
+const psnMask = psn.Mask
 
 // psnDiff returns a − b as a signed 24-bit serial difference.
-func psnDiff(a, b uint32) int32 { return int32((a-b)<<8) >> 8 }
+func psnDiff(a, b uint32) int32 { return psn.Diff(a, b) }
 
 // psnAdd returns p + n modulo 2^24.
-func psnAdd(p uint32, n int64) uint32 { return uint32(int64(p)+n) & psnMask }
+func psnAdd(p uint32, n int64) uint32 { return psn.Add(p, n) }
 
 // psnGap is a range of PSNs not seen, [from, to], with the frame where the
 // jump over it was seen.

@@ -73,10 +73,8 @@ func (a *Analyzer) ackRTT(f *flowState, p *Packet) {
 	if req.rtt == nil {
 		req.rtt = new(rttHist)
 	}
-	req.rtt.add(p.Time.UnixNano() - e.t)
-	if req.hasNIC {
-		nicOf(req).add(figResponse, p.Time.UnixNano()-e.t)
-	}
+	req.rtt.Add(p.Time.UnixNano() - e.t)
+	a.nic.Response(&req.nic, p.Time.UnixNano()-e.t)
 	req.pending.keepNewest(i) // older entries are acknowledged too
 }
 

@@ -93,8 +93,8 @@ func subset(path string, want, got any) []string {
 		}
 		return diffs
 	default:
-		// A NIC figure's median is exact up to nicExact samples, beyond
-		// within rttHist's 1/16 (analyze/nic.go).
+		// A NIC figure's median is exact up to 15 samples, beyond within
+		// the histogram's 1/16 (package analyze/internal/nic).
 		if wf, ok := want.(float64); ok && strings.Contains(path, ".nic.") && strings.HasSuffix(path, ".median") {
 			if gf, ok := got.(float64); ok && math.Abs(gf-wf) <= math.Abs(wf)/16 {
 				return nil
