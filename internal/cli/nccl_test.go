@@ -35,7 +35,7 @@ func TestNCCLView(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	whole := ncclJSON(t, out)
 	require.NotNil(t, whole)
-	assert.ElementsMatch(t, []string{"fifo_layout", "ranks", "connections", "channels", "rings"}, slices.Collect(maps.Keys(whole)))
+	assert.ElementsMatch(t, []string{"fifo_layout", "ranks", "connections", "channels", "rings", "collectives"}, slices.Collect(maps.Keys(whole)))
 	assert.Equal(t, "2.20", whole["fifo_layout"])
 	var ranks []any
 	for _, r := range slices.Sorted(maps.Keys(job.Addr)) {
