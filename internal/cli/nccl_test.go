@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -64,6 +65,10 @@ func TestNCCLView(t *testing.T) {
 	assert.Contains(t, text, "\nCollectives (NCCL)\n")
 	assert.Contains(t, text, "Ranks: 0 = "+job.Addr[0]+", 1 = "+job.Addr[1]+", 2 = "+job.Addr[2]+"\n")
 	assert.Contains(t, text, "Ring of channel 0: 0 → 1 → 2 → 0\n")
+	// A line per collective: its kind and S as the captures' README says.
+	for i, size := range job.Sizes {
+		assert.Regexp(t, fmt.Sprintf(`\n  %d +all_reduce +ring, simple +%d +[0-9.]+[µm]?s +[0-9.]+[µm]?s +[0-9.]+ [kMG]?b/s +[0-9.]+ [kMG]?b/s +`, i+1, size), text)
+	}
 
 	for i, file := range job.Pcaps {
 		var alone map[string]any
