@@ -2,6 +2,7 @@ package nccl_test
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -244,4 +245,49 @@ func shiftIdx(packets []*analyze.Packet, k uint64) []*analyze.Packet {
 		p.RETH.VA = 0x7000 + nccl.Slot(idx)*512
 	}
 	return packets
+}
+
+// TestCombineCapturePoints: the job captured on each host, each host's
+// clock off the reference, combined with the offsets the capture points
+// give, is the job as one capture saw it; each file alone is a part of
+// it that names no collective's kind it cannot see whole.
+func TestCombineCapturePoints(t *testing.T) {
+	job := ringJob{n: 3, size: 3 << 10, dt: 10 * time.Microsecond, perSlice: 2, slowFrom: -1,
+		host: map[int]time.Duration{1: 3 * time.Millisecond}}
+	want := feed(job.packets()).Result()
+	require.NotNil(t, want)
+	require.Len(t, want.Collectives, 1)
+	require.NotNil(t, want.Collectives[0].Straggler)
+	offsets := []time.Duration{0, 1500 * time.Millisecond, -700 * time.Microsecond}
+	var files []*nccl.Collector
+	for h := range job.n {
+		c := nccl.NewCollector()
+		for _, p := range job.packets() {
+			if p.Src == rankAddr(h) || p.Dst == rankAddr(h) {
+				p.Time = p.Time.Add(offsets[h])
+				c.Add(p)
+			}
+		}
+		part := c.Result()
+		require.NotNil(t, part)
+		require.Len(t, part.Collectives, 1)
+		assert.Equal(t, nccl.KindUnknown, part.Collectives[0].Kind, "host %d sees two of the three links", h)
+		assert.Nil(t, part.Collectives[0].Straggler)
+		files = append(files, c)
+	}
+	unset := nccl.Combine(files...)
+	require.Len(t, unset.Collectives, 1)
+	assert.NotEqual(t, want.Collectives, unset.Collectives, "the hosts' clocks as they were")
+	for h, c := range files {
+		c.SetClockOffset(offsets[h])
+	}
+	got := nccl.Combine(files...)
+	assert.Equal(t, mustJSON(t, want), mustJSON(t, got))
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
 }
