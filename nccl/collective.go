@@ -301,7 +301,9 @@ func collective(spans []span, n int) (Collective, bool) {
 	}
 	var size uint64
 	c.Kind, c.Algorithm, size = kindOf(order, n)
-	busy := end - last
+	// A rank whose first CTS came after the last data (its receives
+	// posted for nothing this collective wrote) leaves no busy time.
+	busy := max(end-last, 0)
 	c.BusyNs = new(busy)
 	if c.Kind != KindUnknown {
 		c.SizeBytes = new(size)

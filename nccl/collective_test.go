@@ -291,3 +291,23 @@ func mustJSON(t *testing.T, v any) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// BenchmarkCollectives64: a 64-rank ring AllReduce (4·63 receives on
+// each of 64 links) fed to a Collector and combined, its data slices
+// written in 1 to 16 packets: the bytes per op stay flat as the packets
+// grow, since a Collector keeps steps, not packets.
+func BenchmarkCollectives64(b *testing.B) {
+	for _, per := range []int{1, 2, 4, 8, 16} {
+		job := ringJob{n: 64, size: 64 << 20, dt: 10 * time.Microsecond, perSlice: per, slowFrom: -1}
+		packets := job.packets()
+		b.Run(fmt.Sprintf("packets_per_slice=%d", per), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if r := feed(packets).Result(); r == nil || len(r.Collectives) != 1 {
+					b.Fatal("not one collective")
+				}
+			}
+			b.ReportMetric(float64(len(packets)), "packets/op")
+		})
+	}
+}
