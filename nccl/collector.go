@@ -242,6 +242,9 @@ func (c *Collector) cts(p *analyze.Packet) {
 		for _, e := range entries {
 			size = max(size, e.Size)
 		}
+		if cn.messages == 0 && len(cn.steps) >= 2*fifoSlots {
+			c.forget(cn, li)
+		}
 		si := cn.stepOf(entries[0].Idx, p.Time.UnixNano(), size)
 		slot := uint16(Slot(entries[0].Idx))
 		for _, addr := range cn.slots[slot] { // the slot's earlier receives are retired
@@ -266,6 +269,36 @@ func (c *Collector) cts(p *analyze.Packet) {
 // d ahead of the reference clock (capture points: points.File's
 // ClockOffsetNs): Combine puts c's times on the reference clock.
 func (c *Collector) SetClockOffset(d time.Duration) { c.offset = int64(d) }
+
+// forget drops the older half of the steps of a connection no data was
+// written to (CTS-like writes of what may not be NCCL): their slots have
+// been posted again since, which retired their entries, so its steps
+// stay within twice the FIFO's slots. The entries and flows that name a
+// step kept are renumbered.
+func (c *Collector) forget(cn *conn, li int) {
+	n := len(cn.steps) - fifoSlots
+	cn.steps = append(cn.steps[:0], cn.steps[n:]...)
+	for _, addrs := range cn.slots {
+		for _, addr := range addrs {
+			b := bufKey{sender: cn.key.sender, receiver: cn.key.receiver, addr: addr, layout: li}
+			if e, ok := c.posted[b]; ok && e.c == cn {
+				e.step -= n
+				if e.step < 0 { // not retired: no longer counted
+					delete(c.posted, b)
+					continue
+				}
+				c.posted[b] = e
+			}
+		}
+	}
+	for k, f := range c.flows {
+		if f.c == cn {
+			if f.step -= n; f.step < 0 {
+				delete(c.flows, k)
+			}
+		}
+	}
+}
 
 // dataFirst takes the first packet of a multi-packet RDMA WRITE: when
 // it names a posted buffer, its immediate comes with its last; the QP's
