@@ -93,6 +93,15 @@ func TestNCCLView(t *testing.T) {
 			}
 			assert.Contains(t, conns, c)
 		}
+		// Its collectives: the whole's, their kind unknown to one host.
+		colls := alone["collectives"].([]any)
+		require.Len(t, colls, len(whole["collectives"].([]any)))
+		for _, c := range colls {
+			c := c.(map[string]any)
+			assert.Equal(t, "unknown", c["kind"])
+			assert.Nil(t, c["size_bytes"])
+			assert.Nil(t, c["straggler"])
+		}
 		code, text, errs := run(t, nil, "--color=never", file)
 		require.Equal(t, 0, code, errs)
 		assert.Contains(t, text, "\nCollectives (NCCL)\n")
