@@ -37,8 +37,11 @@ type Collector struct {
 	first map[flowKey]firstWrite
 	// flows are the data QPs' flows that filled a posted buffer, for the
 	// resends and ECN marks of the step each is writing.
-	flows   map[flowKey]*dataFlow
-	entries []Entry // DecodeCTS's, reused
+	flows map[flowKey]*dataFlow
+	// tracking is whether flows has one: a field, so that a packet of
+	// traffic that is not NCCL's tests a bool, not a map.
+	tracking bool
+	entries  []Entry // DecodeCTS's, reused
 	// offset is how far the capture's clock runs ahead of the reference
 	// clock (SetClockOffset), which Combine puts the times on.
 	offset int64
@@ -171,10 +174,15 @@ func (c *Collector) Add(p *analyze.Packet) {
 		}
 	case layers.OpcodeRCRDMAWriteOnlyWithImm:
 		if p.RETH != nil && p.ImmDt != nil && len(c.posted) > 0 {
-			c.data(bufKey{sender: p.Src, receiver: p.Dst, addr: p.RETH.VA}, p.RETH.RKey, p.RETH.DMALength, p.ImmDt.Immediate, p.BTH.DestQP, p.Time.UnixNano())
+			c.data(p)
 		}
+	case layers.OpcodeRCRDMAWriteMiddle:
+	default:
+		return
 	}
-	if len(c.flows) > 0 {
+	// A data write (CTS included: a plain write), once NCCL's data
+	// flows are known.
+	if c.tracking {
 		c.track(p)
 	}
 }
@@ -182,12 +190,6 @@ func (c *Collector) Add(p *analyze.Packet) {
 // track counts a data write's resent PSN or ECN-CE mark into the step
 // its flow is writing.
 func (c *Collector) track(p *analyze.Packet) {
-	switch p.BTH.Opcode {
-	case layers.OpcodeRCRDMAWriteFirst, layers.OpcodeRCRDMAWriteMiddle, layers.OpcodeRCRDMAWriteLast,
-		layers.OpcodeRCRDMAWriteLastWithImm, layers.OpcodeRCRDMAWriteOnlyWithImm, layers.OpcodeRCRDMAWriteOnly:
-	default:
-		return
-	}
 	f := c.flows[flowKey{src: p.Src, dst: p.Dst, qp: p.BTH.DestQP}]
 	if f == nil {
 		return
@@ -333,7 +335,9 @@ func (c *Collector) dataLast(p *analyze.Packet) {
 // data takes a one-packet RDMA WRITE WITH IMMEDIATE: a message when it
 // names a posted buffer and key, fits it, and its immediate is its
 // length.
-func (c *Collector) data(b bufKey, rkey, length, imm, qp uint32, t int64) {
+func (c *Collector) data(p *analyze.Packet) {
+	b := bufKey{sender: p.Src, receiver: p.Dst, addr: p.RETH.VA}
+	rkey, length, imm, qp, t := p.RETH.RKey, p.RETH.DMALength, p.ImmDt.Immediate, p.BTH.DestQP, p.Time.UnixNano()
 	for li := range layouts {
 		b.layout = li
 		if e, ok := c.posted[b]; ok && e.hasRkey(rkey) && uint64(length) <= e.size && immediateFits(imm, length, e.nreqs) {
@@ -372,6 +376,7 @@ func (c *Collector) writing(fk flowKey, e posted) {
 		f.c, f.step = e.c, e.step
 	} else if len(c.flows) < maxFlows {
 		c.flows[fk] = &dataFlow{c: e.c, step: e.step, psn: noPSN}
+		c.tracking = true
 	}
 }
 
