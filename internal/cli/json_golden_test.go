@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,30 +21,7 @@ import (
 // (internal/jsonindent on goccy/go-json), so that the JSON stays the same
 // bytes whatever encodes it.
 func TestGoldenJSON(t *testing.T) {
-	type goldenCase struct {
-		golden string
-		files  []string
-		shared bool
-	}
-	var cases []goldenCase
-	local, err := filepath.Glob("../../testdata/*.pcap*")
-	require.NoError(t, err)
-	local = slices.DeleteFunc(local, func(f string) bool { return strings.HasSuffix(f, ".json") })
-	require.NotEmpty(t, local)
-	for _, f := range local {
-		cases = append(cases, goldenCase{golden: filepath.Base(f), files: []string{f}})
-	}
-	cases = append(cases, goldenCase{golden: "testdata-all", files: local})
-	for _, dir := range []string{"softroce", "vectors", "ib-erf", "nccl"} {
-		files, err := filepath.Glob(filepath.Join(shared, dir, "*.pcap"))
-		require.NoError(t, err)
-		for _, f := range files {
-			cases = append(cases, goldenCase{golden: dir + "-" + filepath.Base(f), files: []string{f}, shared: true})
-		}
-		if dir == "softroce" || dir == "nccl" {
-			cases = append(cases, goldenCase{golden: dir + "-all", files: files, shared: true})
-		}
-	}
+	cases := goldenCases(t)
 	for _, tc := range cases {
 		t.Run(tc.golden, func(t *testing.T) {
 			if tc.shared {

@@ -61,8 +61,9 @@ func isOutputName(name string) bool {
 // full disk, an output that cannot be replaced) never leaves a directory
 // of some new tables and some old, or of some tables and not others.
 type Export struct {
-	dir   string // the user's directory
-	stage string // where the tables are written, inside dir
+	dir   string   // the user's directory
+	stage string   // where the tables are written, inside dir
+	lock  *os.File // stage's lock file, held until stage is removed
 	// rename is os.Rename; tests make it fail on a name.
 	rename func(from, to string) error
 }
@@ -72,10 +73,18 @@ type Export struct {
 // fleet's SQL reads them, never sees a table being written).
 const stagePrefix = ".roce-dissect-export-"
 
+// stageNewPrefix names a staging directory before its lock is held, and
+// asidePrefix the directory Commit moves the last export's tables into.
+const (
+	stageNewPrefix = ".roce-dissect-new-"
+	asidePrefix    = stagePrefix + "old-"
+)
+
 // Begin readies dir for an export of the capture files inputs: it creates
 // dir, refuses it when an entry of an output's name is one of the inputs
 // (os.SameFile: a commit would remove it) or is a directory, and creates
-// the staging directory the tables are written to (Dir).
+// the staging directory the tables are written to (Dir). It first removes
+// the staging directories of runs that were killed (sweepStages).
 func Begin(dir string, inputs []string) (*Export, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -83,18 +92,25 @@ func Begin(dir string, inputs []string) (*Export, error) {
 	if _, err := oldOutputs(dir, inputs); err != nil {
 		return nil, err
 	}
-	stage, err := os.MkdirTemp(dir, stagePrefix+"*")
+	sweepStages(dir)
+	stage, lock, err := newStage(dir)
 	if err != nil {
 		return nil, err
 	}
-	return &Export{dir: dir, stage: stage, rename: os.Rename}, nil
+	return &Export{dir: dir, stage: stage, lock: lock, rename: os.Rename}, nil
 }
 
 // Dir is the directory to write the export's tables to.
 func (e *Export) Dir() string { return e.stage }
 
 // Abort removes the tables written, and leaves the last export as it was.
-func (e *Export) Abort() { os.RemoveAll(e.stage) }
+func (e *Export) Abort() { e.removeStage() }
+
+// removeStage removes the staging directory, then lets go of its lock.
+func (e *Export) removeStage() {
+	os.RemoveAll(e.stage)
+	e.lock.Close()
+}
 
 // Commit puts the tables written in place of the last export's: the last
 // export's tables are moved aside, this one's moved in, and the last
@@ -103,7 +119,7 @@ func (e *Export) Abort() { os.RemoveAll(e.stage) }
 // followed). When a move fails, the moves made are undone, the tables
 // written removed, and the last export is left as it was.
 func (e *Export) Commit() error {
-	defer os.RemoveAll(e.stage)
+	defer e.removeStage()
 	old, err := oldOutputs(e.dir, nil)
 	if err != nil {
 		return err
@@ -112,7 +128,7 @@ func (e *Export) Commit() error {
 	if err != nil {
 		return err
 	}
-	aside, err := os.MkdirTemp(e.dir, stagePrefix+"old-*")
+	aside, err := os.MkdirTemp(e.dir, asidePrefix+"*")
 	if err != nil {
 		return err
 	}
