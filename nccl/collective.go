@@ -16,7 +16,8 @@ type Collective struct {
 	Index int `json:"index"` // 1-based, in time order
 	// Kind is all_reduce, all_gather, reduce_scatter, broadcast, reduce
 	// or send_recv when the pattern of steps shows it exactly, else
-	// unknown (see kindOf).
+	// unknown (see kindOf; always when a receive shows no data: the
+	// capture missed some).
 	Kind string `json:"kind"`
 	// Algorithm is ring or tree when the links that carried data show
 	// it, else unknown.
@@ -124,7 +125,7 @@ type connSteps struct {
 type span struct {
 	cs   *connSteps
 	s    *step
-	done int64 // its last data packet; a later step's first data when it had none; MaxInt64: never
+	done int64 // its last data packet; without data, its CTS or its connection's data before, the later
 }
 
 // collectives splits the steps of the connections into collectives, in
@@ -138,9 +139,10 @@ type span struct {
 // outstanding on any connection, and the next collective's first CTS
 // comes after an idle time. A collective ends, and the next begins with
 // a CTS, when every receive posted before that CTS was done (its data
-// written, or a later receive of its connection written to) and the
-// time since the last of them is at least the collective's own duration
-// so far: the idle time between collectives is then the longer, which
+// written; a receive whose data the capture never shows, at its CTS or
+// its connection's data before, the later, so that a lost packet or a
+// CTS that is not NCCL's holds nothing up) and the time since the last
+// of them is at least the collective's own duration so far: the idle time between collectives is then the longer, which
 // keeps a collective whole while every rank waits on a late one (its
 // link's receives stay outstanding), and merges collectives enqueued
 // back to back (whose kind then shows as unknown). A collective whose
@@ -148,13 +150,13 @@ type span struct {
 func collectives(conns []*connSteps, n int) []Collective {
 	var spans []span
 	for _, cs := range conns {
-		next := int64(math.MaxInt64) // the first data of a later step
-		for i := len(cs.c.steps) - 1; i >= 0; i-- {
+		var written int64 // the connection's last data so far
+		for i := range cs.c.steps {
 			s := &cs.c.steps[i]
-			done := next
+			done := max(s.cts, written)
 			if s.messages > 0 {
 				done = s.last
-				next = s.first
+				written = max(written, s.last)
 			}
 			spans = append(spans, span{cs: cs, s: s, done: done})
 		}
@@ -206,12 +208,14 @@ func collective(spans []span, n int) (Collective, bool) {
 	firstCTS, firstData := map[int]int64{}, map[int]int64{}
 	// firstStep is the step of each sender's first data, for its wait.
 	firstStep := map[int]*step{}
-	complete := true
+	complete, whole := true, true
 	for _, sp := range spans {
 		s, cs := sp.s, sp.cs
 		start = min(start, s.cts)
 		if s.messages > 0 {
 			end = max(end, s.last)
+		} else {
+			whole = false
 		}
 		k := linkKey{sender: cs.sender, receiver: cs.receiver}
 		if cs.sender < 0 || cs.receiver < 0 {
@@ -301,6 +305,9 @@ func collective(spans []span, n int) (Collective, bool) {
 	}
 	var size uint64
 	c.Kind, c.Algorithm, size = kindOf(order, n)
+	if !whole { // a receive without data: the capture missed some
+		c.Kind, size = KindUnknown, 0
+	}
 	// A rank whose first CTS came after the last data (its receives
 	// posted for nothing this collective wrote) leaves no busy time.
 	busy := max(end-last, 0)

@@ -203,27 +203,54 @@ func TestCollectiveLookAlike(t *testing.T) {
 	assert.Nil(t, feed(packets).Result())
 }
 
-// TestCollectiveBoundaries: two collectives an idle time apart are two;
-// the steps of each counted in their own.
+// TestCollectiveBoundaries: two collectives an idle time apart are two,
+// the steps of each counted in their own, whether or not the capture
+// missed a data message of the first, or a CTS that is no NCCL's comes
+// between them.
 func TestCollectiveBoundaries(t *testing.T) {
-	job := ringJob{n: 3, size: 3 << 10, dt: 10 * time.Microsecond, perSlice: 1, slowFrom: -1}
-	first := job.packets()
-	job.size = 6 << 10
-	second := job.packets()
-	// The second's receives run on after the first's, 10 s later.
-	for _, p := range second {
-		p.Time = p.Time.Add(10 * time.Second)
-	}
-	c := feed(append(first, shiftIdx(second, uint64(4*(job.n-1)))...))
-	r := c.Result()
-	require.NotNil(t, r)
-	require.Len(t, r.Collectives, 2)
-	for i, want := range []uint64{3 << 10, 6 << 10} {
-		col := r.Collectives[i]
-		assert.Equal(t, i+1, col.Index)
-		require.NotNil(t, col.SizeBytes, fmt.Sprint(i))
-		assert.Equal(t, want, *col.SizeBytes)
-		assert.Equal(t, nccl.KindAllReduce, col.Kind)
+	for _, tc := range []struct {
+		name   string
+		change func([]*analyze.Packet) []*analyze.Packet
+		kind   string // the first's: unknown when the capture missed its data
+	}{
+		{"as captured", func(p []*analyze.Packet) []*analyze.Packet { return p }, nccl.KindAllReduce},
+		{"a data message missed", func(p []*analyze.Packet) []*analyze.Packet {
+			i := slices.IndexFunc(p, func(p *analyze.Packet) bool {
+				return p.BTH.Opcode == layers.OpcodeRCRDMAWriteOnlyWithImm && p.RETH.DMALength > 0
+			})
+			return slices.Delete(p, i, i+1)
+		}, nccl.KindUnknown},
+		{"a stray CTS never written to", func(p []*analyze.Packet) []*analyze.Packet {
+			stray := write(layers.OpcodeRCRDMAWriteOnly, rankAddr(1), rankAddr(0), 0x21, 0x9000+nccl.Slot(200)*512, 0x98, 64, -1,
+				ctsEntry(0xdead000, 1<<20, 0x55, 1, 0, 200))
+			stray.Time = p[len(p)-1].Time.Add(time.Second)
+			return append(p, stray)
+		}, nccl.KindAllReduce},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := ringJob{n: 3, size: 3 << 10, dt: 10 * time.Microsecond, perSlice: 1, slowFrom: -1}
+			first := tc.change(job.packets())
+			job.size = 6 << 10
+			second := job.packets()
+			// The second's receives run on after the first's, 10 s later.
+			for _, p := range second {
+				p.Time = p.Time.Add(10 * time.Second)
+			}
+			r := feed(append(first, shiftIdx(second, uint64(4*(job.n-1)))...)).Result()
+			require.NotNil(t, r)
+			require.Len(t, r.Collectives, 2)
+			for i, want := range []uint64{3 << 10, 6 << 10} {
+				col := r.Collectives[i]
+				assert.Equal(t, i+1, col.Index)
+				if i == 0 && tc.kind == nccl.KindUnknown {
+					assert.Equal(t, tc.kind, col.Kind)
+					continue
+				}
+				require.NotNil(t, col.SizeBytes, fmt.Sprint(i))
+				assert.Equal(t, want, *col.SizeBytes)
+				assert.Equal(t, nccl.KindAllReduce, col.Kind)
+			}
+		})
 	}
 }
 
