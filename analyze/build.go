@@ -248,6 +248,7 @@ func (a *Analyzer) flowReport(f *flowState, move bool, out *Flow) {
 	out.Tunnel = f.dir.tun.report()
 	out.DestQP, out.prio, out.Transport = f.qp, f.prio, f.transport.String()
 	out.Packets, out.WireBytes, out.PayloadBytes = f.packets, f.wireBytes, f.payloadBytes
+	out.ActiveNs, out.activeBytes = f.activeNs, f.activeBytes
 	out.FirstTime, out.LastTime = a.firstTime(f), a.lastTime(f)
 	out.Messages = Messages{Count: f.msgs.count, Bytes: f.msgs.bytes, MinSize: f.msgs.minSize, MaxSize: f.msgs.maxSize, Incomplete: cold.incomplete, DMALengthMismatches: cold.dmaMismatches}
 	out.Ops, out.Messages.SizeBuckets = f.mix.report()
@@ -361,9 +362,14 @@ func copyMap(m map[string]uint64) map[string]uint64 {
 	return out
 }
 
-// setRates computes the throughput over the flow's duration.
+// setRates computes the throughput over the flow's duration, and over
+// the time it was sending.
 func setRates(f *Flow) {
-	f.ThroughputBps, f.WireBps = nil, nil
+	f.ThroughputBps, f.WireBps, f.ActiveThroughputBps = nil, nil, nil
+	if f.ActiveNs > 0 {
+		ap := float64(f.activeBytes) * 8 / (float64(f.ActiveNs) / 1e9)
+		f.ActiveThroughputBps = &ap
+	}
 	d := f.LastTime.Sub(f.FirstTime)
 	if f.Packets < 2 || d <= 0 {
 		return

@@ -180,6 +180,11 @@ type flowState struct {
 	rtt                 *rttHist
 
 	series *flowSeries // the throughput series, unless Options.NoSeries
+
+	// activeNs and activeBytes are Flow.ActiveNs and the payload bytes
+	// sent in it (flowtime.go).
+	activeNs    int64
+	activeBytes uint64
 }
 
 // flowCold is the state of a flow that most flows never write: counts of
@@ -325,7 +330,8 @@ func (a *Analyzer) analyzeIB(p *Packet, ci gopacket.CaptureInfo, ibLen int, kind
 		a.capture.PacketsOfDroppedFlows++
 		return
 	}
-	a.flowTime(f, p.Time)
+	pos := op.Position()
+	a.flowTime(f, p.Time, pos == layers.PositionMiddle || pos == layers.PositionLast, p.PayloadLen)
 	if f.packets == 0 || f.prioCNP { // the first packet, or a CNP's priority so far
 		if cnp := p.BTH.Opcode.IsCNP(); f.packets == 0 || !cnp {
 			f.prio, f.prioCNP = p.Priority, cnp

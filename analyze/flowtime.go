@@ -18,25 +18,46 @@ import "time"
 func wentBack(from, to int64) bool { return to < from }
 
 // flowTime accounts a packet's time to its flow (before the packet is
-// counted). The common case is inlined: a time in range, in the
-// capture's location.
-func (a *Analyzer) flowTime(f *flowState, t time.Time) {
+// counted), and to the time the flow was sending when it continues a
+// message (cont: a MIDDLE or LAST), with its payload. The common case is
+// inlined: a time in range, in the capture's location.
+func (a *Analyzer) flowTime(f *flowState, t time.Time, cont bool, payload int) {
 	sec := t.Unix()
 	if f.wideTime || sec < minNanoSec || sec > maxNanoSec || t.Location() != a.tloc {
-		a.flowTimeSlow(f, t)
+		a.flowTimeSlow(f, t, cont, payload)
 		return
 	}
 	ns := sec*1e9 + int64(t.Nanosecond())
 	if f.packets == 0 {
 		f.first, f.last = ns, ns
-	} else if ns > f.last {
+		return
+	}
+	if cont {
+		a.active(f, ns-f.last, payload)
+	}
+	if ns > f.last {
 		f.last = ns
+	}
+}
+
+// active accounts a packet that continues a message, and came gap after
+// its flow's latest packet, to the time the flow was sending
+// (Flow.ActiveNs): the gap was spent sending its payload. A gap longer
+// than one Options.Interval (a resend after a timeout, a sender that
+// stalled) is not sending, nor one across which the clock went back.
+func (a *Analyzer) active(f *flowState, gap int64, payload int) {
+	if gap < 0 || gap > int64(a.opts.Interval) {
+		return
+	}
+	f.activeNs += gap
+	if payload > 0 {
+		f.activeBytes += uint64(payload)
 	}
 }
 
 // flowTimeSlow is flowTime for the first time of the capture (which sets
 // its location) and for times that do not fit.
-func (a *Analyzer) flowTimeSlow(f *flowState, t time.Time) {
+func (a *Analyzer) flowTimeSlow(f *flowState, t time.Time, cont bool, payload int) {
 	if a.tloc == nil {
 		a.tloc = t.Location()
 	}
@@ -51,6 +72,8 @@ func (a *Analyzer) flowTimeSlow(f *flowState, t time.Time) {
 		c := f.cold
 		if f.packets == 0 {
 			c.firstT = t
+		} else if cont {
+			a.active(f, int64(t.Sub(c.lastT)), payload)
 		}
 		if t.After(c.lastT) {
 			c.lastT = t
@@ -60,7 +83,12 @@ func (a *Analyzer) flowTimeSlow(f *flowState, t time.Time) {
 	ns := t.UnixNano()
 	if f.packets == 0 {
 		f.first, f.last = ns, ns
-	} else if ns > f.last {
+		return
+	}
+	if cont {
+		a.active(f, ns-f.last, payload)
+	}
+	if ns > f.last {
 		f.last = ns
 	}
 }

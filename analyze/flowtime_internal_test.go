@@ -44,7 +44,7 @@ func TestFlowTime(t *testing.T) {
 			f := a.flowFor(p)
 			require.NotNil(t, f)
 			for _, ts := range tt.times {
-				a.flowTime(f, ts)
+				a.flowTime(f, ts, false, 0)
 				f.packets++
 			}
 			assert.Equal(t, tt.wide, f.wideTime)

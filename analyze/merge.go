@@ -182,6 +182,8 @@ func mergeFlow(a, b *Flow) {
 	a.Packets += b.Packets
 	a.WireBytes += b.WireBytes
 	a.PayloadBytes += b.PayloadBytes
+	a.ActiveNs += b.ActiveNs
+	a.activeBytes += b.activeBytes
 	if b.FirstTime.Before(a.FirstTime) {
 		a.FirstTime = b.FirstTime
 	}

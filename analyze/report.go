@@ -280,6 +280,15 @@ type Flow struct {
 	// than two packets.
 	ThroughputBps *float64 `json:"throughput_bps,omitempty"`
 	WireBps       *float64 `json:"wire_bps,omitempty"`
+	// ActiveNs is the time the flow's multi-packet messages were on the
+	// wire: the sum of the gaps before each MIDDLE and LAST packet, from
+	// the flow's packet before it, of at most one interval
+	// (Options.Interval) each. ActiveThroughputBps is the payload bits of
+	// those packets per second of that time: the rate the flow got while
+	// it sent, where ThroughputBps averages over its idle time too. Both
+	// absent when no such gap was seen (a flow of one-packet messages).
+	ActiveNs            int64    `json:"active_ns,omitempty"`
+	ActiveThroughputBps *float64 `json:"active_throughput_bps,omitempty"`
 	// Series is the throughput per interval (non-empty intervals only).
 	IntervalSeconds float64  `json:"interval_seconds"`
 	Series          []Sample `json:"series,omitempty"`
@@ -287,8 +296,10 @@ type Flow struct {
 	// (docs/analysis.md, "NIC behaviour"); absent on other flows.
 	NIC *NIC `json:"nic,omitempty"`
 
-	rtt  *rttHist // for Merge
-	prio int8     // Priority, -1 unknown: for Merge and CombineShards
+	rtt *rttHist // for Merge
+	// activeBytes is the payload sent in ActiveNs, for Merge.
+	activeBytes uint64
+	prio        int8 // Priority, -1 unknown: for Merge and CombineShards
 
 	// Messages cut by the start or end of the capture, for Merge.
 	reqOrphan, respOrphan seamMessage

@@ -28,6 +28,7 @@ var flowCSVHeader = []string{
 	"tunnel_kind", "tunnel_id", "tunnel_id_name",
 	"ops_send", "ops_write", "ops_write_imm", "ops_read_request", "ops_read_response",
 	"ops_atomic", "ops_atomic_ack", "ops_ack", "ops_cnp", "ops_other", "message_size_buckets",
+	"active_ns", "active_throughput_bps",
 }
 
 func optU32(v *uint32) string {
@@ -108,6 +109,7 @@ func AppendFlowCSVRow(row []string, f *analyze.Flow) []string {
 		u(f.Ops.Send), u(f.Ops.Write), u(f.Ops.WriteImm), u(f.Ops.ReadRequest), u(f.Ops.ReadResponse),
 		u(f.Ops.Atomic), u(f.Ops.AtomicACK), u(f.Ops.ACK), u(f.Ops.CNP), u(f.Ops.Other),
 		analyze.SizeBucketsText(f.Messages.SizeBuckets),
+		strconv.FormatInt(f.ActiveNs, 10), optF(f.ActiveThroughputBps),
 	)
 }
 

@@ -162,7 +162,7 @@ func (t *textWriter) report(rep *analyze.Report) {
 	if len(rep.Flows) == 0 {
 		fmt.Fprintln(w, "  no RDMA flows")
 	} else {
-		header := []cell{{text: "SRC → DST", left: true}, {text: "QP"}, {text: "TRANSPORT", left: true}, {text: "PACKETS"}, {text: "PAYLOAD"}, {text: "DURATION"}, {text: "THROUGHPUT"}, {text: "RTT"}, {text: "MTU INF/NEG"}, {text: "MISSING"}, {text: "RETX"}, {text: "NAKS"}, {text: "CNPS"}, {text: "ECN-CE"}, {text: "ICRC-ERR"}}
+		header := []cell{{text: "SRC → DST", left: true}, {text: "QP"}, {text: "TRANSPORT", left: true}, {text: "PACKETS"}, {text: "PAYLOAD"}, {text: "DURATION"}, {text: "THROUGHPUT"}, {text: "ACTIVE"}, {text: "RTT"}, {text: "MTU INF/NEG"}, {text: "MISSING"}, {text: "RETX"}, {text: "NAKS"}, {text: "CNPS"}, {text: "ECN-CE"}, {text: "ICRC-ERR"}}
 		sniffed := c.ICRCPortRewritten > 0
 		if sniffed {
 			header = append(header, cell{text: "SRC PORT", left: true})
@@ -180,7 +180,7 @@ func (t *textWriter) report(rep *analyze.Report) {
 			row = append(row,
 				cell{text: f.Src + " → " + f.Dst, left: true}, cell{text: QP(f.DestQP)}, cell{text: f.Transport, left: true},
 				cell{text: fmt.Sprint(f.Packets)}, payloadCell(f), cell{text: HumanDuration(f.LastTime.Sub(f.FirstTime))},
-				cell{text: HumanRate(f.ThroughputBps)}, rttCell(f),
+				cell{text: HumanRate(f.ThroughputBps)}, cell{text: HumanRate(f.ActiveThroughputBps)}, rttCell(f),
 				mtuCell(p, f),
 				missingCell(p, &f.Requests), countCell(p, f.Requests.Retransmitted+f.Requests.Duplicates, p.Yellow),
 				countCell(p, f.Responses.NAKs+f.Responses.RNRNAKs, p.Red), countCell(p, f.Congestion.CNPs, p.Yellow),

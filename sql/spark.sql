@@ -61,7 +61,7 @@ SELECT regexp_extract(input_file_name(), '([^/]+)/[^/]+$', 1) AS capture,
        tunnel_kind, tunnel_id, tunnel_id_name,
        ops_send, ops_write, ops_write_imm, ops_read_request, ops_read_response,
        ops_atomic, ops_atomic_ack, ops_ack, ops_cnp, ops_other,
-       message_size_buckets,
+       message_size_buckets, active_ns, active_throughput_bps,
        first_time AS first_ns, last_time AS last_ns
 FROM flows_parquet;
 

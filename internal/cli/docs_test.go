@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,6 +53,7 @@ func docFiles(t *testing.T) []string {
 // docExample is one command of a doc and the output the doc shows for it.
 type docExample struct {
 	line int      // the line of its "$ "
+	out  int      // the index of its output's first line in the doc
 	cmd  string   // the command, continuation lines joined
 	want []string // the output's lines; "…" lines elide
 }
@@ -95,13 +97,16 @@ func blockExamples(lines []string, block []int) []docExample {
 			k++
 			ex.cmd = strings.TrimSuffix(ex.cmd, "\\") + strings.TrimLeft(lines[block[k]], " ")
 		}
+		ex.out = block[k] + 1
 		out = append(out, ex)
 	}
 	return out
 }
 
 // TestDocExamples runs every example of README.md and docs/*.md and
-// compares its output with the doc's (see the convention above).
+// compares its output with the doc's (see the convention above). With
+// -update, an example whose output differs gets the output in the doc,
+// its elisions kept where they still match.
 func TestDocExamples(t *testing.T) {
 	testdata, err := filepath.Abs("../../testdata")
 	require.NoError(t, err)
@@ -115,23 +120,45 @@ func TestDocExamples(t *testing.T) {
 		}
 		total += len(examples)
 		name := strings.TrimPrefix(path, "../../")
+		var fixed [][]string // by example: the output to write in the doc, nil when it matches
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			dir := t.TempDir()
 			require.NoError(t, os.Symlink(testdata, filepath.Join(dir, "testdata")))
 			t.Chdir(dir)
-			for _, ex := range examples {
+			fixed = make([][]string, len(examples))
+			for i, ex := range examples {
 				t.Run(strconv.Itoa(ex.line), func(t *testing.T) {
 					got, err := runDocCommand(ex.cmd)
 					require.NoError(t, err, "%s:%d: %s", name, ex.line, ex.cmd)
-					if !matchElided(ex.want, got) {
+					if !matchElided(ex.want, got) && *update {
+						fixed[i] = splitLines(elide(ex.want, got))
+					} else if !matchElided(ex.want, got) {
 						t.Errorf("%s:%d: `%s` prints otherwise than the doc shows (- doc, + output): update the doc, or fix the tool\n%s",
 							name, ex.line, ex.cmd, lineDiff(ex.want, splitLines(elide(ex.want, got))))
 					}
 				})
 			}
 		})
+		if *update {
+			rewriteExamples(t, path, string(doc), examples, fixed)
+		}
 	}
 	require.Positive(t, total, "the docs hold examples")
+}
+
+// rewriteExamples writes the doc at path with the output of each example
+// that fixed holds replaced by it.
+func rewriteExamples(t *testing.T, path, doc string, examples []docExample, fixed [][]string) {
+	t.Helper()
+	lines := strings.Split(doc, "\n")
+	for i := len(examples) - 1; i >= 0; i-- {
+		if fixed[i] == nil {
+			continue
+		}
+		ex := examples[i]
+		lines = slices.Concat(lines[:ex.out], fixed[i], lines[ex.out+len(ex.want):])
+	}
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644))
 }
 
 // isGap says whether a line of a doc's output is the elision marker.
@@ -474,8 +501,8 @@ func catV(s string) string {
 func TestDocExampleConvention(t *testing.T) {
 	doc := "text\n```\nnot an example\n```\n```sh\n$ roce-dissect a \\\n    b\nout 1\n…\n$ roce-dissect c; echo \"exit $?\"\n```\n"
 	assert.Equal(t, []docExample{
-		{line: 6, cmd: "roce-dissect a b", want: []string{"out 1", "…"}},
-		{line: 10, cmd: `roce-dissect c; echo "exit $?"`},
+		{line: 6, out: 7, cmd: "roce-dissect a b", want: []string{"out 1", "…"}},
+		{line: 10, out: 10, cmd: `roce-dissect c; echo "exit $?"`},
 	}, docExamples(doc))
 
 	for _, tc := range []struct {

@@ -191,6 +191,10 @@ type FlowRow struct {
 	OpsCNP             uint64 `parquet:"ops_cnp"`
 	OpsOther           uint64 `parquet:"ops_other"`
 	MessageSizeBuckets string `parquet:"message_size_buckets"`
+	// ActiveNs and ActiveThroughputBps are the time the flow's messages
+	// were on the wire and its rate in it (analyze.Flow.ActiveNs).
+	ActiveNs            int64    `parquet:"active_ns"`
+	ActiveThroughputBps *float64 `parquet:"active_throughput_bps,optional"`
 }
 
 // ConnectionRow is one row of the connections table.
@@ -322,6 +326,7 @@ func flowRow(capture string, f *analyze.Flow) FlowRow {
 		OpsReadRequest: f.Ops.ReadRequest, OpsReadResponse: f.Ops.ReadResponse,
 		OpsAtomic: f.Ops.Atomic, OpsAtomicACK: f.Ops.AtomicACK, OpsACK: f.Ops.ACK, OpsCNP: f.Ops.CNP, OpsOther: f.Ops.Other,
 		MessageSizeBuckets: analyze.SizeBucketsText(f.Messages.SizeBuckets),
+		ActiveNs:           f.ActiveNs, ActiveThroughputBps: f.ActiveThroughputBps,
 	}
 	if f.Connection != nil {
 		r.Connection = ptr(int32(*f.Connection))
