@@ -31,16 +31,10 @@ type Options struct {
 	// MaxFlows caps the flow table (default 1,000,000); packets of further
 	// flows are counted in Capture.FlowsDropped and not tracked.
 	MaxFlows int
-	// FlowBudget, when set, is a flow cap shared with other Analyzers (of
-	// the files of one run): a flow is tracked only if it allows too.
-	FlowBudget *FlowBudget
 	// MaxConnections caps the CM connection table (default 100,000): a
 	// REQ with a new CommID beyond it is counted in
 	// Capture.ConnectionsDropped and not tracked.
 	MaxConnections int
-	// ConnectionBudget, when set, is a connection cap shared with other
-	// Analyzers (of the files of one run), like FlowBudget.
-	ConnectionBudget *FlowBudget
 	// MaxFindings caps the findings and malformed frames listed (default
 	// 100,000); further ones are counted in Report.FindingsDropped.
 	MaxFindings int
@@ -57,18 +51,6 @@ type Options struct {
 	// transport, unless the packet's length proves RD; see
 	// layers.RDDecoding); layers.RDDecodeRD or RDDecodeDC force one.
 	DecodeRDAs layers.RDDecoding
-	// FirstFrame is the number of the first frame fed (0 means 1): an
-	// Analyzer given one range of a capture numbers its frames as the
-	// whole file does.
-	FirstFrame uint64
-	// Shard says the Analyzer sees one shard of a capture among others
-	// (the frames of some host pairs, fed with FeedShard): it also records
-	// what CombineShards replays across the shards (CM messages, cut
-	// frames, the first flow the cap refused), and Finish returns its part of the
-	// report, which CombineShards combines with the others'. Without
-	// Shard the Analyzer is the capture's only shard, and Finish combines
-	// its part alone: every report is the combiner's.
-	Shard bool
 	// LinkSpeed is the link speed in bits per second at which pause
 	// quanta (512 bit times) are timed (default 100 Gb/s).
 	LinkSpeed float64
@@ -79,7 +61,7 @@ type Options struct {
 	// untagged packet; nil maps DSCP d to d >> 3.
 	DSCPPriority []uint8
 	// OnRelease, when set, is called by Finish and by a report stream
-	// (FinishStream, then CombineShardStreams once its combiner is built)
+	// (FinishStream, then combineShardStreams once its combiner is built)
 	// of 32,768 flows or more: once the flow table is released; while the
 	// flows are turned into reports, when the heap would otherwise grow
 	// past the largest it was at a call (checked every 8,192 flows); and
@@ -101,6 +83,18 @@ type Options struct {
 	// sharded run with one observer per shard, combined at the end.
 	Observer func() func(*Packet)
 
+	// flowBudget and connBudget, when set, cap the flows and connections
+	// of the Analyzer with others' (Budget.New, a Sharded's shards): a
+	// flow (connection) is tracked only if its budget allows too.
+	flowBudget, connBudget *flowBudget
+	// shard says the Analyzer sees one shard of a capture among others
+	// (a Sharded's: the frames of some host pairs, fed with feedShard):
+	// it also records what combineShards replays across the shards (CM
+	// messages, cut frames, the first flow the cap refused), and Finish
+	// returns its part of the report, which combineShards combines with
+	// the others'. Without it the Analyzer is the capture's only shard,
+	// and Finish combines its part alone: every report is the combiner's.
+	shard bool
 	// shared is what the shards of one Sharded share besides the budgets
 	// (nil: shards fed otherwise).
 	shared *shardShared
@@ -170,7 +164,7 @@ type Analyzer struct {
 	other otherKey  // the protocol of the frame being fed, when it is not RDMA
 	cut   cutState  // the first frame the capture tool cut
 
-	shard *shardFeed // what the combiner needs (the replays' records only with Options.Shard)
+	shard *shardFeed // what the combiner needs (the replays' records only with Options.shard)
 
 	slab slabs // the parts of flows' state allocated in arrays (slab.go)
 
@@ -218,7 +212,7 @@ func New(opts Options) *Analyzer {
 	a.pause = newPauseTrack(opts)
 	a.conns.maxOrphans = a.maxOrphans()
 	a.findings.max = opts.MaxFindings
-	a.shard = &shardFeed{replay: opts.Shard, shared: opts.shared}
+	a.shard = &shardFeed{replay: opts.shard, shared: opts.shared}
 	if opts.Observer != nil {
 		a.observe = opts.Observer()
 	}
@@ -233,7 +227,7 @@ func (f *feedback) SetTruncated()     { f.truncated = true }
 func (f *feedback) IsTruncated() bool { return f.truncated }
 
 // NextFrame is the number Feed gives the next frame.
-func (a *Analyzer) NextFrame() uint64 { return a.capture.Frames + max(a.opts.FirstFrame, 1) }
+func (a *Analyzer) NextFrame() uint64 { return a.capture.Frames + 1 }
 
 // Feed analyzes one frame and returns its decoded view.
 func (a *Analyzer) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) *Packet {

@@ -18,16 +18,16 @@ func (a *Analyzer) Finish() *Report {
 }
 
 // combined returns the report of the capture of which part is the
-// Analyzer's part: part itself for a shard among others (Options.Shard),
-// which CombineShards combines with theirs; else part combined alone,
-// the one-shard case of CombineShards, which is how every report is
-// built. CombineShards checks nothing across the shards of one part: it
+// Analyzer's part: part itself for a shard among others (Options.shard),
+// which combineShards combines with theirs; else part combined alone,
+// the one-shard case of combineShards, which is how every report is
+// built. combineShards checks nothing across the shards of one part: it
 // returns no error.
 func (a *Analyzer) combined(part *Report) *Report {
-	if a.opts.Shard {
+	if a.opts.shard {
 		return part
 	}
-	r, _ := CombineShards([]*Report{part}, a.opts)
+	r, _ := combineShards([]*Report{part}, a.opts)
 	return r
 }
 

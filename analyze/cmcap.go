@@ -7,7 +7,7 @@ import (
 
 // The CM connection table is bounded like the flow table: a REQ with a new
 // CommID is a connection only while Options.MaxConnections (and the run's
-// ConnectionBudget) allow; further ones are counted in
+// Budget) allow; further ones are counted in
 // Capture.ConnectionsDropped and a connection_table_full finding. Every
 // structure of the table is bounded by the cap:
 //
@@ -50,7 +50,7 @@ type cmStats struct {
 func (a *Analyzer) admitConnection(p *Packet) bool {
 	t := &a.conns
 	a.shard.noteConnGrew()
-	if len(t.list) < a.opts.MaxConnections && a.opts.ConnectionBudget.take() {
+	if len(t.list) < a.opts.MaxConnections && a.opts.connBudget.take() {
 		return true
 	}
 	a.capture.ConnectionsDropped++

@@ -139,15 +139,15 @@ func TestCMFirstREPKept(t *testing.T) {
 	assert.Equal(t, uint64(2), c.Frames.REP)
 }
 
-// TestConnectionBudgetShared: a ConnectionBudget caps the connections of
-// all the Analyzers of a run together, like FlowBudget.
+// TestConnectionBudgetShared: a Budget caps the connections of all the
+// Analyzers of a run together, as it caps their flows.
 func TestConnectionBudgetShared(t *testing.T) {
-	budget := NewFlowBudget(1000)
+	budget := NewBudget(0, 1000)
 	frame := madFrame(t, hostA, hostB, &cm.ConnectRequest{LocalCommID: 1, LocalQPN: 0x100, TransportServiceType: cm.TransportRC})
 	var conns int
 	var dropped uint64
 	for file := range 2 {
-		a := New(Options{NoICRC: true, ConnectionBudget: budget})
+		a := budget.New(Options{NoICRC: true})
 		cmFlood(a, frame, 800, func(i int, b []byte) { binary.BigEndian.PutUint32(b[0:], uint32(file*1000+i+1)) })
 		r := a.Finish()
 		conns += len(r.Connections)
@@ -155,6 +155,7 @@ func TestConnectionBudgetShared(t *testing.T) {
 	}
 	assert.Equal(t, 1000, conns)
 	assert.Equal(t, uint64(600), dropped)
+	assert.True(t, budget.Refused())
 }
 
 var (

@@ -7,13 +7,17 @@ import (
 	"sort"
 )
 
-// ErrNotDisjoint says shard reports share state that the sequential
-// analysis would have joined: only the sequential analysis is exact.
+// ErrNotDisjoint is the answer of a Sharded's Finish and FinishStream
+// when its shards' host pairs shared state that the sequential analysis
+// joins (a CM CommID used between two host pairs, a frame its shard's
+// decoding put in another host pair, …) and the capture could not be read
+// again (Sharded.Reread): only the sequential analysis is exact, and
+// Finish's report is the shards' best.
 var ErrNotDisjoint = errors.New("shards not disjoint")
 
-// CombineShards builds the report of a capture from the reports of its
-// shards (Analyzers with Options.Shard, fed disjoint sets of host pairs
-// with FeedShard, their reports from Finish), given the Options the
+// combineShards builds the report of a capture from the reports of its
+// shards (Analyzers with Options.shard, fed disjoint sets of host pairs
+// with feedShard, their reports from Finish), given the Options the
 // shards had. The result is the report one Analyzer fed every frame
 // would have made, byte for byte, unless an error says otherwise:
 // ErrNotDisjoint (analyze the capture with one Analyzer), which also
@@ -22,7 +26,7 @@ var ErrNotDisjoint = errors.New("shards not disjoint")
 // their last flows, which Sharded prevents: checkBudgets). With an error
 // the report returned is the best the shards give (flows beyond the cap
 // counted as dropped).
-func CombineShards(parts []*Report, opts Options) (*Report, error) {
+func combineShards(parts []*Report, opts Options) (*Report, error) {
 	c, err := newCombiner(parts, opts)
 	if c == nil {
 		return nil, err
@@ -51,7 +55,7 @@ func CombineShards(parts []*Report, opts Options) (*Report, error) {
 type flowRef struct{ s, i int32 }
 
 // flowOrder returns the shards' flows in creation order, and with the
-// shards' records of it (Options.Shard) their creation frames, in that
+// shards' records of it (Options.shard) their creation frames, in that
 // order; the only shard's flows are listed in that order, and it records
 // none.
 func flowOrder(parts []*Report) ([]flowRef, []uint64) {
@@ -89,8 +93,8 @@ func (b byCreation) Swap(i, j int) {
 	b.created[i], b.created[j] = b.created[j], b.created[i]
 }
 
-// combiner combines the reports of shards (CombineShards) in three
-// steps, so that a stream of the combined report (CombineShardStreams)
+// combiner combines the reports of shards (combineShards) in three
+// steps, so that a stream of the combined report (combineShardStreams)
 // can write the capture and connections, then each flow, then the
 // findings: newCombiner (the capture, the connections and the flows'
 // order), flow (one flow), listFindings.
@@ -115,7 +119,7 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	}
 	for s, p := range parts {
 		if p.shard == nil || len(parts) > 1 && !p.shard.feed.replay {
-			return nil, fmt.Errorf("analyze: part %d is not a shard's report (Options.Shard)", s)
+			return nil, fmt.Errorf("analyze: part %d is not a shard's report", s)
 		}
 	}
 	// The decisions a shard takes with its own frames only are replayed

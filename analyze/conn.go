@@ -17,7 +17,7 @@ type connTable struct {
 	stats   cmStats // bounds of the table (cmcap.go)
 	// maxOrphans bounds orphans: min(maxCMOrphans, Options.MaxConnections).
 	maxOrphans int
-	orphaned   uint64 // messages that became orphans, kept or not (for CombineShards)
+	orphaned   uint64 // messages that became orphans, kept or not (for combineShards)
 	names      connNames
 }
 

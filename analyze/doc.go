@@ -9,13 +9,16 @@
 //	}
 //	rep := a.Finish() // connections, flows, findings (worst first), pause
 //
-// Options sets the throughput interval, the caps and the link speed; its
-// zero value is the command's defaults. For a capture too large to hold
-// its report, FinishStream hands the flows out one at a time
-// (ReportStream). NewSharded analyzes one capture on several cores with
-// the same report as one core's. Reports of files analyzed separately
-// combine with Report.Merge. The package's Example shows a PSN the
-// capture missed.
+// Options holds what a user chooses: the throughput interval, the caps,
+// the ports, the link speed; its zero value is the command's defaults.
+// For a capture too large to hold its report, FinishStream hands the
+// flows out one at a time (ReportStream). NewSharded analyzes one capture
+// on several cores with the same report as one core's (Sharded.Finish,
+// which reads the capture again with one Analyzer, given Reread, when
+// the shards cannot be combined exactly). Reports of files analyzed
+// separately combine with Report.Merge; a Budget caps their flows and
+// connections together. The package's Example shows a PSN the capture
+// missed.
 //
 // The report answers what a capture of RDMA traffic cannot show packet by
 // packet: which queue pairs talked and what the CM handshake set up
@@ -52,7 +55,7 @@
 //     flowbound.go (bounded per-flow state), flowtime.go (flow times),
 //     slab.go (the parts of flows' state allocated in arrays), opmix.go
 //     (what a flow carried: packets by operation, messages by size),
-//     budget.go (the run's flow and connection budgets), sketch.go (the
+//     budget.go (Budget: the run's flow and connection caps), sketch.go (the
 //     dropped flows' distinct count), transport.go (a flow's transport
 //     name).
 //   - Requests and responses: request.go, psn.go and psnbound.go (the PSN
@@ -84,8 +87,8 @@
 //     cores), shardbatch.go (the batches of frames it hands its shards),
 //     placer.go (which shard a host pair goes to), hostpair.go
 //     (HostPairKey, the shards' key) and hostpairwrap.go (its walk into
-//     tunnels), shard.go (Options.Shard, FeedShard,
-//     what a shard records), combine.go (CombineShards: every report,
+//     tunnels), shard.go (Options.shard, feedShard,
+//     what a shard records), combine.go (combineShards: every report,
 //     of one shard or several), shardcm.go
 //     (CommIDs, connection numbers and the CM flood across shards),
 //     shardcmlog.go (a shard's CM messages, compactly, for the flood),

@@ -208,7 +208,7 @@ type Finding struct {
 	// Connection is the ID of the CM connection the finding names: the
 	// connection a cm_reject finding is about (its Flow is zero), the
 	// connection whose send PSN a psn_before_start finding's flow began
-	// before; 0 otherwise. Merge and CombineShards renumber it with the
+	// before; 0 otherwise. Merge and Sharded renumber it with the
 	// connections (withConnection), and the detail with it.
 	Connection int
 	Detail     string

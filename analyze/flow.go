@@ -268,7 +268,7 @@ func (a *Analyzer) flowFor(p *Packet) *flowState {
 	if i, ok := a.find(&k, h); ok {
 		return a.flowList[i]
 	}
-	if len(a.flowList) >= a.opts.MaxFlows || !a.opts.FlowBudget.take() {
+	if len(a.flowList) >= a.opts.MaxFlows || !a.opts.flowBudget.take() {
 		a.dropSketch.addHash(k.hash())
 		a.shard.noteRefusedFlow(p.Frame)
 		return nil

@@ -31,7 +31,7 @@ func (r *Report) mergeable() bool {
 // Each report judged its frames shorter than their length fields (a
 // tool's cut or a lie, see classifyShort) by the frames before them in its
 // own part; Merge does not judge them again. For the parts of one
-// capture, Options.Shard and CombineShards judge them as the whole would.
+// capture, Sharded judges them as the whole would.
 //
 // Merge returns ErrNotMergeable, and changes nothing, when either report
 // lacks the merge state (see ErrNotMergeable); an empty Report literal

@@ -171,7 +171,7 @@ func (p *Pieces) FrameName(frame uint64) string {
 // files', each with its file. It does nothing for one file, and leaves a
 // reference that names its file as it is, so that a report may be
 // localized again as it grows (a ReportStream's head, then its findings).
-// A localized report cannot be merged. The Analyzer, CombineShards and
+// A localized report cannot be merged. The Analyzer, Sharded and
 // ReportStream localize the reports they return when Options.Pieces is
 // set.
 func (p *Pieces) Localize(r *Report) {

@@ -22,12 +22,12 @@ type Report struct {
 	// streamed knows it only at its end).
 	FindingsDropped uint64 `json:"findings_dropped"`
 
-	pause *pauseTrack // the pause frames, for Merge and CombineShards
+	pause *pauseTrack // the pause frames, for Merge and combineShards
 
 	cmOrphans []cmOrphan // CM messages without their REQ, for Merge
 	merge     bool       // made by an Analyzer: the unexported state Merge needs is here
 
-	shard *shardInfo // Options.Shard: what CombineShards needs
+	shard *shardInfo // Options.shard: what combineShards needs
 }
 
 // Capture holds the totals of the frames read.
@@ -47,7 +47,7 @@ type Capture struct {
 	// OtherFramesUnlisted counts the other frames of the protocols not
 	// listed.
 	OtherFramesUnlisted uint64      `json:"other_frames_unlisted,omitempty"`
-	others              otherCounts // every protocol counted, for Merge and CombineShards
+	others              otherCounts // every protocol counted, for Merge and combineShards
 	// Malformed counts RDMA frames that could not be decoded, and frames
 	// whose mirror or tunnel header is cut or invalid (ErrBadTunnel).
 	Malformed uint64 `json:"malformed"`
@@ -83,7 +83,7 @@ type Capture struct {
 	// wire length their headers give (Bytes includes it).
 	CutFrames uint64 `json:"cut_frames"`
 	// ConnectionsDropped counts the CM REQs with a new CommID beyond
-	// Options.MaxConnections (or the run's ConnectionBudget): counted, not
+	// Options.MaxConnections (or the run's Budget): counted, not
 	// tracked as connections.
 	ConnectionsDropped uint64 `json:"connections_dropped"`
 	// Encapsulations counts the frames that arrived inside other packets
@@ -299,7 +299,7 @@ type Flow struct {
 	rtt *rttHist // for Merge
 	// activeBytes is the payload sent in ActiveNs, for Merge.
 	activeBytes uint64
-	prio        int8 // Priority, -1 unknown: for Merge and CombineShards
+	prio        int8 // Priority, -1 unknown: for Merge and combineShards
 
 	// Messages cut by the start or end of the capture, for Merge.
 	reqOrphan, respOrphan seamMessage

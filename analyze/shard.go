@@ -17,12 +17,12 @@ import (
 // CNP's sender, the datagram sources of a CNP flow. Frames of different
 // (unordered) host pairs never meet, so an Analyzer fed only the frames of
 // some host pairs, in capture order and numbered as in the capture,
-// builds exactly their part of the sequential analysis. CombineShards
+// builds exactly their part of the sequential analysis. combineShards
 // then rebuilds what is capture-wide: the order of flows and connections
 // (creation order), the findings list and its cap, the totals, the cut
 // finding, the dropped-flow estimate.
 //
-// Three things can still tie host pairs together, and CombineShards
+// Three things can still tie host pairs together, and combineShards
 // checks each: a CM message whose CommID matches a connection of another
 // host pair (CommIDs are random 32-bit numbers; a crafted capture can
 // reuse them), a frame the shard's own decoding puts in another host
@@ -30,10 +30,10 @@ import (
 // first MaxFlows by creation frame, capture-wide: capsExact).
 
 // shardFeed is what a shard's Analyzer records while it is fed: every
-// Analyzer is a shard, its only one when not Options.Shard, and the
+// Analyzer is a shard, its only one when not Options.shard, and the
 // combiner builds every report (build.go gives it the part).
 type shardFeed struct {
-	// replay: one shard among others (Options.Shard), which records what
+	// replay: one shard among others (Options.shard), which records what
 	// the combiner replays across them (the CM messages, the frames cut,
 	// what the caps refused). The only shard's own decisions are the
 	// capture's: it records none of it.
@@ -50,7 +50,7 @@ type shardFeed struct {
 	hasLast          bool
 
 	// Capture-wide decisions a shard makes with only its own frames,
-	// replayed by CombineShards in frame order over all shards.
+	// replayed by combineShards in frame order over all shards.
 	cm       cmLog    // every CM message from shared.logFrom on (shardcmlog.go)
 	pre      cmCounts // the CM messages before it: one shard's
 	preLast  bool     // the last CM message noted was counted in pre
@@ -61,13 +61,13 @@ type shardFeed struct {
 	overflow bool       // more events than maxShardEvents: not replayable
 
 	// firstRefused is the frame of the first flow a cap refused (0:
-	// none), for CombineShards to check that the shards tracked the
+	// none), for combineShards to check that the shards tracked the
 	// flows one Analyzer tracks (capsExact).
 	firstRefused uint64
 }
 
 // maxShardEvents bounds each list of events a shard keeps for the replay;
-// past it, CombineShards cannot check the shards and says so.
+// past it, combineShards cannot check the shards and says so.
 const maxShardEvents = 1 << 20
 
 // wholeRec is an RDMA frame captured whole, longer than every one before
@@ -163,7 +163,7 @@ func (s *shardFeed) noteFinding(frame uint64) {
 	s.at = append(s.at, frame)
 }
 
-// shardInfo is what a shard's report keeps for CombineShards.
+// shardInfo is what a shard's report keeps for combineShards.
 type shardInfo struct {
 	at         []uint64 // per Report.Findings (listed while fed, in the order listed): the frame fed then
 	fedDropped uint64   // findings found while fed but not listed
@@ -283,11 +283,11 @@ func (sh *shardInfo) mapMarks(pos []int) {
 	}
 }
 
-// FeedShard analyzes one frame of a shard (Options.Shard): frame is its
+// feedShard analyzes one frame of a shard (Options.shard): frame is its
 // number in the capture, key the HostPairKey the frame was sharded by. A
 // frame whose decoded hosts have another key is counted, and makes
-// CombineShards report the shards as not disjoint.
-func (a *Analyzer) FeedShard(frame, key uint64, ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) *Packet {
+// combineShards report the shards as not disjoint.
+func (a *Analyzer) feedShard(frame, key uint64, ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) *Packet {
 	p := a.feed(frame, ci, linkType, data)
 	s := a.shard
 	if s == nil || !p.IsRDMA || p.Err != nil || p.BTH == nil {

@@ -28,16 +28,11 @@ import (
 // budgets, and combines them.
 func sharded(t *testing.T, frames [][]byte, cis []gopacket.CaptureInfo, lt gplayers.LinkType, opts analyze.Options, n int) (*analyze.Report, error) {
 	t.Helper()
-	opts.Shard = true
-	if opts.MaxFlows > 0 { // the defaults are never reached here
-		opts.FlowBudget = analyze.NewFlowBudget(opts.MaxFlows)
-	}
-	if opts.MaxConnections > 0 {
-		opts.ConnectionBudget = analyze.NewFlowBudget(opts.MaxConnections)
-	}
+	opts = analyze.AsShard(opts)
+	budget := analyze.NewBudget(opts.MaxFlows, opts.MaxConnections)
 	shards := make([]*analyze.Analyzer, n)
 	for i := range shards {
-		shards[i] = analyze.New(opts)
+		shards[i] = budget.New(opts)
 	}
 	for i, fr := range frames {
 		key := analyze.HostPairKey(lt, fr)
@@ -221,7 +216,7 @@ func TestHostPairKeyAgrees(t *testing.T) {
 			continue // pcapng: read by the command's tests
 		}
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			a := analyze.New(analyze.Options{Shard: true})
+			a := analyze.New(analyze.AsShard(analyze.Options{}))
 			for i, fr := range frames {
 				p := a.FeedShard(uint64(i+1), analyze.HostPairKey(lt, fr), cis[i], lt, fr)
 				if p.BTH != nil && p.Err == nil {
@@ -257,7 +252,7 @@ func FuzzHostPairKey(f *testing.F) {
 	linkTypes := []gplayers.LinkType{gplayers.LinkTypeEthernet, layers.LinkTypeInfiniBand, layers.LinkTypeERF, gplayers.LinkTypeRaw, gplayers.LinkTypeLinuxSLL, gplayers.LinkTypeLinuxSLL2, gplayers.LinkTypeIPv4, gplayers.LinkTypeIPv6}
 	f.Fuzz(func(t *testing.T, lt uint8, data []byte) {
 		linkType := linkTypes[int(lt)%len(linkTypes)]
-		a := analyze.New(analyze.Options{Shard: true})
+		a := analyze.New(analyze.AsShard(analyze.Options{}))
 		ci := gopacket.CaptureInfo{Timestamp: time.Unix(1, 0), CaptureLength: len(data), Length: len(data)}
 		a.FeedShard(1, analyze.HostPairKey(linkType, data), ci, linkType, data)
 		_, err := analyze.CombineShards([]*analyze.Report{a.Finish()}, analyze.Options{})
@@ -272,7 +267,7 @@ func FuzzHostPairKey(f *testing.F) {
 // included).
 func TestFeedShardNoAllocs(t *testing.T) {
 	frames, cis, lt := mixFrames(t, synth.Config{Scenario: synth.ScenarioWriteBW, Messages: 400})
-	a := analyze.New(analyze.Options{Shard: true})
+	a := analyze.New(analyze.AsShard(analyze.Options{}))
 	warm := 200
 	for i, fr := range frames[:warm] {
 		a.FeedShard(uint64(i+1), analyze.HostPairKey(lt, fr), cis[i], lt, fr)
@@ -290,7 +285,7 @@ func TestFeedShardNoAllocs(t *testing.T) {
 // nothing); the only shard of a capture has no other to be disjoint from.
 func TestCombineShardsMisplaced(t *testing.T) {
 	frames, cis, lt := mixFrames(t, synth.Config{Scenario: synth.ScenarioWriteBW, Messages: 8})
-	a, other := analyze.New(analyze.Options{Shard: true}), analyze.New(analyze.Options{Shard: true})
+	a, other := analyze.New(analyze.AsShard(analyze.Options{})), analyze.New(analyze.AsShard(analyze.Options{}))
 	for i, fr := range frames {
 		key := analyze.HostPairKey(lt, fr)
 		if i == 20 {
@@ -398,7 +393,7 @@ func TestCombineShardsSeverityCapTestdata(t *testing.T) {
 }
 
 // TestCombineShardsMisuse: no part, or a report that is not a shard's
-// part (an Analyzer's without Options.Shard: combined already, or two
+// part (a whole Analyzer's: combined already, or two
 // such), is an error, not a panic.
 func TestCombineShardsMisuse(t *testing.T) {
 	frames, cis, lt := mixFrames(t, synth.Config{Scenario: synth.ScenarioWriteBW, Messages: 4})
@@ -409,8 +404,8 @@ func TestCombineShardsMisuse(t *testing.T) {
 		err   string
 	}{
 		{"no part", nil, "analyze: no shard's report to combine"},
-		{"a combined report", []*analyze.Report{whole}, "analyze: part 0 is not a shard's report (Options.Shard)"},
-		{"two combined reports", []*analyze.Report{whole, whole}, "analyze: part 0 is not a shard's report (Options.Shard)"},
+		{"a combined report", []*analyze.Report{whole}, "analyze: part 0 is not a shard's report"},
+		{"two combined reports", []*analyze.Report{whole, whole}, "analyze: part 0 is not a shard's report"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep, err := analyze.CombineShards(tc.parts, analyze.Options{})

@@ -5,14 +5,14 @@ import "fmt"
 // The caps of sharded analysis.
 //
 // One Analyzer tracks the first MaxFlows flows in creation order, and the
-// first MaxConnections REQs with a new CommID. Shards that share the
-// run's budgets (Options.FlowBudget, ConnectionBudget) track at most that
-// many together, so that memory is one Analyzer's whatever the number of
-// shards; and Sharded keeps the frames in flight no more than a budget
-// has left (checkBudgets), so that they take the budget's last flows in
-// the order one Analyzer does. CombineShards
-// checks that they did (capsExact): shards fed otherwise may have raced
-// for the last flows, or held a cap each.
+// first MaxConnections REQs with a new CommID. The shards of a Sharded
+// share budgets of those caps, so that they track at most that many
+// together and memory is one Analyzer's whatever the number of shards;
+// and Sharded keeps the frames in flight no more than a budget has left
+// (checkBudgets), so that they take the budget's last flows in the order
+// one Analyzer does. combineShards checks that they did (capsExact):
+// shards fed otherwise may have raced for the last flows, or held a cap
+// each.
 
 // capsExact checks that tracked (the creation frames of what the shards
 // tracked, sorted) is what one Analyzer tracks under limit, given the

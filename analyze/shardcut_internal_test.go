@@ -22,7 +22,7 @@ func TestShortRuns(t *testing.T) {
 	require.NoError(t, err)
 	frames := readFrames(t, &buf)
 	seq := New(Options{})
-	shards := []*Analyzer{New(Options{Shard: true}), New(Options{Shard: true}), New(Options{Shard: true})}
+	shards := []*Analyzer{New(Options{shard: true}), New(Options{shard: true}), New(Options{shard: true})}
 	for i, f := range frames {
 		seq.Feed(f.ci, f.lt, f.data)
 		key := HostPairKey(f.lt, f.data)

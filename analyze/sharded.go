@@ -15,13 +15,14 @@ import (
 
 // Sharded analyzes one capture on several cores: each frame goes to the
 // shard of its host pair (HostPairKey, placed by the shards' work so
-// far), a shard being an Analyzer (Options.Shard) of its own, and Finish
-// combines the shards into the report one Analyzer fed every frame would
-// have made (CombineShards). Shard 0 is the feeder's own, which analyzes
-// its frames where they are fed, without a batch or another core's cache
-// between; the others each run on a goroutine fed batches of frames.
-// The shards share the caps of one Analyzer (Options.FlowBudget and
-// ConnectionBudget, made when not given), so that they hold no more flows
+// far), a shard being an Analyzer of its own, and Finish combines the
+// shards into the report one Analyzer fed every frame would have made.
+// Shard 0 is the feeder's own, which analyzes its frames where they are
+// fed, without a batch or another core's cache between; the others each
+// run on a goroutine fed batches of frames.
+//
+// The shards share the caps of one Analyzer (budgets of
+// Options.MaxFlows and MaxConnections), so that they hold no more flows
 // and connections than it would; and which flows they hold are its: the
 // frames in flight (handed to the other shards, not yet analyzed), with
 // the one being fed, are never more than a budget has left, each taking
@@ -54,21 +55,17 @@ type Sharded struct {
 	spent      bool         // both budgets spent: no more to check
 	stepped    uint64       // frames of shards 1… the feeder analyzed itself (checkBudgets)
 	first      int          // the shard of the capture's first frame of a host pair (-1: none yet)
+	// reread is Reread's read (nil: none).
+	reread func(feed func(gopacket.CaptureInfo, gplayers.LinkType, []byte)) error
 }
 
 // NewSharded starts the n shards (n ≥ 1) of a capture's analysis with
-// opts (Options.Shard is set; FlowBudget and ConnectionBudget are made
-// when nil).
+// opts.
 func NewSharded(opts Options, n int) *Sharded {
 	n = max(n, 1)
 	opts = opts.withDefaults()
-	opts.Shard = true
-	if opts.FlowBudget == nil {
-		opts.FlowBudget = NewFlowBudget(opts.MaxFlows)
-	}
-	if opts.ConnectionBudget == nil {
-		opts.ConnectionBudget = NewFlowBudget(opts.MaxConnections)
-	}
+	opts.shard = true
+	opts.flowBudget, opts.connBudget = newFlowBudget(opts.MaxFlows), newFlowBudget(opts.MaxConnections)
 	opts.shared = &shardShared{}
 	batches := batchesPerShard(n)
 	s := &Sharded{n: n, opts: opts, pool: newChunkPool(n*batches + 2), work: make([]chan *batch, n), free: make([]chan *batch, n),
@@ -108,7 +105,7 @@ func runShard(a *Analyzer, work <-chan *batch, free chan<- *batch, pool *chunkPo
 			}
 			end := f.off + int64(f.caplen)
 			ci := gopacket.CaptureInfo{Timestamp: b.time(f), CaptureLength: int(f.caplen), Length: f.length}
-			a.FeedShard(f.n, f.key, ci, f.lt, src[f.off:end:end])
+			a.feedShard(f.n, f.key, ci, f.lt, src[f.off:end:end])
 		}
 		if b.ch != nil {
 			pool.release(b.ch)
@@ -197,7 +194,7 @@ func (s *Sharded) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data
 		if i != 0 {
 			s.stepped++
 		}
-		s.a[i].FeedShard(num, key, ci, linkType, data)
+		s.a[i].feedShard(num, key, ci, linkType, data)
 		return
 	}
 	b := s.cur[i]
@@ -232,7 +229,7 @@ func (s *Sharded) Feed(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data
 // the order of the frames: once both are, there is no more to check.
 func (s *Sharded) checkBudgets() bool {
 	left := int64(math.MaxInt64)
-	for _, b := range [2]*FlowBudget{s.opts.FlowBudget, s.opts.ConnectionBudget} {
+	for _, b := range [2]*flowBudget{s.opts.flowBudget, s.opts.connBudget} {
 		if r := b.remaining(); r > 0 {
 			left = min(left, r)
 		}
@@ -302,11 +299,28 @@ func (s *Sharded) close() {
 	s.wg.Wait()
 }
 
-// Finish waits for the shards and combines their reports (CombineShards):
-// the report one Analyzer fed every frame would have made, in one pass
-// whatever the caps, unless err says otherwise: ErrNotDisjoint (analyze
-// it with one Analyzer); the report is then the shards' best. A second
-// Finish (or FinishStream) returns ErrFinished.
+// Reread gives Finish and FinishStream a way to read the capture again:
+// read feeds feed every frame of the capture, in order, as Feed was fed
+// them, and returns what stopped it short (nil at the capture's end).
+// When the shards' reports cannot be combined into exactly the report of
+// one Analyzer fed every frame (their host pairs shared state the
+// sequential analysis joins: a CommID, say, used between two host
+// pairs), Finish analyzes the capture again with one Analyzer fed by
+// read, and returns its report and read's error. Options.Observer is
+// called once more then, for that Analyzer, before read is called: the
+// shards' observers saw the frames of a report that was dropped. Without
+// Reread (a capture that cannot be read twice, such as standard input)
+// Finish returns the shards' best and ErrNotDisjoint.
+func (s *Sharded) Reread(read func(feed func(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte)) error) {
+	s.reread = read
+}
+
+// Finish waits for the shards and combines their reports: the report one
+// Analyzer fed every frame would have made, in one pass whatever the
+// caps. When the shards cannot be combined exactly, the capture is
+// analyzed again with one Analyzer (Reread); without Reread the report is
+// the shards' best, and the error ErrNotDisjoint. A second Finish (or
+// FinishStream) returns ErrFinished.
 func (s *Sharded) Finish() (*Report, error) {
 	if s.closed {
 		return nil, ErrFinished
@@ -318,12 +332,17 @@ func (s *Sharded) Finish() (*Report, error) {
 		wg.Go(func() { parts[i] = a.Finish() })
 	}
 	wg.Wait()
-	return CombineShards(parts, s.opts)
+	rep, err := combineShards(parts, s.opts)
+	if err == nil || s.reread == nil {
+		return rep, err
+	}
+	a, err := s.again()
+	return a.Finish(), err
 }
 
-// FinishStream is Finish for a report written while it is built
-// (CombineShardStreams). When Finish would return an error, it returns
-// the error and no stream.
+// FinishStream is Finish for a report written while it is built. When
+// the shards cannot be combined exactly and there is no Reread, it
+// returns the error and no stream.
 func (s *Sharded) FinishStream() (*ReportStream, error) {
 	if s.closed {
 		return nil, ErrFinished
@@ -333,5 +352,23 @@ func (s *Sharded) FinishStream() (*ReportStream, error) {
 	for i, a := range s.a {
 		parts[i] = a.FinishStream()
 	}
-	return CombineShardStreams(parts, s.opts)
+	st, err := combineShardStreams(parts, s.opts)
+	if err == nil || s.reread == nil {
+		return st, err
+	}
+	a, err := s.again()
+	return a.FinishStream(), err
+}
+
+// again analyzes the capture again with one Analyzer, fed by Reread's
+// read, and returns the Analyzer and read's error.
+func (s *Sharded) again() (*Analyzer, error) {
+	s.a = nil // the shards' Analyzers, done with
+	o := s.opts
+	o.shard, o.flowBudget, o.connBudget, o.shared = false, nil, nil, nil
+	a := New(o)
+	err := s.reread(func(ci gopacket.CaptureInfo, linkType gplayers.LinkType, data []byte) {
+		a.Feed(ci, linkType, data)
+	})
+	return a, err
 }

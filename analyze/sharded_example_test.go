@@ -4,34 +4,48 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/capture"
 )
 
-// Analyze a capture on 4 shards, one goroutine each but the feeder's:
-// the report is the one Analyzer's.
-func ExampleSharded() {
-	r, err := capture.Open("../testdata/mix_small.pcap")
+// readCapture feeds feed every frame of the capture file at path.
+func readCapture(path string, feed func(gopacket.CaptureInfo, gplayers.LinkType, []byte)) error {
+	r, err := capture.Open(path)
 	if err != nil {
-		fmt.Println(err)
-		return
+		return err
 	}
 	defer r.Close()
-	s := analyze.NewSharded(analyze.Options{}, 4)
-	defer s.Close() // its goroutines end however this returns
-	s.ReadChunks(r) // frames read into buffers the shards share (optional)
 	for {
 		ci, data, linkType, err := r.Next()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
-			fmt.Println(err)
-			return
+			return err
 		}
-		s.Feed(ci, linkType, data)
+		feed(ci, linkType, data)
 	}
-	rep, err := s.Finish() // ErrNotDisjoint: analyze it with one Analyzer
+}
+
+// Analyze a capture on 4 shards, one goroutine each but the feeder's:
+// the report is the one Analyzer's.
+func ExampleSharded() {
+	const path = "../testdata/mix_small.pcap"
+	s := analyze.NewSharded(analyze.Options{}, 4)
+	defer s.Close() // its goroutines end however this returns
+	// When the shards cannot be combined exactly, Finish reads the
+	// capture again with one Analyzer.
+	s.Reread(func(feed func(gopacket.CaptureInfo, gplayers.LinkType, []byte)) error {
+		return readCapture(path, feed)
+	})
+	if err := readCapture(path, s.Feed); err != nil {
+		fmt.Println(err)
+		return
+	}
+	rep, err := s.Finish()
 	if err != nil {
 		fmt.Println(err)
 		return

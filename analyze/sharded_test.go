@@ -2,6 +2,7 @@ package analyze_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/internal/synth"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -99,3 +101,69 @@ func TestShardedCapsOnePass(t *testing.T) {
 // ipSrcOffset is where the IPv4 source address starts in roceFrame's
 // frames: Ethernet 14 + 12 bytes into the IPv4 header.
 const ipSrcOffset = 14 + 12
+
+// TestShardedReread: shards that cannot be combined exactly (at a
+// connection cap of 10 the CM messages refused outnumber the orphans kept
+// to check their CommIDs across shards) give ErrNotDisjoint and the
+// shards' best; with Reread, Finish and FinishStream read the capture
+// again and give one Analyzer's report, JSON byte for byte, or the error
+// that stopped the second reading.
+func TestShardedReread(t *testing.T) {
+	frames, cis, lt := mixFrames(t, synth.Config{Scenario: synth.ScenarioMix, Packets: 8000, QPs: 64})
+	opts := analyze.Options{MaxConnections: 10}
+	want, err := json.Marshal(sequential(frames, cis, lt, opts))
+	require.NoError(t, err)
+	readAll := func(feed func(gopacket.CaptureInfo, gplayers.LinkType, []byte)) error {
+		for i, f := range frames {
+			feed(cis[i], lt, f)
+		}
+		return nil
+	}
+	errGone := errors.New("the file is gone")
+	readHalf := func(feed func(gopacket.CaptureInfo, gplayers.LinkType, []byte)) error {
+		for i, f := range frames[:len(frames)/2] {
+			feed(cis[i], lt, f)
+		}
+		return errGone
+	}
+	for _, tc := range []struct {
+		name    string
+		reread  func(func(gopacket.CaptureInfo, gplayers.LinkType, []byte)) error
+		stream  bool
+		wantErr error
+	}{
+		{"Finish without Reread", nil, false, analyze.ErrNotDisjoint},
+		{"FinishStream without Reread", nil, true, analyze.ErrNotDisjoint},
+		{"Finish", readAll, false, nil},
+		{"FinishStream", readAll, true, nil},
+		{"Finish, second reading cut short", readHalf, false, errGone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := analyze.NewSharded(opts, 3)
+			require.NoError(t, readAll(s.Feed))
+			if tc.reread != nil {
+				s.Reread(tc.reread)
+			}
+			var rep *analyze.Report
+			if tc.stream {
+				st, err := s.FinishStream()
+				require.ErrorIs(t, err, tc.wantErr)
+				if st == nil {
+					require.Error(t, err, "no stream without an error")
+					return
+				}
+				rep = streamed(st)
+			} else {
+				rep, err = s.Finish()
+				require.ErrorIs(t, err, tc.wantErr)
+			}
+			require.NotNil(t, rep)
+			if tc.wantErr != nil {
+				return
+			}
+			got, err := json.Marshal(rep)
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(got))
+		})
+	}
+}

@@ -13,7 +13,7 @@ type ReportStream struct {
 	next int
 	done bool
 	// cb and parts: the stream of shards' streams combined
-	// (CombineShardStreams).
+	// (combineShardStreams).
 	cb    *combiner
 	parts []*ReportStream
 	// rel calls the combined stream's Options.OnRelease while the flows
@@ -25,15 +25,16 @@ type ReportStream struct {
 // FinishStream is Finish for a report written while it is built: the
 // Report of Head and End has no flows (Flows is empty, and the report
 // cannot be merged); Next gives them in the order Finish lists them. The
-// Analyzer must not be used afterwards. For Options.Shard, it is the
-// stream of the shard's part, for CombineShardStreams; else the part's
-// stream combined alone, as Finish does.
+// Analyzer must not be used afterwards.
 func (a *Analyzer) FinishStream() *ReportStream {
-	part := &ReportStream{b: a.startReport(true, true)} // CombineShardStreams calls OnRelease again once the combiner is built
-	if a.opts.Shard {
+	part := &ReportStream{b: a.startReport(true, true)} // combineShardStreams calls OnRelease again once the combiner is built
+	// A Sharded's shard gives the stream of its part, which its Sharded
+	// combines with the others'; else the part's stream is combined
+	// alone, as Finish does.
+	if a.opts.shard {
 		return part
 	}
-	s, _ := CombineShardStreams([]*ReportStream{part}, a.opts) // one part: no error (Analyzer.combined)
+	s, _ := combineShardStreams([]*ReportStream{part}, a.opts) // one part: no error (Analyzer.combined)
 	return s
 }
 
@@ -103,7 +104,7 @@ func (s *ReportStream) nextFlow(f *Flow, spare *NIC) (bool, *NIC) {
 			s.rel.maybe()
 		}
 		ok, spare := s.parts[fr.s].nextFlow(f, spare)
-		if !ok { // CombineShardStreams checked the order: never
+		if !ok { // combineShardStreams checked the order: never
 			return false, spare
 		}
 		s.cb.flow(fr, f)
@@ -174,10 +175,10 @@ func (a *Analyzer) refsFullOf(sh *shardInfo) {
 	}
 }
 
-// Report builds the rest of the stream into the report Finish gives (of
+// report builds the rest of the stream into the report Finish gives (of
 // a stream whose Next has not been called), for when the report cannot
-// be written as it is built after all (CombineShardStreams' errors).
-func (s *ReportStream) Report() *Report {
+// be written as it is built after all (combineShardStreams' errors).
+func (s *ReportStream) report() *Report {
 	var flows []Flow
 	for {
 		flows = append(flows, Flow{})
@@ -195,14 +196,14 @@ func (s *ReportStream) Report() *Report {
 	return r
 }
 
-// CombineShardStreams is CombineShards for the streams of the shards
-// (FinishStream of Analyzers with Options.Shard): the stream it returns
-// gives the report CombineShards gives, flow by flow, building each
-// shard's flows as it gives them. When CombineShards would return an
+// combineShardStreams is combineShards for the streams of the shards
+// (FinishStream of Analyzers with Options.shard): the stream it returns
+// gives the report combineShards gives, flow by flow, building each
+// shard's flows as it gives them. When combineShards would return an
 // error, or the shards' flows do not come in the order they are combined,
 // it returns no stream but an error (the parts' Next not called: use
-// their Report and CombineShards).
-func CombineShardStreams(parts []*ReportStream, opts Options) (*ReportStream, error) {
+// their report and combineShards).
+func combineShardStreams(parts []*ReportStream, opts Options) (*ReportStream, error) {
 	heads := make([]*Report, len(parts))
 	for s, p := range parts {
 		if p.b == nil || p.b.fedPos == nil || p.next > 0 {

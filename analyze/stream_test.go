@@ -97,7 +97,7 @@ func TestCombineShardStreams(t *testing.T) {
 		for _, opts := range []analyze.Options{{}, {MaxFlows: 3, MaxFindings: 5}, {MaxFindings: 7}} {
 			for _, n := range []int{1, 2, 3} {
 				t.Run(fmt.Sprintf("%s/%d", in.name, n), func(t *testing.T) {
-					opts.Shard = true
+					opts = analyze.AsShard(opts)
 					if checkStreamCombines(t, in, opts, n) {
 						streams++
 					}
@@ -195,7 +195,7 @@ func TestNextReusesFlow(t *testing.T) {
 	for _, in := range ins {
 		for _, opts := range []analyze.Options{{}, {MaxFlows: 3, MaxFindings: 5}} {
 			for _, n := range []int{1, 2, 3} {
-				opts.Shard = true
+				opts = analyze.AsShard(opts)
 				mk := func() *analyze.ReportStream {
 					ss := make([]*analyze.ReportStream, n)
 					for i, a := range in.feedShards(opts, n) {

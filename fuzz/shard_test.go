@@ -13,12 +13,10 @@ import (
 )
 
 // FuzzShardSequence feeds the frames of a FuzzAnalyzerSequence input to
-// one Analyzer and, split by analyze.HostPairKey over 1 to 4 shards (as
-// the command's --shards does), to Analyzers with Options.Shard whose
-// reports analyze.CombineShards joins, the shards sharing the flow cap's
-// budget as Sharded's do. CombineShards promises the report of
-// the one Analyzer byte for byte unless it returns ErrNotDisjoint: the two
-// must encode to the same JSON. The other targets merge halves with
+// one Analyzer and to an analyze.Sharded of 1 to 4 shards (as the
+// command's -j does), which splits them by host pair. Sharded.Finish
+// promises the report of the one Analyzer byte for byte unless it returns
+// ErrNotDisjoint: the two must encode to the same JSON. The other targets merge halves with
 // Report.Merge, which judges nothing again; this is the only target that
 // checks the combiner's replay (flow order, caps, findings, the cut
 // judgment) on hostile sequences.
@@ -54,23 +52,11 @@ func FuzzShardSequence(f *testing.F) {
 		}
 		want, err := json.Marshal(whole.Finish())
 		require.NoError(t, err)
-		o := opts
-		o.Shard = true
-		o.FlowBudget = analyze.NewFlowBudget(o.MaxFlows) // shared by the shards, fed in frame order: one Analyzer's flows
-		shards := make([]*analyze.Analyzer, n)
-		for i := range shards {
-			shards[i] = analyze.New(o)
-		}
+		s := analyze.NewSharded(opts, n)
 		for i, fr := range frames {
-			lt := linkTypes[int(fr.linkType)%len(linkTypes)]
-			key := analyze.HostPairKey(lt, fr.data)
-			shards[key%uint64(n)].FeedShard(uint64(i+1), key, cis[i], lt, fr.data)
+			s.Feed(cis[i], linkTypes[int(fr.linkType)%len(linkTypes)], fr.data)
 		}
-		parts := make([]*analyze.Report, n)
-		for i, a := range shards {
-			parts[i] = a.Finish()
-		}
-		rep, err := analyze.CombineShards(parts, o)
+		rep, err := s.Finish()
 		if errors.Is(err, analyze.ErrNotDisjoint) {
 			return
 		}

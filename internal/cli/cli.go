@@ -116,11 +116,10 @@ type runner struct {
 	pal   report.Palette
 
 	progress *progress
-	// flowBudget caps the flows of all the files of the run together
-	// (--max-flows is for the run, not for each file).
-	flowBudget *analyze.FlowBudget
-	// connBudget caps the CM connections of the run (--max-connections).
-	connBudget *analyze.FlowBudget
+	// budget caps the flows and CM connections of all the files of the
+	// run together (--max-flows and --max-connections are for the run,
+	// not for each file): their Analyzers are made with its New.
+	budget *analyze.Budget
 	// traces are the --trace collectors, one per file of traceFiles
 	// (trace.go); nil without --trace.
 	traces     []*trace.Collector
@@ -146,8 +145,7 @@ func (r *runner) options(src *source, multi bool) analyze.Options {
 	o.DecodeRDAs = r.cfg.rdAs
 	o.NoSeries = !r.needsSeries()
 	o.NoMerge = !multi // one file's report is never merged
-	o.FlowBudget = r.flowBudget
-	o.MaxConnections, o.ConnectionBudget = r.cfg.maxConns, r.connBudget
+	o.MaxConnections = r.cfg.maxConns
 	o.LinkSpeed, o.PauseStorm, o.DSCPPriority = r.cfg.linkGbps*1e9, r.cfg.pauseStorm, r.cfg.dscpPrio
 	o.OnRelease = runtime.GC // Finish hands the flow table's memory to the report
 	if multi {
@@ -355,8 +353,7 @@ func (r *runner) eachFrom(ctx context.Context, cr *capture.Reader, size int64, c
 // connection budgets, point samplers and HTML collectors.
 func (r *runner) analyzeAll(ctx context.Context, files []string, jobs int) ([]fileResult, []*points.Sampler, []*htmlreport.Collector) {
 	r.progress = startProgress(r.cfg.progress, r.stderr)
-	r.flowBudget = analyze.NewFlowBudget(r.cfg.maxFlows)
-	r.connBudget = analyze.NewFlowBudget(r.cfg.maxConns)
+	r.budget = analyze.NewBudget(r.cfg.maxFlows, r.cfg.maxConns)
 	results := make([]fileResult, len(files))
 	multi := len(files) > 1
 	samplers := r.pointSamplers(files)

@@ -34,6 +34,18 @@ func (r *runner) observeNCCL(o *analyze.Options) *ncclCollectors {
 	return set
 }
 
+// keepLast keeps the collector made last, and drops the others': those
+// of the shards of a source read again by one Analyzer
+// (analyze.Sharded.Reread), whose report was dropped.
+func (set *ncclCollectors) keepLast() {
+	if set == nil {
+		return
+	}
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	set.cs = set.cs[len(set.cs)-1:]
+}
+
 // ncclResult is NCCL's traffic in the results' analyses, their
 // collectors combined (files of capture points, shards); nil for none.
 // With pts (the results' files matched as capture points, in the same

@@ -84,7 +84,7 @@ type packetOutput struct {
 // listsPacket selects, with its name when several files are read, and
 // their times from the file's first frame.
 func (r *runner) packetFile(ctx context.Context, name string, several bool, out packetOutput) error {
-	a := analyze.New(r.options(oneFile(name), several))
+	a := r.budget.New(r.options(oneFile(name), several))
 	fileLabel := ""
 	if several {
 		fileLabel = fileName(name)

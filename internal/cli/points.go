@@ -178,21 +178,18 @@ func (r *runner) matchGroup(ctx context.Context, files, allNames []string, sampl
 	// matcher, share a budget of their own; the combined report has the
 	// caps of the run's one report. Neither draws on the first pass's
 	// budgets, which the files' own reports spent.
-	pointFlows, pointConns := analyze.NewFlowBudget(r.cfg.maxFlows), analyze.NewFlowBudget(r.cfg.maxConns)
+	pointBudget := analyze.NewBudget(r.cfg.maxFlows, r.cfg.maxConns)
 	for k, i := range group {
 		cr, _, err := r.open(files[i])
 		if err != nil {
 			return nil, nil, err
 		}
 		defer cr.Close()
-		o := r.options(oneFile(files[i]), true)
-		o.FlowBudget, o.ConnectionBudget = pointFlows, pointConns
-		srcs[k] = &pointReader{cr: cr, a: analyze.New(o)}
+		srcs[k] = &pointReader{cr: cr, a: pointBudget.New(r.options(oneFile(files[i]), true))}
 		next(srcs[k], k)
 	}
 	opts := r.options(oneFile(""), false)
 	opts.NoMerge = false // the groups' reports are merged
-	opts.FlowBudget, opts.ConnectionBudget = nil, nil
 	combined := analyze.New(opts)
 	var origins findingOrigins
 	heads := make([]head, len(srcs))

@@ -89,7 +89,7 @@ func (r *runner) reportFiles(ctx context.Context, files []string) int {
 		return ExitUsage
 	}
 	results, samplers, collectors := r.analyzeAll(ctx, files, r.jobs())
-	if len(files) > 1 && r.jobs() > 1 && ctx.Err() == nil && (r.flowBudget.Refused() || r.connBudget.Refused()) {
+	if len(files) > 1 && r.jobs() > 1 && ctx.Err() == nil && r.budget.Refused() {
 		// The files raced for the flows (or connections) of --max-flows:
 		// which got them depended on their speed. Again, one after
 		// another, so that the first files get them, as with -j 1.
@@ -104,8 +104,7 @@ func (r *runner) reportFiles(ctx context.Context, files []string) int {
 // (Capture.Files, FilesMerged).
 func (r *runner) analyzeSource(ctx context.Context, src *source) (fileResult, []*htmlreport.Collector) {
 	r.progress = startProgress(r.cfg.progress, r.stderr)
-	r.flowBudget = analyze.NewFlowBudget(r.cfg.maxFlows)
-	r.connBudget = analyze.NewFlowBudget(r.cfg.maxConns)
+	r.budget = analyze.NewBudget(r.cfg.maxFlows, r.cfg.maxConns)
 	collectors := r.htmlCollectors(1)
 	tr := r.traceCollectors([]string{src.name()})[0]
 	var tap func(*analyze.Packet)

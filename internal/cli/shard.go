@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/capture"
@@ -61,7 +63,7 @@ func (r *runner) analyzeSequential(ctx context.Context, index int, src *source, 
 	o := r.options(src, multi)
 	o.OnMessage = r.traceMessages(index) // --trace
 	cols := r.observeNCCL(&o)
-	a := analyze.New(o)
+	a := r.budget.New(o)
 	feed, start, done := r.exporter(index, src, a, tap)
 	err := r.readSource(ctx, src, start, feed)
 	res := fileResult{name: src.files[0], src: src, err: errors.Join(err, done()), nccl: cols}
@@ -75,23 +77,11 @@ func (r *runner) analyzeSequential(ctx context.Context, index int, src *source, 
 
 // analyzeSharded analyzes a source on n shards and combines them, in
 // one pass whatever the caps (analyze.Sharded). When they are not
-// disjoint (docs/parallel.md), the source is analyzed sequentially.
-// Standard input cannot be read again: its combined report is then the
-// shards' best, with a note on stderr.
+// disjoint (docs/parallel.md), Sharded reads the source again with one
+// Analyzer (standard input, which cannot be read again, is never
+// sharded: analyzeFile).
 func (r *runner) analyzeSharded(ctx context.Context, src *source, n int) fileResult {
-	res := r.shardPass(ctx, src, n, r.options(src, false))
-	var notPieces *notPiecesError
-	if res.err != nil && ctx.Err() != nil || errors.As(res.err, &notPieces) {
-		return res.fileResult // notPieces: the files are analyzed each on its own
-	}
-	switch {
-	case res.combineErr == nil:
-	case src.files[0] == "-":
-		fmt.Fprintf(r.stderr, "roce-dissect: %s: note: -j %d: the report may differ from -j 1's (%v)\n", src.name(), n, res.combineErr)
-	default:
-		return r.analyzeSequential(ctx, 0, src, false, nil)
-	}
-	return res.fileResult
+	return r.shardPass(ctx, src, n, r.options(src, false), true).fileResult
 }
 
 // shardResult is a combined report and why it may not be exact.
@@ -106,12 +96,14 @@ type shardResult struct {
 // chunks (large sequential reads) that the shards read the frames from:
 // a frame is not copied; a chunk is reused once the reader has moved on
 // and every batch of its frames has been analyzed. The frames of a pcapng
-// file are copied into the batches.
-func (r *runner) shardPass(ctx context.Context, src *source, n int, opts analyze.Options) shardResult {
+// file are copied into the batches. With reread, the source is read again
+// with one Analyzer when the shards cannot be combined exactly
+// (analyze.Sharded.Reread); without, combineErr says why the report is
+// the shards' best.
+func (r *runner) shardPass(ctx context.Context, src *source, n int, opts analyze.Options, reread bool) shardResult {
 	// The shards share the caps of one source (analyze/shardcap.go), which
 	// NewSharded makes of MaxFlows and MaxConnections: they track no more
 	// flows and connections together than -j 1 does.
-	opts.FlowBudget, opts.ConnectionBudget = nil, nil
 	cols := r.observeNCCL(&opts) // one collector per shard: a shard sees both ends of its host pairs
 	sh := analyze.NewSharded(opts, n)
 	// The files of a merged source are read at once, their frames
@@ -124,13 +116,24 @@ func (r *runner) shardPass(ctx context.Context, src *source, n int, opts analyze
 		sh.Feed(f.ci, f.linkType, f.data)
 	})
 	res := shardResult{fileResult: fileResult{name: src.files[0], src: src, err: err, nccl: cols}}
+	var notPieces *notPiecesError // the files are analyzed each on its own
+	if reread && ctx.Err() == nil && !errors.As(err, &notPieces) {
+		sh.Reread(func(feed func(gopacket.CaptureInfo, gplayers.LinkType, []byte)) error {
+			cols.keepLast() // the collector of the Analyzer reading again
+			res.err = r.readSource(ctx, src, nil, func(f *frame) { feed(f.ci, f.linkType, f.data) })
+			return res.err
+		})
+	}
 	if r.streams() && ctx.Err() == nil {
 		// When the shards' streams do not combine, the source is
-		// analyzed sequentially (analyzeSharded): no report is built only
+		// analyzed again by one Analyzer (Reread): no report is built only
 		// to be dropped.
 		res.stream, res.combineErr = sh.FinishStream()
 	} else {
 		res.report, res.combineErr = sh.Finish()
+	}
+	if !errors.Is(res.combineErr, analyze.ErrNotDisjoint) {
+		res.combineErr = nil // read again (or combined): an error reading is res.err
 	}
 	res.frames = sh.Frames()
 	return res

@@ -69,9 +69,7 @@ func shardExact(t *testing.T, n int, args ...string) (*analyze.Report, int, erro
 	cfg, files, err := parseArgs(args)
 	require.NoError(t, err)
 	r := &runner{cfg: cfg}
-	opts := r.options(oneFile(files[0]), false)
-	opts.Shard = true
-	res := r.shardPass(context.Background(), oneFile(files[0]), n, opts)
+	res := r.shardPass(context.Background(), oneFile(files[0]), n, r.options(oneFile(files[0]), false), false)
 	require.NoError(t, res.err)
 	busy := 0
 	for _, f := range res.frames {
@@ -80,8 +78,15 @@ func shardExact(t *testing.T, n int, args ...string) (*analyze.Report, int, erro
 		}
 	}
 	rep := res.report
-	if res.stream != nil { // the report written while built (streams): built whole here
-		rep = res.stream.Report()
+	if s := res.stream; s != nil { // the report written while built (streams): built whole here
+		var flows []analyze.Flow
+		for f := (analyze.Flow{}); s.Next(&f); {
+			flows = append(flows, f)
+		}
+		rep = s.End()
+		if flows != nil {
+			rep.Flows = flows
+		}
 	}
 	return rep, busy, res.combineErr
 }
