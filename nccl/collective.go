@@ -138,18 +138,21 @@ type span struct {
 // across collectives. So between two collectives no receive is
 // outstanding on any connection, and the next collective's first CTS
 // comes after an idle time. A collective ends, and the next begins with
-// a CTS, when every receive posted before that CTS was done (its data
-// written; a receive whose data the capture never shows, at its CTS or
+// a CTS, when every receive posted before that CTS was done: its data
+// written (a receive whose data the capture never shows, at its CTS or
 // its connection's data before, the later, so that a lost packet or a
-// CTS that is not NCCL's holds nothing up) and the time since the last
-// of them is at least the collective's own duration so far: the idle time between collectives is then the longer, which
-// keeps a collective whole while every rank waits on a late one (its
-// link's receives stay outstanding), and merges collectives enqueued
-// back to back (whose kind then shows as unknown). A collective whose
-// receives got no data (the capture ended first) is left out.
+// CTS that is not NCCL's holds nothing up). While a rank is late, the
+// receives of its links stay outstanding, so a collective stays whole.
+// When a link's ranks are unknown (a file that sees part of the job, whose
+// unseen links may still be busy) the idle time must also be at least
+// the collective's own duration so far: collectives enqueued back to back
+// then show as one, of unknown kind. A collective whose receives got no
+// data (the capture ended first) is left out.
 func collectives(conns []*connSteps, n int) []Collective {
 	var spans []span
+	whole := true // every connection's ranks known
 	for _, cs := range conns {
+		whole = whole && cs.sender >= 0 && cs.receiver >= 0
 		var written int64 // the connection's last data so far
 		for i := range cs.c.steps {
 			s := &cs.c.steps[i]
@@ -168,7 +171,7 @@ func collectives(conns []*connSteps, n int) []Collective {
 		hi := lo + 1
 		for ; hi < len(spans); hi++ {
 			t := spans[hi].s.cts
-			if t > done && t-done >= done-start {
+			if t > done && (whole || t-done >= done-start) {
 				break
 			}
 			done = max(done, spans[hi].done)
