@@ -485,10 +485,10 @@ func fitsLoops(links []*linkOf, m int) bool {
 //     first CTS less the earliest) exceeds busy: the ranks waited for
 //     its host longer than the collective then took;
 //   - gpu: the rank whose first data waited longest after the CTS that
-//     allowed it (or its own first CTS, when later: its host was not
-//     there before), when that wait less the other ranks' median wait
+//     allowed it, when that wait less the other ranks' median wait
 //     exceeds the rest of busy (busy less that excess): the rule
-//     compares with busy, which the GPU's delay is itself part of;
+//     compares with busy, which the GPU's delay is itself part of. A
+//     host late by less than busy shows here too: its data waits on it;
 //   - link: the link whose transfer (each step's first to last data
 //     packet, summed: the time it spent writing) takes more than 3 ×
 //     the median link's, naming why from its resent packets and ECN-CE
@@ -507,11 +507,7 @@ func straggler(links []*linkOf, firstCTS, firstData map[int]int64, firstStep map
 	}
 	waits := map[int]int64{}
 	for r, t := range firstData {
-		allowed := firstStep[r].cts
-		if own, ok := firstCTS[r]; ok {
-			allowed = max(allowed, own)
-		}
-		waits[r] = max(t-allowed, 0)
+		waits[r] = max(t-firstStep[r].cts, 0)
 	}
 	if len(waits) > 1 {
 		gpu, excess := -1, int64(0)
