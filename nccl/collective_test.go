@@ -154,6 +154,8 @@ func TestCollectiveStraggler(t *testing.T) {
 		{"a rank's host late", with(func(j *ringJob) { j.host[2] = 5 * ms }), &nccl.Straggler{Rank: 2, Kind: "host", LateNs: int64(5 * ms)}},
 		{"a rank's GPU late", with(func(j *ringJob) { j.gpu[1] = 5 * ms }), &nccl.Straggler{Rank: 1, Kind: "gpu", LateNs: int64(5 * ms)}},
 		{"hosts a little late: nothing stands out", with(func(j *ringJob) { j.host[3] = 20 * time.Microsecond }), nil},
+		{"a host late by less than the busy time: its data waits, as a GPU's", with(func(j *ringJob) { j.host[2] = 40 * time.Microsecond }),
+			&nccl.Straggler{Rank: 2, Kind: "gpu", LateNs: int64(40 * time.Microsecond)}},
 		{"a slow link", with(func(j *ringJob) { j.slowFrom, j.slow = 1, 40 }), &nccl.Straggler{Rank: 1, ReceiverRank: new(2), Kind: "link",
 			Why: "6 data packets sent again, 6 marked ECN-CE"}},
 	} {
