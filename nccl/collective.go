@@ -346,7 +346,9 @@ func collective(spans []span, n int) (Collective, bool) {
 //   - one link in a job of 3 or more ranks: send_recv, S its bytes.
 //
 // A broadcast and a reduce both write along a ring path from one rank
-// to another, alike on the wire: unknown.
+// to another, alike on the wire: unknown. So is an AllReduce whose
+// every loop carries full chunks: it writes what an AllGather of twice
+// its size would, loop for loop.
 func kindOf(links []*linkOf, n int) (kind, algorithm string, size uint64) {
 	var active []*linkOf
 	var total uint64
