@@ -17,6 +17,7 @@ import (
 const Usage = `usage: roce-synth SCENARIO [flags]
        roce-synth golden [-dir DIR]
        roce-synth points SCENARIO --point SPEC… [flags]   (several capture points; "points -h")
+       roce-synth nccl --ranks N [flags]                  (an NCCL job's per-host captures; "nccl -h")
 
 Writes a synthetic RoCE / InfiniBand capture and its ground truth (JSON).
 Scenarios: write-bw, read-bw, send-bw, atomic, ud, mix.

@@ -273,7 +273,7 @@ func (b *builder) pushHeader(p *pkt, h gopacket.LayerType) error {
 }
 
 // pushPayload pushes the payload of p: its CM MAD (shortMAD bytes of it
-// when set), or payLen bytes of the pattern.
+// when set), its own bytes, or payLen bytes of the pattern.
 func (b *builder) pushPayload(p *pkt) {
 	switch {
 	case p.cm != cmNone:
@@ -282,6 +282,9 @@ func (b *builder) pushPayload(p *pkt) {
 		if b.shortMAD > 0 {
 			b.pay = b.mad[:b.shortMAD]
 		}
+		b.push(&b.pay)
+	case p.payload != nil:
+		b.pay = p.payload
 		b.push(&b.pay)
 	case p.payLen > 0:
 		if p.payLen <= len(b.pattern)-p.payOff {

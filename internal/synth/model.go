@@ -152,6 +152,7 @@ type pkt struct {
 	srcQP   uint32
 	payLen  int
 	payOff  int
+	payload []byte // written as is instead of the pattern (RCPacket.Payload)
 	span    uint32 // PSNs a request covers (READ: ceil(len/MTU))
 	isMsg   bool   // packet of a counted message (SEND/WRITE/UD SEND, READ response)
 	msgID   uint32
@@ -366,16 +367,7 @@ func (g *connGen) data() {
 		first, last := i == 0, i == n-1
 		variant := g.msgIdx % 3
 		if g.curOp == kindWrite {
-			switch {
-			case first && last:
-				base.op = layers.OpcodeRCRDMAWriteOnly
-			case first:
-				base.op = layers.OpcodeRCRDMAWriteFirst
-			case last:
-				base.op = layers.OpcodeRCRDMAWriteLast
-			default:
-				base.op = layers.OpcodeRCRDMAWriteMiddle
-			}
+			base.op = WriteOpcode(first, last, false)
 			if first {
 				base.va, base.rkey, base.dmaLen = c.va+uint64(g.msgIdx%64)*uint64(g.curSize), c.rkey, uint32(g.curSize)
 			}
