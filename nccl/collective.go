@@ -209,8 +209,9 @@ func collective(spans []span, n int) (Collective, bool) {
 	links := map[linkKey]*linkOf{}
 	var order []*linkOf
 	firstCTS, firstData := map[int]int64{}, map[int]int64{}
-	// firstStep is the step of each sender's first data, for its wait.
-	firstStep := map[int]*step{}
+	// firstStep is the step of each sender's first data, firstIn the
+	// first data each rank received, for its wait.
+	firstStep, firstIn := map[int]*step{}, map[int]int64{}
 	complete, whole := true, true
 	for _, sp := range spans {
 		s, cs := sp.s, sp.cs
@@ -260,6 +261,11 @@ func collective(spans []span, n int) (Collective, bool) {
 		if cs.sender >= 0 && s.messages > 0 {
 			if t, ok := firstData[cs.sender]; !ok || s.first < t {
 				firstData[cs.sender], firstStep[cs.sender] = s.first, s
+			}
+		}
+		if cs.receiver >= 0 && s.messages > 0 {
+			if t, ok := firstIn[cs.receiver]; !ok || s.first < t {
+				firstIn[cs.receiver] = s.first
 			}
 		}
 	}
@@ -322,7 +328,10 @@ func collective(spans []span, n int) (Collective, bool) {
 			c.AlgBWBps, c.BusBWBps = new(alg), new(alg*busFactor(c.Kind, n))
 		}
 	}
-	c.Straggler = straggler(order, firstCTS, firstData, firstStep, busy)
+	if c.Algorithm == AlgorithmRing {
+		firstIn = nil // a ring rank's first step sends its own data
+	}
+	c.Straggler = straggler(order, firstCTS, firstData, firstIn, firstStep, busy)
 	return c, true
 }
 
@@ -487,7 +496,10 @@ func fitsLoops(links []*linkOf, m int) bool {
 //     first CTS less the earliest) exceeds busy: the ranks waited for
 //     its host longer than the collective then took;
 //   - gpu: the rank whose first data waited longest after the CTS that
-//     allowed it, when that wait less the other ranks' median wait
+//     allowed it (or, off a ring, where a rank's first step sends its
+//     own data, after the first data it received when that came later
+//     but before it sent: what a Broadcast's or a tree's rank forwards
+//     or reduces; firstIn), when that wait less the other ranks' median wait
 //     exceeds the rest of busy (busy less that excess): the rule
 //     compares with busy, which the GPU's delay is itself part of. A
 //     host late by less than busy shows here too: its data waits on it;
@@ -495,7 +507,7 @@ func fitsLoops(links []*linkOf, m int) bool {
 //     packet, summed: the time it spent writing) takes more than 3 ×
 //     the median link's, naming why from its resent packets and ECN-CE
 //     marks (pauses and CNPs are not tied to a link here).
-func straggler(links []*linkOf, firstCTS, firstData map[int]int64, firstStep map[int]*step, busy int64) *Straggler {
+func straggler(links []*linkOf, firstCTS, firstData, firstIn map[int]int64, firstStep map[int]*step, busy int64) *Straggler {
 	var earliest int64 = math.MaxInt64
 	lastRank, lastAt := -1, int64(math.MinInt64)
 	for r, t := range firstCTS {
@@ -509,7 +521,11 @@ func straggler(links []*linkOf, firstCTS, firstData map[int]int64, firstStep map
 	}
 	waits := map[int]int64{}
 	for r, t := range firstData {
-		waits[r] = max(t-firstStep[r].cts, 0)
+		from := firstStep[r].cts
+		if in, ok := firstIn[r]; ok && in < t {
+			from = max(from, in) // what it forwards or reduces came later
+		}
+		waits[r] = max(t-from, 0)
 	}
 	if len(waits) > 1 {
 		gpu, excess := -1, int64(0)
