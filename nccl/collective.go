@@ -370,7 +370,7 @@ func kindOf(links []*linkOf, n int) (kind, algorithm string, size uint64) {
 	if n < 2 || len(active) == 0 {
 		return KindUnknown, AlgorithmUnknown, 0
 	}
-	next, prev := map[int]int{}, map[int]int{}
+	next := map[int]int{}
 	pairs := map[[2]int]*linkOf{}
 	for _, l := range active {
 		s, r := *l.SenderRank, *l.ReceiverRank
@@ -379,11 +379,6 @@ func kindOf(links []*linkOf, n int) (kind, algorithm string, size uint64) {
 			next[s] = -1
 		} else {
 			next[s] = r
-		}
-		if _, ok := prev[r]; ok {
-			prev[r] = -1
-		} else {
-			prev[r] = s
 		}
 	}
 	switch {
@@ -414,11 +409,7 @@ func isRing(next map[int]int, n int) bool {
 	if len(next) != n {
 		return false
 	}
-	var from int
-	for r := range next {
-		from = r
-		break
-	}
+	from := lowest(next)
 	at, seen := from, 0
 	for {
 		to, ok := next[at]
@@ -451,11 +442,7 @@ func isTree(pairs map[[2]int]*linkOf, n int) bool {
 	if len(adj) != n {
 		return false
 	}
-	var from int
-	for r := range adj {
-		from = r
-		break
-	}
+	from := lowest(adj)
 	seen := map[int]bool{from: true}
 	for todo := []int{from}; len(todo) > 0; {
 		at := todo[len(todo)-1]
@@ -574,6 +561,17 @@ func straggler(links []*linkOf, firstCTS, firstData, firstIn map[int]int64, firs
 	}
 	return &Straggler{Rank: *slow.SenderRank, ReceiverRank: new(*slow.ReceiverRank), Kind: "link",
 		LateNs: slow.transfer - m, Why: strings.Join(why, ", ")}
+}
+
+// lowest is the lowest rank m has (0 for none).
+func lowest[V any](m map[int]V) int {
+	lo, first := 0, true
+	for r := range m {
+		if first || r < lo {
+			lo, first = r, false
+		}
+	}
+	return lo
 }
 
 // median is the lower median of v (0 for none); v is sorted in place.
