@@ -14,8 +14,9 @@ import (
 
 // TestCollectorBounded: the Collector's state grows with connections and
 // outstanding receives, never with packets: a connection holds at most
-// the 256 slots × 8 entries of its FIFO however many CTS it gets, and
-// candidate connections stop at MaxConnections.
+// the 256 slots × 8 entries of its FIFO however many CTS it gets (and,
+// no data written to it, twice 256 steps), and candidate connections
+// stop at MaxConnections.
 func TestCollectorBounded(t *testing.T) {
 	src, dst := analyze.Addr{IP: netip.MustParseAddr("10.0.0.2")}, analyze.Addr{IP: netip.MustParseAddr("10.0.0.1")}
 	// cts is a 2.20 CTS of 8 entries (tag 0, idx), each to its own buffer.
@@ -39,6 +40,7 @@ func TestCollectorBounded(t *testing.T) {
 	}
 	require.Len(t, c.conns, 1)
 	assert.Equal(t, uint64(10*fifoSlots), c.conns[0].cts)
+	assert.LessOrEqual(t, len(c.conns[0].steps), 2*fifoSlots, "the steps of a connection no data was written to")
 	assert.Len(t, c.posted, fifoSlots*maxRecvs, "the last CTS of each slot")
 	assert.Len(t, c.conns[0].slots, fifoSlots)
 

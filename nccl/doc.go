@@ -1,7 +1,8 @@
 // Package nccl recognises NCCL's traffic in RDMA captures, exactly: the
 // CTS a receiver writes into its sender's FIFO and the data the sender
 // then writes to the buffer the CTS named, and from them the ranks, the
-// connections and the rings of the job (docs/analysis.md, "Collectives
+// connections and the rings of the job, and its collectives with their
+// kind, size, bandwidth and straggler (docs/analysis.md, "Collectives
 // (NCCL)").
 //
 // Use it as an observer of the analyzer: one Collector per Analyzer
@@ -26,4 +27,5 @@
 //   - layout.go: the FIFO entry layouts and the CTS decoder
 //   - collector.go: the Collector, its bounded state and its matching
 //   - result.go: the Result, Combine, and the rings
+//   - collective.go: the collectives, their kind and their straggler
 package nccl

@@ -81,6 +81,32 @@ func TestRealCaptures(t *testing.T) {
 		bytes += c.Bytes
 	}
 	assert.Equal(t, uint64(2*(len(job.Pcaps)-1)*(1+6*1024*4)), bytes)
+	// The collectives: one per all_reduce of the job, S as its README
+	// says, their links' bytes 2(n−1)·S, the ring's links only.
+	n := len(job.Pcaps)
+	require.Len(t, whole.Collectives, len(job.Sizes))
+	for i, col := range whole.Collectives {
+		assert.Equal(t, i+1, col.Index)
+		assert.Equal(t, nccl.KindAllReduce, col.Kind)
+		assert.Equal(t, nccl.AlgorithmRing, col.Algorithm)
+		require.NotNil(t, col.SizeBytes)
+		assert.Equal(t, job.Sizes[i], *col.SizeBytes)
+		var sum uint64
+		var got [][2]int
+		for _, l := range col.Links {
+			sum += l.Bytes
+			got = append(got, [2]int{*l.SenderRank, *l.ReceiverRank})
+		}
+		assert.Equal(t, 2*uint64(n-1)*job.Sizes[i], sum)
+		assert.Equal(t, ringLinks, got)
+		require.Len(t, col.Arrivals, n)
+		require.NotNil(t, col.BusyNs)
+		assert.LessOrEqual(t, *col.BusyNs, col.DurationNs)
+		assert.Equal(t, col.End.Sub(col.Start).Nanoseconds(), col.DurationNs)
+		require.NotNil(t, col.AlgBWBps)
+		assert.InEpsilon(t, float64(*col.SizeBytes)*8e9/float64(*col.BusyNs), *col.AlgBWBps, 1e-9)
+		assert.InEpsilon(t, *col.AlgBWBps*2*float64(n-1)/float64(n), *col.BusBWBps, 1e-9)
+	}
 
 	// Each file alone: its own part, which never contradicts the whole.
 	for i, col := range cols {
@@ -100,6 +126,42 @@ func TestRealCaptures(t *testing.T) {
 		}
 		if part.Rings != nil {
 			assert.Equal(t, whole.Rings, part.Rings)
+		}
+		// Its collectives: the whole's, as far as it sees them.
+		require.Len(t, part.Collectives, len(whole.Collectives), job.Pcaps[i])
+		for k, col := range part.Collectives {
+			w := whole.Collectives[k]
+			assert.Equal(t, w.Index, col.Index)
+			assert.Contains(t, []string{w.Kind, nccl.KindUnknown}, col.Kind)
+			if col.SizeBytes != nil {
+				assert.Equal(t, *w.SizeBytes, *col.SizeBytes)
+			}
+			assert.False(t, col.Start.Before(w.Start), "%s: a part starts no earlier than the whole", job.Pcaps[i])
+			// A link's figures (its times are those of the point that saw
+			// it, apart from the whole's first sightings).
+			figures := func(l nccl.Link) [5]uint64 {
+				r := job.Successor(*l.SenderRank)
+				if l.ReceiverRank != nil {
+					r = *l.ReceiverRank
+				}
+				return [5]uint64{uint64(*l.SenderRank), uint64(r), l.Bytes, l.Messages, l.Steps}
+			}
+			var all [][5]uint64
+			for _, l := range w.Links {
+				all = append(all, figures(l))
+			}
+			for _, l := range col.Links {
+				assert.Contains(t, all, figures(l))
+			}
+			for _, a := range col.Arrivals {
+				wa := w.Arrivals[slices.IndexFunc(w.Arrivals, func(b nccl.Arrival) bool { return b.Rank == a.Rank })]
+				if a.FirstCTS != nil {
+					assert.False(t, a.FirstCTS.Before(*wa.FirstCTS))
+				}
+				if a.FirstData != nil {
+					assert.False(t, a.FirstData.Before(*wa.FirstData))
+				}
+			}
 		}
 	}
 }

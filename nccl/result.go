@@ -24,6 +24,9 @@ type Result struct {
 	// channel, from rank 0 (the lowest) on.
 	Channels int     `json:"channels,omitempty"`
 	Rings    [][]int `json:"rings,omitempty"`
+	// Collectives are the collective operations the steps show, in time
+	// order (see collectives for where one ends).
+	Collectives []Collective `json:"collectives"`
 }
 
 // Rank is a rank and the address its CTS were written to (a rank whose
@@ -80,8 +83,10 @@ func Combine(cs ...*Collector) *Result {
 	if messages[li] == 0 {
 		return nil
 	}
-	// Each connection once, the most seen of each count.
+	// Each connection once, the most seen of each count, each step
+	// once (mergeSteps).
 	byKey := map[connKey]*conn{}
+	stepAt := map[*conn]map[uint64]int{}
 	var conns []*conn
 	for _, c := range cs {
 		for _, cn := range c.conns {
@@ -92,8 +97,10 @@ func Combine(cs ...*Collector) *Result {
 			if m == nil {
 				m = &conn{key: cn.key, tag: cn.tag}
 				byKey[cn.key] = m
+				stepAt[m] = map[uint64]int{}
 				conns = append(conns, m)
 			}
+			m.mergeSteps(cn.steps, c.offset, stepAt[m])
 			if m.tag != cn.tag {
 				m.tag = -1
 			}
@@ -140,7 +147,61 @@ func Combine(cs ...*Collector) *Result {
 	}
 	slices.SortFunc(r.Connections, compareConnections)
 	r.Channels, r.Rings = rings(r)
+	steps := make([]*connSteps, len(conns))
+	nranks := map[int]bool{}
+	for _, rk := range r.Ranks {
+		nranks[rk.Rank] = true
+	}
+	for i, cn := range conns {
+		slices.SortFunc(cn.steps, func(a, b step) int { return cmp.Compare(a.idx, b.idx) })
+		steps[i] = &connSteps{c: cn, sender: cn.tag, receiver: -1}
+		if rs := ranksOf[cn.key.receiver]; len(rs) == 1 {
+			steps[i].receiver = rs[0]
+		}
+	}
+	r.Collectives = collectives(steps, len(nranks))
+	if r.Collectives == nil {
+		r.Collectives = []Collective{}
+	}
 	return r
+}
+
+// mergeSteps adds the steps another collector saw of the connection,
+// whose capture's clock ran offset ahead of the reference clock, to
+// m's (at: the index of each idx in m.steps). A step seen by several
+// is the sighting that saw the most of its data (the files of capture
+// points each see all of it or a part), each time its first sighting.
+func (m *conn) mergeSteps(steps []step, offset int64, at map[uint64]int) {
+	shift := func(t int64) int64 {
+		if t == 0 {
+			return 0
+		}
+		return t - offset
+	}
+	earliest := func(a, b int64) int64 {
+		if a == 0 || b != 0 && b < a {
+			return b
+		}
+		return a
+	}
+	for _, s := range steps {
+		s.cts, s.first, s.last = shift(s.cts), shift(s.first), shift(s.last)
+		i, ok := at[s.idx]
+		if !ok {
+			at[s.idx] = len(m.steps)
+			m.steps = append(m.steps, s)
+			continue
+		}
+		e := &m.steps[i]
+		e.cts, e.size = earliest(e.cts, s.cts), max(e.size, s.size)
+		switch {
+		case s.messages > e.messages || s.messages == e.messages && s.bytes > e.bytes:
+			e.messages, e.bytes, e.first, e.last, e.resends, e.ce = s.messages, s.bytes, s.first, s.last, s.resends, s.ce
+		case s.messages == e.messages && s.bytes == e.bytes:
+			e.first, e.last = earliest(e.first, s.first), earliest(e.last, s.last)
+			e.resends, e.ce = max(e.resends, s.resends), max(e.ce, s.ce)
+		}
+	}
 }
 
 // compareConnections orders connections by ranks (unknown last), then

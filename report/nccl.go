@@ -3,13 +3,14 @@ package report
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/roce-dissect/roce-dissect/nccl"
 )
 
 // writeNCCL writes the "Collectives (NCCL)" text section: the ranks with
-// their addresses, the rings, and the connections; nothing when no NCCL
-// traffic was recognised.
+// their addresses, the rings, the connections, and a line per
+// collective; nothing when no NCCL traffic was recognised.
 func (t *textWriter) writeNCCL(r *nccl.Result) {
 	if r == nil {
 		return
@@ -44,6 +45,41 @@ func (t *textWriter) writeNCCL(r *nccl.Result) {
 			cell{text: strings.Join(qps, ","), left: true},
 			cell{text: fmt.Sprint(c.CTSQP)}, cell{text: fmt.Sprint(c.CTS)}, cell{text: fmt.Sprint(c.Messages)}, cell{text: fmt.Sprint(c.Bytes)})
 	})
+	if len(r.Collectives) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	header = []cell{{text: "COLLECTIVE", left: true}, {text: "KIND", left: true}, {text: "ALGORITHM", left: true}, {text: "S"},
+		{text: "BUSY"}, {text: "DURATION"}, {text: "ALGBW"}, {text: "BUSBW"}, {text: "STRAGGLER", left: true}}
+	p.table(w, "  ", header, len(r.Collectives), func(i int, row []cell) []cell {
+		c := &r.Collectives[i]
+		size, busy := "-", "-"
+		if c.SizeBytes != nil {
+			size = fmt.Sprint(*c.SizeBytes)
+		}
+		if c.BusyNs != nil {
+			busy = HumanDuration(time.Duration(*c.BusyNs))
+		}
+		return append(row,
+			cell{text: fmt.Sprint(c.Index), left: true}, cell{text: c.Kind, left: true},
+			cell{text: c.Algorithm + ", " + c.Protocol, left: true}, cell{text: size}, cell{text: busy},
+			cell{text: HumanDuration(time.Duration(c.DurationNs))}, cell{text: HumanRate(c.AlgBWBps)}, cell{text: HumanRate(c.BusBWBps)},
+			cell{text: ncclStraggler(c.Straggler), left: true})
+	})
+}
+
+// ncclStraggler is a collective's straggler in a few words, "-" for
+// none.
+func ncclStraggler(s *nccl.Straggler) string {
+	switch {
+	case s == nil:
+		return "-"
+	case s.Kind == "link":
+		return fmt.Sprintf("link %d → %s slow by %s (%s)", s.Rank, ncclRank(s.ReceiverRank), HumanDuration(time.Duration(s.LateNs)), s.Why)
+	case s.Kind == "gpu":
+		return fmt.Sprintf("rank %d: GPU late by %s", s.Rank, HumanDuration(time.Duration(s.LateNs)))
+	}
+	return fmt.Sprintf("rank %d: %s late by %s", s.Rank, s.Kind, HumanDuration(time.Duration(s.LateNs)))
 }
 
 // ncclRank is a rank's text, "?" when unknown.

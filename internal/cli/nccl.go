@@ -2,9 +2,11 @@ package cli
 
 import (
 	"sync"
+	"time"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/nccl"
+	"github.com/roce-dissect/roce-dissect/points"
 )
 
 // ncclCollectors are the NCCL collectors of one source's analysis, one
@@ -46,12 +48,20 @@ func (set *ncclCollectors) keepLast() {
 
 // ncclResult is NCCL's traffic in the results' analyses, their
 // collectors combined (files of capture points, shards); nil for none.
-func ncclResult(results []fileResult) *nccl.Result {
+// With pts (the results' files matched as capture points, in the same
+// order), each file's times are put on the reference clock.
+func ncclResult(results []fileResult, pts *points.Report) *nccl.Result {
 	var cs []*nccl.Collector
-	for _, res := range results {
-		if res.nccl != nil {
-			cs = append(cs, res.nccl.cs...)
+	for i, res := range results {
+		if res.nccl == nil {
+			continue
 		}
+		for _, c := range res.nccl.cs {
+			if pts != nil && len(pts.Files) == len(results) {
+				c.SetClockOffset(time.Duration(pts.Files[i].ClockOffsetNs))
+			}
+		}
+		cs = append(cs, res.nccl.cs...)
 	}
 	if len(cs) == 0 {
 		return nil

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -35,7 +36,7 @@ func TestNCCLView(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	whole := ncclJSON(t, out)
 	require.NotNil(t, whole)
-	assert.ElementsMatch(t, []string{"fifo_layout", "ranks", "connections", "channels", "rings"}, slices.Collect(maps.Keys(whole)))
+	assert.ElementsMatch(t, []string{"fifo_layout", "ranks", "connections", "channels", "rings", "collectives"}, slices.Collect(maps.Keys(whole)))
 	assert.Equal(t, "2.20", whole["fifo_layout"])
 	var ranks []any
 	for _, r := range slices.Sorted(maps.Keys(job.Addr)) {
@@ -64,6 +65,10 @@ func TestNCCLView(t *testing.T) {
 	assert.Contains(t, text, "\nCollectives (NCCL)\n")
 	assert.Contains(t, text, "Ranks: 0 = "+job.Addr[0]+", 1 = "+job.Addr[1]+", 2 = "+job.Addr[2]+"\n")
 	assert.Contains(t, text, "Ring of channel 0: 0 → 1 → 2 → 0\n")
+	// A line per collective: its kind and S as the captures' README says.
+	for i, size := range job.Sizes {
+		assert.Regexp(t, fmt.Sprintf(`\n  %d +all_reduce +ring, simple +%d +[0-9.]+[µm]?s +[0-9.]+[µm]?s +[0-9.]+ [kMG]?b/s +[0-9.]+ [kMG]?b/s +`, i+1, size), text)
+	}
 
 	for i, file := range job.Pcaps {
 		var alone map[string]any
@@ -87,6 +92,15 @@ func TestNCCLView(t *testing.T) {
 				c["receiver_rank"] = float64(job.Successor(int(c["sender_rank"].(float64))))
 			}
 			assert.Contains(t, conns, c)
+		}
+		// Its collectives: the whole's, their kind unknown to one host.
+		colls := alone["collectives"].([]any)
+		require.Len(t, colls, len(whole["collectives"].([]any)))
+		for _, c := range colls {
+			c := c.(map[string]any)
+			assert.Equal(t, "unknown", c["kind"])
+			assert.Nil(t, c["size_bytes"])
+			assert.Nil(t, c["straggler"])
 		}
 		code, text, errs := run(t, nil, "--color=never", file)
 		require.Equal(t, 0, code, errs)

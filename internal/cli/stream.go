@@ -35,7 +35,7 @@ func (r *runner) streamReport(res fileResult, status int) int {
 	var err error
 	switch r.cfg.output {
 	case "json":
-		err = r.streamJSON(r.stdout, res.stream, ncclResult([]fileResult{res}))
+		err = r.streamJSON(r.stdout, res.stream, ncclResult([]fileResult{res}, nil))
 	case "csv":
 		err = r.streamCSV(r.stdout, res.stream)
 	case "parquet":
@@ -210,7 +210,7 @@ func (r *runner) streamText(res fileResult) {
 	}
 	rep.Findings = r.filterFindings(rep.Findings, keep) // of the flows selected, kept or not
 	listed := listedKept(kept, all || n <= report.TextFlowLimit)
-	r.writeText(report.TextOptions{Title: res.title(), ReadErr: errText(res.err), Listed: listed, Unlisted: n - len(listed), Notes: r.mergedNotes(res), NCCL: ncclResult([]fileResult{res})}, &rep)
+	r.writeText(report.TextOptions{Title: res.title(), ReadErr: errText(res.err), Listed: listed, Unlisted: n - len(listed), Notes: r.mergedNotes(res), NCCL: ncclResult([]fileResult{res}, nil)}, &rep)
 }
 
 // listedKept returns the kept flows the text report's table lists: every

@@ -29,6 +29,12 @@ type Job struct {
 	// Parent is each rank's tree parent, -1 for the root ("Trees [0]
 	// c/c/c->R->P").
 	Parent map[int]int
+	// Sizes are the bytes of each all_reduce the job ran, in order (S as
+	// nccl-tests defines it), as the captures' README describes the job:
+	// "a barrier (an all_reduce of 1 byte), … an all_reduce of … (24,576
+	// bytes)". The logs do not give them; their "rank R/N ok val=N"
+	// lines say each all_reduce of ones summed over the N ranks.
+	Sizes []uint64
 }
 
 var (
@@ -36,6 +42,8 @@ var (
 	rankRE      = regexp.MustCompile(` rank (\d+) nranks (\d+) `)
 	ringRE      = regexp.MustCompile(`Channel 00/01 :((?:\s+\d+)+)\s*$`)
 	treeRE      = regexp.MustCompile(`Trees \[0\] \S+->(\d+)->(-?\d+)`)
+	jobRE       = regexp.MustCompile(`(?s)## nccl/.*?The job: (.*?)\n\n`)
+	sizeRE      = regexp.MustCompile(`all_reduce of (?:(\d+) byte|[^(]*\(([\d,]+) bytes\))`)
 )
 
 // Read returns the job in dir (the shared captures' "nccl" folder), and
@@ -56,6 +64,16 @@ func Read(tb testing.TB, dir string) Job {
 	}
 	require.Len(tb, job.Addr, len(job.Pcaps), "one rank per host")
 	require.Len(tb, job.Ring, len(job.Pcaps))
+	readme, err := os.ReadFile(filepath.Join(dir, "..", "README.md"))
+	require.NoError(tb, err)
+	m := jobRE.FindSubmatch(readme)
+	require.NotNil(tb, m, "the README describes the nccl job")
+	for _, s := range sizeRE.FindAllStringSubmatch(string(m[1]), -1) {
+		n, err := strconv.ParseUint(strings.ReplaceAll(s[1]+s[2], ",", ""), 10, 64)
+		require.NoError(tb, err)
+		job.Sizes = append(job.Sizes, n)
+	}
+	require.NotEmpty(tb, job.Sizes)
 	return job
 }
 
