@@ -11,12 +11,6 @@ import "time"
 // to its cold part as time.Time values, so the report is the same either
 // way.
 
-// wentBack reports whether the capture's clock went back from one
-// frame's time to a later frame's (Unix ns): an interval measured across
-// it measures nothing, so it is no figure (a NIC time, a pause stretch),
-// never a negative one.
-func wentBack(from, to int64) bool { return to < from }
-
 // flowTime accounts a packet's time to its flow (before the packet is
 // counted), and to the time the flow was sending when it continues a
 // message (cont: a MIDDLE or LAST), with its payload. The common case is
