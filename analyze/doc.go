@@ -37,6 +37,27 @@
 // allocating. Reports of parts analyzed separately combine with
 // Report.Merge (reports as Analyzers return them: see ErrNotMergeable).
 //
+// The stages. A frame goes through stages, each a type with its own
+// state in a package of its own under analyze/internal, which the
+// Analyzer composes and which never import analyze:
+//
+//	frame ─► decode ─► flow table ─► per-QP state ─► connections ─► report part
+//	         (decode)  (flow.go …)   (request.go …)  (conn.go,        │
+//	            │                        │            inferconn.go)   │
+//	            ├─► pause frames (pfc)   └─► NIC behaviour (nic)      │
+//	            └─► observers (Options.Observer: nccl) ◄────────────────┘
+//
+// decode turns bytes into a Packet; pfc keeps the PFC and PAUSE state
+// per sender and priority; nic times how the NICs answered and
+// recovered (with hist, the histogram it shares with the RTT). Each
+// stage hands out facts, never Findings: the Analyzer words them. The
+// flow table, the per-QP state, the connections and the findings are
+// still files of this package, and sharding still combines their parts
+// with replays (combine.go, shard*.go). To add a stage: a package under
+// analyze/internal with a type fed the Packet (or the facts it needs),
+// its report part, and its own combine of two parts; the Analyzer feeds
+// it in feed and builds its part in build.go.
+//
 // Where things are, file by file:
 //
 //   - Feeding: analyzer.go (Options, Analyzer, Feed); the decode stage,
