@@ -46,6 +46,24 @@ type Collective struct {
 	// Straggler is the rank or link that held the collective up, nil
 	// when none stands out (see straggler).
 	Straggler *Straggler `json:"straggler"`
+	// Steps are the receives posted in the collective, in the order of
+	// their CTS: what --trace draws (not in the JSON, whose links count
+	// them).
+	Steps []Step `json:"-"`
+}
+
+// Step is one receive of a collective: a CTS idx of a connection, from
+// its CTS to the last data packet written to it.
+type Step struct {
+	// SenderRank and ReceiverRank are the connection's ranks, -1 when
+	// not known.
+	SenderRank, ReceiverRank int
+	Idx                      uint64
+	CTS                      time.Time
+	// Last is the last packet of its data, the zero Time when none came.
+	Last     time.Time
+	Messages uint32
+	Bytes    uint64
 }
 
 // Link is one sender rank's data to one receiver rank in a collective,
@@ -242,6 +260,11 @@ func collective(spans []span, n int) (Collective, bool) {
 		if !slices.Contains(l.conns, cs) {
 			l.conns = append(l.conns, cs)
 		}
+		st := Step{SenderRank: cs.sender, ReceiverRank: cs.receiver, Idx: s.idx, CTS: time.Unix(0, s.cts).UTC(), Messages: s.messages, Bytes: s.bytes}
+		if s.messages > 0 {
+			st.Last = time.Unix(0, s.last).UTC()
+		}
+		c.Steps = append(c.Steps, st)
 		l.Steps++
 		l.steps[cs]++
 		l.Messages += uint64(s.messages)

@@ -45,6 +45,21 @@ type Collector struct {
 	// offset is how far the capture's clock runs ahead of the reference
 	// clock (SetClockOffset), which Combine puts the times on.
 	offset int64
+	// layoutMessages are the data messages counted in each layout's
+	// connections, for the layout a packet's mark names (mark).
+	layoutMessages [len(layouts)]uint64
+	// last is what the packet Add took last was (Last).
+	last lastPacket
+}
+
+// lastPacket is what Add's last packet was: a CTS or the packet that
+// ended a data message (kind), on connection cn, for its step idx.
+type lastPacket struct {
+	kind   MarkKind
+	cn     *conn
+	tag    int // the CTS' own tag
+	idx    uint64
+	length uint32 // the data message's
 }
 
 // NewCollector returns an empty Collector.
@@ -152,6 +167,7 @@ type firstWrite struct {
 // returns it): a CTS write, or a data write to a posted buffer. Other
 // packets cost a few comparisons.
 func (c *Collector) Add(p *analyze.Packet) {
+	c.last.kind = MarkNone
 	if p == nil || p.BTH == nil || p.Err != nil {
 		return
 	}
@@ -240,6 +256,7 @@ func (c *Collector) cts(p *analyze.Packet) {
 			c.conns = append(c.conns, cn)
 		}
 		cn.cts++
+		c.mark(lastPacket{kind: MarkCTS, cn: cn, tag: entries[0].Tag, idx: entries[0].Idx})
 		var size uint64
 		for _, e := range entries {
 			size = max(size, e.Size)
@@ -352,6 +369,8 @@ func (c *Collector) data(p *analyze.Packet) {
 func (c *Collector) message(b bufKey, e posted, length, qp uint32, first, last int64) {
 	delete(c.posted, b)
 	cn := e.c
+	c.mark(lastPacket{kind: MarkData, cn: cn, tag: cn.tag, idx: cn.steps[e.step].idx, length: length})
+	c.layoutMessages[cn.key.layout]++
 	cn.messages++
 	cn.bytes += uint64(length)
 	s := &cn.steps[e.step]

@@ -190,6 +190,7 @@ func TestCollectorNoAllocs(t *testing.T) {
 		c.Add(plain)
 		c.Add(data)
 		c.Add(first)
+		_ = c.Last()
 	})
 	assert.Zero(t, allocs)
 	assert.Nil(t, c.Result())

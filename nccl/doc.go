@@ -26,6 +26,7 @@
 // Files:
 //   - layout.go: the FIFO entry layouts and the CTS decoder
 //   - collector.go: the Collector, its bounded state and its matching
+//   - mark.go: what the packet added last was (Collector.Last), for -P and -V
 //   - result.go: the Result, Combine, and the rings
 //   - collective.go: the collectives, their kind and their straggler
 package nccl

@@ -20,6 +20,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/internal/cli"
 	"github.com/roce-dissect/roce-dissect/internal/synth"
+	"github.com/roce-dissect/roce-dissect/internal/synth/ncclsynth"
 )
 
 // The docs' examples are tests. A fenced code block of README.md or
@@ -333,6 +334,8 @@ func runDocProgram(args []string, stdin []byte, stdout, stderr io.Writer) (int, 
 	switch {
 	case args[0] == "roce-dissect":
 		return cli.RunWithStdin(context.Background(), append([]string{"--color=never"}, args[1:]...), bytes.NewReader(stdin), stdout, stderr), nil
+	case args[0] == "roce-synth" && len(args) > 1 && args[1] == "nccl": // as cmd/roce-synth dispatches it
+		return ncclsynth.Run(args[2:], stdout, stderr), nil
 	case args[0] == "roce-synth":
 		return synth.Run(args[1:], stdout, stderr), nil
 	case len(args) == 3 && args[0] == "gzip" && args[1] == "-c":

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -67,4 +69,28 @@ func ncclResult(results []fileResult, pts *points.Report) *nccl.Result {
 		return nil
 	}
 	return nccl.Combine(cs...)
+}
+
+// ncclMark says what the packet col took last is to NCCL (nccl.Mark), in
+// the words -P and -V print: "NCCL CTS rank 2 idx 5 conn 2→0" or "NCCL
+// data rank 0 idx 5 conn 0→1 (len 8192)", "?" for a rank not known; ""
+// for none (col nil included).
+func ncclMark(col *nccl.Collector) string {
+	if col == nil {
+		return ""
+	}
+	m := col.Last()
+	rank := func(r int) string {
+		if r < 0 {
+			return "?"
+		}
+		return strconv.Itoa(r)
+	}
+	switch m.Kind {
+	case nccl.MarkCTS:
+		return fmt.Sprintf("NCCL CTS rank %s idx %d conn %s→%s", rank(m.Rank), m.Idx, rank(m.Rank), rank(m.ReceiverRank))
+	case nccl.MarkData:
+		return fmt.Sprintf("NCCL data rank %s idx %d conn %s→%s (len %d)", rank(m.Rank), m.Idx, rank(m.Rank), rank(m.ReceiverRank), m.Length)
+	}
+	return ""
 }

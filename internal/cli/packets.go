@@ -15,6 +15,7 @@ import (
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/cm"
 	"github.com/roce-dissect/roce-dissect/layers"
+	"github.com/roce-dissect/roce-dissect/nccl"
 	"github.com/roce-dissect/roce-dissect/report"
 )
 
@@ -91,9 +92,16 @@ func (r *runner) packetFile(ctx context.Context, name string, several bool, out 
 	}
 	var start time.Time
 	var n uint64
+	var col *nccl.Collector // -P and -V mark NCCL's packets
+	if r.cfg.output == "text" {
+		col = nccl.NewCollector()
+	}
 	return r.each(ctx, name, func(f *frame) {
 		n++
 		p := a.Feed(f.ci, f.linkType, f.data)
+		if col != nil {
+			col.Add(p)
+		}
 		if n == 1 {
 			start = p.Time
 		}
@@ -105,7 +113,7 @@ func (r *runner) packetFile(ctx context.Context, name string, several bool, out 
 		}
 		rel := p.Time.Sub(start)
 		defer r.out.frameDone()
-		r.printPacket(out, a, p, f, rel, fileLabel)
+		r.printPacket(out, a, p, f, rel, fileLabel, ncclMark(col))
 	})
 }
 
@@ -126,8 +134,9 @@ func (r *runner) listsPacket(p *analyze.Packet) bool {
 
 // printPacket prints p, frame f, at rel from the file's first frame, in
 // the output's form: an NDJSON object, a CSV row, a header tree (-V) or
-// a line, with a hex dump under -x for the last two.
-func (r *runner) printPacket(out packetOutput, a *analyze.Analyzer, p *analyze.Packet, f *frame, rel time.Duration, fileLabel string) {
+// a line, with a hex dump under -x for the last two; the last two end in
+// nc, what the packet is to NCCL (ncclMark), when it is something.
+func (r *runner) printPacket(out packetOutput, a *analyze.Analyzer, p *analyze.Packet, f *frame, rel time.Duration, fileLabel, nc string) {
 	pause := p.MACControl != nil
 	switch {
 	case r.cfg.output == "json":
@@ -144,13 +153,13 @@ func (r *runner) printPacket(out packetOutput, a *analyze.Analyzer, p *analyze.P
 		}
 		_ = out.cw.Write(slices.Concat(row, packetCSVExtra(p, rel, fileLabel, r.frameFindings(a)), packetCSVWrap(p), packetCSVICRC(p)))
 	case r.cfg.verbose:
-		r.writeTree(p, f, rel, fileLabel, r.frameFindings(a))
+		r.writeTree(p, f, rel, fileLabel, nc, r.frameFindings(a))
 		if r.cfg.hex {
 			writeHexDump(r.stdout, f.data)
 		}
 		fmt.Fprintln(r.stdout)
 	default:
-		r.writeLine(p, rel, r.marked(p, a))
+		r.writeLine(p, rel, nc, r.marked(p, a))
 		if r.cfg.hex {
 			writeHexDump(r.stdout, f.data)
 			fmt.Fprintln(r.stdout)
@@ -220,7 +229,9 @@ func summary(p *analyze.Packet) string {
 	return b.String()
 }
 
-func (r *runner) writeLine(p *analyze.Packet, rel time.Duration, marked bool) {
+// writeLine prints p as one line (-P): its summary, ICRC, nc (what it is
+// to NCCL, when something) and " !" when marked (its frame has findings).
+func (r *runner) writeLine(p *analyze.Packet, rel time.Duration, nc string, marked bool) {
 	pal := r.pal
 	if p.MACControl != nil {
 		fmt.Fprintf(r.stdout, "%6d %.9f %s\n", p.Frame, rel.Seconds(), pauseSummary(p.MACControl, r.cfg.linkGbps*1e9))
@@ -232,8 +243,11 @@ func (r *runner) writeLine(p *analyze.Packet, rel time.Duration, marked bool) {
 	}
 	icrc := icrcWord(pal, p)
 	mark := ""
+	if nc != "" {
+		mark = " " + nc
+	}
 	if marked {
-		mark = pal.Yellow.Sprint(" !")
+		mark += pal.Yellow.Sprint(" !")
 	}
 	fmt.Fprintf(r.stdout, "%6d %.9f %s → %s %s %s%s\n", p.Frame, rel.Seconds(), p.Src, p.Dst, summary(p), icrc, mark)
 }

@@ -255,7 +255,9 @@ func (r *runner) writeOutputs(files []string, results []fileResult, merged *anal
 	}{
 		{"--plot", r.cfg.plot, func(w io.Writer) error { return writePlot(w, r.cfg.plot, merged, iv) }},
 		{"--html", r.cfg.html, func(w io.Writer) error { return r.writeHTML(w, files, merged, pts, collectors, results[0].pieces()) }},
-		{"--trace", r.cfg.trace, func(w io.Writer) error { return r.writeTrace(w, merged, pts, results[0].pieces()) }},
+		{"--trace", r.cfg.trace, func(w io.Writer) error {
+			return r.writeTrace(w, merged, ncclResult(results, pts), pts, results[0].pieces())
+		}},
 	} {
 		if out.path == "" {
 			continue

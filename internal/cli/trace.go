@@ -8,6 +8,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/internal/trace"
+	"github.com/roce-dissect/roce-dissect/nccl"
 	"github.com/roce-dissect/roce-dissect/points"
 )
 
@@ -50,8 +51,9 @@ func (r *runner) traceMessages(index int) func(analyze.Message) {
 }
 
 // writeTrace writes the --trace timeline of the (filtered, merged) report
-// to w, the files of capture points (pts, nil for none) on its clock.
-func (r *runner) writeTrace(w io.Writer, rep *analyze.Report, pts *points.Report, pieces *analyze.Pieces) error {
+// and of NCCL's collectives in res (nil for none) to w, the files of
+// capture points (pts, nil for none) on its clock.
+func (r *runner) writeTrace(w io.Writer, rep *analyze.Report, res *nccl.Result, pts *points.Report, pieces *analyze.Pieces) error {
 	srcs := make([]trace.Source, len(r.traces))
 	for i := range srcs {
 		srcs[i] = trace.Source{Name: r.traceFiles[i], Collector: r.traces[i]}
@@ -64,7 +66,7 @@ func (r *runner) writeTrace(w io.Writer, rep *analyze.Report, pts *points.Report
 			}
 		}
 	}
-	return trace.Write(w, rep, srcs, trace.DefaultLimits)
+	return trace.Write(w, rep, srcs, res, trace.DefaultLimits)
 }
 
 // ptsFiles are the capture points' files, none for nil.

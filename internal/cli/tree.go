@@ -138,8 +138,9 @@ func allZero(b []byte) bool {
 
 // writeTree prints every header of a packet, decoding the frame again
 // through gopacket (the analyzer's fast path keeps only the IB headers),
-// then what could not be decoded and the frame's findings.
-func (r *runner) writeTree(p *analyze.Packet, f *frame, rel time.Duration, file string, findings []analyze.Finding) {
+// then what could not be decoded, what it is to NCCL (nc, ncclMark) and
+// the frame's findings.
+func (r *runner) writeTree(p *analyze.Packet, f *frame, rel time.Duration, file, nc string, findings []analyze.Finding) {
 	t := &tree{w: r.stdout, pal: r.pal, linkBps: r.cfg.linkGbps * 1e9}
 	head := fmt.Sprintf("Frame %d: %d bytes on wire, %d captured, %.9f s", p.Frame, p.Length, p.CapLength, rel.Seconds())
 	if file != "" {
@@ -164,6 +165,9 @@ func (r *runner) writeTree(p *analyze.Packet, f *frame, rel time.Duration, file 
 	}
 	if p.Err != nil && pkt.ErrorLayer() == nil {
 		t.warn(0, "Malformed: %v", p.Err)
+	}
+	if nc != "" {
+		t.title("%s", nc)
 	}
 	if len(findings) > 0 || p.Findings > 0 {
 		t.title("Findings of this frame (%d)", p.Findings)

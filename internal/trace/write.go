@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
+	"github.com/roce-dissect/roce-dissect/nccl"
 )
 
 // Source is one capture file of the trace: a process.
@@ -43,9 +44,10 @@ type writer struct {
 }
 
 // Write writes the trace of rep (the report of the files, merged and
-// filtered as shown) and of the sources' collectors to w. Only the flows
-// of rep get a track; lim.Events caps the events written.
-func Write(w io.Writer, rep *analyze.Report, srcs []Source, lim Limits) error {
+// filtered as shown), of the sources' collectors and of NCCL's
+// collectives in res (nil for none) to w. Only the flows of rep get a
+// track; lim.Events caps the events written.
+func Write(w io.Writer, rep *analyze.Report, srcs []Source, res *nccl.Result, lim Limits) error {
 	if lim.Events <= 0 {
 		lim.Events = DefaultLimits.Events
 	}
@@ -69,6 +71,7 @@ func Write(w io.Writer, rep *analyze.Report, srcs []Source, lim Limits) error {
 		end = rep.Capture.LastTime.UnixNano()
 	}
 	tw.series(rep.Flows, places, end)
+	tw.steps(len(srcs)+1, res)
 	if tw.dropped > 0 {
 		tw.n = 0 // the note is written past the cap
 		tw.event(1, 1, "i", "trace_capped", 0, -1, fmt.Sprintf(`"s":"g","args":{"events_left_out":%d,"cap":%d}`, tw.dropped, tw.max))
@@ -214,6 +217,47 @@ func (tw *writer) series(flows []analyze.Flow, places map[analyze.FlowID]place, 
 					tw.event(pl.pid, pl.tid, "C", name, zero, -1, `"args":{"Gb/s":0}`)
 				}
 			}
+		}
+	}
+}
+
+// steps writes NCCL's collectives as process pid, "NCCL": a thread per
+// rank, "rank N", with a slice per step the rank sent (a receive its
+// successor posted: from the CTS to the last data packet, of no
+// duration when no data came), named by its collective. Steps of an
+// unknown sender are left out.
+func (tw *writer) steps(pid int, res *nccl.Result) {
+	if res == nil || len(res.Collectives) == 0 {
+		return
+	}
+	tw.meta(pid, 0, "process_name", "NCCL")
+	named := map[int]bool{}
+	for _, rk := range res.Ranks {
+		if !named[rk.Rank] {
+			named[rk.Rank] = true
+			tw.meta(pid, rk.Rank+1, "thread_name", "rank "+strconv.Itoa(rk.Rank))
+		}
+	}
+	for _, c := range res.Collectives {
+		name := fmt.Sprintf("%s %d", c.Kind, c.Index)
+		for _, s := range c.Steps {
+			if s.SenderRank < 0 {
+				continue
+			}
+			if !named[s.SenderRank] {
+				named[s.SenderRank] = true
+				tw.meta(pid, s.SenderRank+1, "thread_name", "rank "+strconv.Itoa(s.SenderRank))
+			}
+			at, dur := s.CTS.UnixNano(), int64(0)
+			if !s.Last.IsZero() {
+				dur = max(s.Last.UnixNano()-at, 0)
+			}
+			receiver := "null"
+			if s.ReceiverRank >= 0 {
+				receiver = strconv.Itoa(s.ReceiverRank)
+			}
+			tw.event(pid, s.SenderRank+1, "X", name, at, dur,
+				fmt.Sprintf(`"args":{"collective":%d,"receiver_rank":%s,"idx":%d,"messages":%d,"bytes":%d}`, c.Index, receiver, s.Idx, s.Messages, s.Bytes))
 		}
 	}
 }

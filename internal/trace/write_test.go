@@ -49,7 +49,7 @@ func TestWriteCapsEvents(t *testing.T) {
 				c.Message(analyze.Message{Src: src, Dst: dst, DestQP: 0x11, First: uint64(i + 1), Frame: uint64(i + 1), Time: at, Bytes: 64, Opcode: layers.OpcodeRCRDMAWriteOnly})
 			}
 			var buf bytes.Buffer
-			require.NoError(t, trace.Write(&buf, rep, []trace.Source{{Name: "a.pcap", Collector: c}}, trace.Limits{Events: tc.cap}))
+			require.NoError(t, trace.Write(&buf, rep, []trace.Source{{Name: "a.pcap", Collector: c}}, nil, trace.Limits{Events: tc.cap}))
 			var tr struct {
 				TraceEvents []event `json:"traceEvents"`
 			}
@@ -101,7 +101,7 @@ func TestWriteTunnelFlows(t *testing.T) {
 		c.Message(analyze.Message{Src: src, Dst: dst, DestQP: 0x11, Tunnel: tunnels[min(i/3, 1)], First: uint64(i + 1), Frame: uint64(i + 1), Time: at, Bytes: 64, Opcode: layers.OpcodeRCRDMAWriteOnly})
 	}
 	var buf bytes.Buffer
-	require.NoError(t, trace.Write(&buf, rep, []trace.Source{{Name: "a.pcap", Collector: c}}, trace.Limits{Events: 100}))
+	require.NoError(t, trace.Write(&buf, rep, []trace.Source{{Name: "a.pcap", Collector: c}}, nil, trace.Limits{Events: 100}))
 	var tr struct {
 		TraceEvents []struct {
 			event
