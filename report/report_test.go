@@ -3,6 +3,11 @@ package report_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -56,4 +61,38 @@ func TestCSVText(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, report.CSVText(tc.in), "%q", tc.in)
 	}
+}
+
+// TestConnectionsTunnel: a connection whose REQ arrived in a tunnel that
+// keys flows names it in the connections table, as its flows do in
+// theirs (two tenants' connections of the same addresses are told
+// apart). The oracle is roce-synth's truth: the VXLAN VNI it wrapped the
+// capture's frames in, inside an ERSPAN III mirror.
+func TestConnectionsTunnel(t *testing.T) {
+	const file = "../testdata/erspan3_vxlan.pcap"
+	b, err := os.ReadFile(file + ".truth.json")
+	require.NoError(t, err)
+	var truth struct {
+		Encapsulation struct {
+			Tunnels []struct {
+				Kind string `json:"kind"`
+				ID   uint32 `json:"id"`
+			} `json:"tunnels"`
+		} `json:"encapsulation"`
+	}
+	require.NoError(t, json.Unmarshal(b, &truth))
+	vni := ""
+	for _, tn := range truth.Encapsulation.Tunnels {
+		if tn.Kind == "vxlan" {
+			vni = fmt.Sprintf("vxlan VNI %d", tn.ID)
+		}
+	}
+	require.NotEmpty(t, vni)
+	var out bytes.Buffer
+	require.NoError(t, report.WriteText(&out, reportOf(t, file), report.TextOptions{}))
+	lines := strings.Split(out.String(), "\n")
+	at := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "Connections") })
+	require.GreaterOrEqual(t, at, 0)
+	assert.True(t, strings.HasSuffix(strings.TrimSpace(lines[at+1]), "TUNNEL"), lines[at+1])
+	assert.True(t, strings.HasSuffix(strings.TrimSpace(lines[at+2]), vni), lines[at+2])
 }

@@ -131,6 +131,15 @@ func (t *textWriter) report(rep *analyze.Report) {
 		fmt.Fprintln(w)
 		p.Bold.Fprintln(w, connectionsTitle(rep.Connections))
 		header := []cell{{text: "#", left: true}, {text: "TRANSPORT", left: true}, {text: "REQUESTER", left: true}, {text: "QPN"}, {text: "SENDS FROM PSN"}, {text: ""}, {text: "RESPONDER", left: true}, {text: "QPN"}, {text: "SENDS FROM PSN"}, {text: "MTU"}, {text: "STATE", left: true}}
+		// Two tenants' connections of the same addresses and CommIDs are
+		// told apart by their tunnel, as their flows are.
+		tunneled := false
+		for i := range rep.Connections {
+			tunneled = tunneled || rep.Connections[i].Tunnel != nil
+		}
+		if tunneled {
+			header = append(header, cell{text: "TUNNEL", left: true})
+		}
 		p.table(w, "  ", header, len(rep.Connections), func(i int, row []cell) []cell {
 			cn := &rep.Connections[i]
 			state := cell{text: cn.State, left: true, c: p.Green}
@@ -143,12 +152,16 @@ func (t *textWriter) report(rep *analyze.Report) {
 			case analyze.StateInferred: // no CM message said these
 				state.c, reqPSN, respPSN, mtu = nil, "-", "-", "-"
 			}
-			return append(row,
+			row = append(row,
 				cell{text: fmt.Sprint(cn.ID), left: true}, cell{text: strOrUnknown(cn.Transport), left: true},
 				cell{text: endpointAddr(cn.Requester), left: true}, cell{text: qpOrUnknown(cn.Requester.QPN)}, cell{text: reqPSN},
 				cell{text: "↔"},
 				cell{text: endpointAddr(cn.Responder), left: true}, cell{text: qpOrUnknown(cn.Responder.QPN)}, cell{text: respPSN},
 				cell{text: mtu}, state)
+			if tunneled {
+				row = append(row, cell{text: cn.Tunnel.String(), left: true})
+			}
+			return row
 		})
 		for _, cn := range rep.Connections {
 			if cn.State == analyze.StateInferred {
