@@ -80,7 +80,7 @@ func FuzzParquetExport(f *testing.F) {
 		require.NoError(t, pw.Close())
 		rp := a.Finish()
 		const capName = "run: "
-		require.NoError(t, export.WriteReport(dir, capName+name, name, rp))
+		require.NoError(t, export.WriteReport(dir, capName+name, name, rp, nil))
 
 		got := exporttest.ReadRows(t, filepath.Join(dir, export.PacketsFile(0, 0)), exporttest.PacketColumns...)
 		require.Len(t, got, len(rows), "packets rows")

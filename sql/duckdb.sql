@@ -48,3 +48,28 @@ SELECT regexp_extract(filename, '([^/]+)/[^/]+$', 1) AS capture,
        t.capture AS inputs,
        * EXCLUDE (filename, capture)
 FROM read_parquet('*/pause.parquet', filename = true, union_by_name = true) AS t;
+
+-- The NCCL collectives each export saw (collectives.parquet), their links
+-- and their ranks' arrivals: each host's export holds its own partial
+-- view of every collective (sql/slow_collectives.sql joins them).
+CREATE OR REPLACE VIEW collectives AS
+SELECT regexp_extract(filename, '([^/]+)/[^/]+$', 1) AS capture,
+       t.capture AS inputs,
+       * EXCLUDE (filename, capture),
+       epoch_ns(t.start) AS start_ns,
+       epoch_ns(t."end") AS end_ns
+FROM read_parquet('*/collectives.parquet', filename = true, union_by_name = true) AS t;
+
+CREATE OR REPLACE VIEW collective_links AS
+SELECT regexp_extract(filename, '([^/]+)/[^/]+$', 1) AS capture,
+       t.capture AS inputs,
+       * EXCLUDE (filename, capture)
+FROM read_parquet('*/collective_links.parquet', filename = true, union_by_name = true) AS t;
+
+CREATE OR REPLACE VIEW collective_arrivals AS
+SELECT regexp_extract(filename, '([^/]+)/[^/]+$', 1) AS capture,
+       t.capture AS inputs,
+       * EXCLUDE (filename, capture),
+       epoch_ns(t.first_cts) AS first_cts_ns,
+       epoch_ns(t.first_data) AS first_data_ns
+FROM read_parquet('*/collective_arrivals.parquet', filename = true, union_by_name = true) AS t;

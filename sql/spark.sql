@@ -31,6 +31,12 @@ CREATE OR REPLACE TEMPORARY VIEW findings_parquet
 USING parquet OPTIONS (path '*/findings.parquet', mergeSchema 'true');
 CREATE OR REPLACE TEMPORARY VIEW pause_parquet
 USING parquet OPTIONS (path '*/pause.parquet', mergeSchema 'true');
+CREATE OR REPLACE TEMPORARY VIEW collectives_parquet
+USING parquet OPTIONS (path '*/collectives.parquet', mergeSchema 'true');
+CREATE OR REPLACE TEMPORARY VIEW collective_links_parquet
+USING parquet OPTIONS (path '*/collective_links.parquet', mergeSchema 'true');
+CREATE OR REPLACE TEMPORARY VIEW collective_arrivals_parquet
+USING parquet OPTIONS (path '*/collective_arrivals.parquet', mergeSchema 'true');
 
 CREATE OR REPLACE TEMPORARY VIEW packets AS
 SELECT regexp_extract(input_file_name(), '([^/]+)/[^/]+$', 1) AS capture,
@@ -88,3 +94,31 @@ SELECT regexp_extract(input_file_name(), '([^/]+)/[^/]+$', 1) AS capture,
        src_mac, kind, priority, frames, xoff_frames, xon_frames, quanta,
        paused_ns, longest_pause_ns, link_speed_bps
 FROM pause_parquet;
+
+CREATE OR REPLACE TEMPORARY VIEW collectives AS
+SELECT regexp_extract(input_file_name(), '([^/]+)/[^/]+$', 1) AS capture,
+       capture AS inputs,
+       index, kind, algorithm, protocol, size_bytes,
+       timestamp_micros(start div 1000) AS start,
+       timestamp_micros(`end` div 1000) AS `end`,
+       duration_ns, busy_ns, algbw_bps, busbw_bps,
+       straggler_rank, straggler_kind, straggler_late_ns,
+       straggler_receiver_rank, straggler_why,
+       start AS start_ns, `end` AS end_ns
+FROM collectives_parquet;
+
+CREATE OR REPLACE TEMPORARY VIEW collective_links AS
+SELECT regexp_extract(input_file_name(), '([^/]+)/[^/]+$', 1) AS capture,
+       capture AS inputs,
+       index, sender_rank, receiver_rank, bytes, messages, steps
+FROM collective_links_parquet;
+
+CREATE OR REPLACE TEMPORARY VIEW collective_arrivals AS
+SELECT regexp_extract(input_file_name(), '([^/]+)/[^/]+$', 1) AS capture,
+       capture AS inputs,
+       index, rank,
+       timestamp_micros(first_cts div 1000) AS first_cts,
+       timestamp_micros(first_data div 1000) AS first_data,
+       late_ns,
+       first_cts AS first_cts_ns, first_data AS first_data_ns
+FROM collective_arrivals_parquet;

@@ -9,6 +9,7 @@ import (
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/capture"
 	"github.com/roce-dissect/roce-dissect/internal/export"
+	"github.com/roce-dissect/roce-dissect/nccl"
 )
 
 // exporter returns the function that feeds a frame to a, and with
@@ -92,10 +93,11 @@ func exportNames(files []string) (capture, file string) {
 }
 
 // exportReport writes the flows, connections, findings and pause tables
-// of the run's report; it reports a failure on stderr and returns false.
-func (r *runner) exportReport(files []string, rep *analyze.Report) bool {
+// of the run's report, and the collectives tables of its NCCL traffic
+// (res); it reports a failure on stderr and returns false.
+func (r *runner) exportReport(files []string, rep *analyze.Report, res *nccl.Result) bool {
 	capture, file := exportNames(files)
-	if err := export.WriteReport(r.exp.Dir(), capture, file, rep); err != nil {
+	if err := export.WriteReport(r.exp.Dir(), capture, file, rep, res); err != nil {
 		fmt.Fprintf(r.stderr, "roce-dissect: --export %s: %v\n", r.cfg.export, err)
 		r.exportFailed.Store(true)
 		return false
@@ -116,6 +118,7 @@ func (r *runner) streamExport(res fileResult) error {
 	}
 	s := res.stream
 	rw.Head(s.Head())
+	rw.NCCL(ncclResult([]fileResult{res}, nil))
 	keep := r.keepFlows()
 	var f analyze.Flow
 	for r.nextFlow(s, keep, &f) {

@@ -67,7 +67,8 @@ func TestExportFileHazards(t *testing.T) {
 			return [][]string{{"-o", "parquet", "--export", dir, ud, ib}, {"-o", "parquet", "--export", dir, ud}}
 		}, func(t *testing.T, base string, code int, stderr string) {
 			assert.Equal(t, 0, code, stderr)
-			assert.Equal(t, []string{"connections.parquet", "findings.parquet", "flows.parquet", export.PacketsFile(0, 0), "pause.parquet"}, dirNames(t, filepath.Join(base, "x")))
+			assert.Equal(t, []string{"collective_arrivals.parquet", "collective_links.parquet", "collectives.parquet",
+				"connections.parquet", "findings.parquet", "flows.parquet", export.PacketsFile(0, 0), "pause.parquet"}, dirNames(t, filepath.Join(base, "x")))
 		}},
 		{"DIR cannot be made", func(t *testing.T, base string) [][]string {
 			require.NoError(t, os.WriteFile(filepath.Join(base, "file"), nil, 0o644))

@@ -2,8 +2,10 @@ package cli_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/roce-dissect/roce-dissect/internal/export/exporttest"
+	"github.com/roce-dissect/roce-dissect/internal/synth/ncclsynth"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -134,6 +137,90 @@ func checkExportReadBack(t *testing.T, file, jobs string) {
 	checkTableReadBack(t, dir, "findings", r["findings"].([]any), func(i int, w, g map[string]any) {
 		checkFindingRow(t, file, i, w, g)
 	})
+	checkCollectiveTables(t, dir, filepath.Base(file), r)
+}
+
+// checkCollectiveTables compares the collectives, collective_links and
+// collective_arrivals tables in dir with the JSON report r's
+// nccl.collectives, their links and arrivals (none: empty tables), each
+// row's capture column naming capture.
+func checkCollectiveTables(t *testing.T, dir, capture string, r map[string]any) {
+	t.Helper()
+	colls := asList(get(r, "nccl", "collectives"))
+	var links, arrivals []any
+	for _, c := range colls {
+		c := c.(map[string]any)
+		for _, sub := range []struct {
+			key  string
+			rows *[]any
+		}{{"links", &links}, {"arrivals", &arrivals}} {
+			for _, x := range asList(c[sub.key]) {
+				row := maps.Clone(x.(map[string]any))
+				row["index"] = c["index"]
+				*sub.rows = append(*sub.rows, row)
+			}
+		}
+	}
+	checkTableReadBack(t, dir, "collectives", colls, func(i int, w, g map[string]any) {
+		for _, k := range []string{"index", "kind", "algorithm", "protocol", "size_bytes", "start", "end",
+			"duration_ns", "busy_ns", "algbw_bps", "busbw_bps"} {
+			assert.Equal(t, w[k], g[k], "collective %d: %s", i, k)
+		}
+		s, _ := w["straggler"].(map[string]any)
+		for k, col := range map[string]string{"rank": "straggler_rank", "kind": "straggler_kind", "late_ns": "straggler_late_ns",
+			"receiver_rank": "straggler_receiver_rank", "why": "straggler_why"} {
+			assert.Equal(t, s[k], g[col], "collective %d: %s", i, col)
+		}
+		assert.Equal(t, capture, g["capture"], "collective %d", i)
+	})
+	checkTableReadBack(t, dir, "collective_links", links, func(i int, w, g map[string]any) {
+		for _, k := range []string{"index", "sender_rank", "receiver_rank", "bytes", "messages", "steps"} {
+			assert.Equal(t, w[k], g[k], "link %d: %s", i, k)
+		}
+		assert.Equal(t, capture, g["capture"], "link %d", i)
+	})
+	checkTableReadBack(t, dir, "collective_arrivals", arrivals, func(i int, w, g map[string]any) {
+		for _, k := range []string{"index", "rank", "first_cts", "first_data", "late_ns"} {
+			assert.Equal(t, w[k], g[k], "arrival %d: %s", i, k)
+		}
+		assert.Equal(t, capture, g["capture"], "arrival %d", i)
+	})
+}
+
+// TestExportCollectives: the collectives tables of a roce-synth nccl job
+// with a host-late rank, read back with Arrow, hold the JSON report's
+// nccl collectives, links and arrivals: each host's capture exported
+// alone (-o parquet, written while the report is built) and the job's
+// captures together as capture points (--export with -o json).
+func TestExportCollectives(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "job")
+	var out, errb bytes.Buffer
+	require.Zero(t, ncclsynth.Run([]string{"-o", prefix, "--nanos", "--ranks", "3", "--gap", "20ms", "--host-late", "1=2ms",
+		"--coll", "all_reduce:1M,all_gather:768K"}, &out, &errb), errb.String())
+	files, err := filepath.Glob(prefix + ".rank*.pcap")
+	require.NoError(t, err)
+	require.Len(t, files, 3)
+	n := 0
+	for _, in := range append([][]string{files}, [][]string{{files[0]}, {files[1]}, {files[2]}}...) {
+		t.Run(fmt.Sprint(len(in), " files"), func(t *testing.T) {
+			exp := t.TempDir()
+			args := []string{"-o", "parquet", "--export", exp}
+			if len(in) > 1 {
+				args = []string{"-o", "json", "--export", exp}
+			}
+			code, _, errs := run(t, nil, append(args, in...)...)
+			require.Equal(t, 0, code, errs)
+			code, rep, errs := run(t, nil, append([]string{"-o", "json"}, in...)...)
+			require.Equal(t, 0, code, errs)
+			var r map[string]any
+			require.NoError(t, json.Unmarshal([]byte(rep), &r))
+			n += len(asList(get(r, "nccl", "collectives")))
+			checkCollectiveTables(t, exp, strings.Join(in, " "), r) // the files as named
+
+		})
+	}
+	assert.Equal(t, 2*4, n, "collectives compared: 2 in each view")
 }
 
 // checkTableReadBack reads table (table.parquet) in dir, requires as
@@ -316,7 +403,8 @@ func TestExportStreamedTables(t *testing.T) {
 			require.Equal(t, 0, code, errs)
 			code, _, errs = run(t, nil, append(append([]string{"-o", "json", "--export", whole}, sel...), file)...)
 			require.Equal(t, 0, code, errs)
-			for _, table := range []string{"flows.parquet", "connections.parquet", "findings.parquet", "pause.parquet"} {
+			for _, table := range []string{"flows.parquet", "connections.parquet", "findings.parquet", "pause.parquet",
+				"collectives.parquet", "collective_links.parquet", "collective_arrivals.parquet"} {
 				w := readParquet(t, filepath.Join(whole, table))
 				n += len(w)
 				assert.Equal(t, w, readParquet(t, filepath.Join(streamed, table)), "%s %v: %s", file, sel, table)

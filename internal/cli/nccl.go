@@ -18,11 +18,12 @@ type ncclCollectors struct {
 	cs []*nccl.Collector
 }
 
-// observeNCCL sets o.Observer for the reports that show NCCL's traffic
-// (text and JSON): each Analyzer made with o gets a collector of its own,
-// which the returned set holds (nil for other outputs).
+// observeNCCL sets o.Observer for the outputs that show NCCL's traffic
+// (text, JSON and --export's collectives tables): each Analyzer made with
+// o gets a collector of its own, which the returned set holds (nil for
+// other outputs).
 func (r *runner) observeNCCL(o *analyze.Options) *ncclCollectors {
-	if r.cfg.output != "text" && r.cfg.output != "json" {
+	if r.cfg.output != "text" && r.cfg.output != "json" && r.cfg.export == "" {
 		return nil
 	}
 	set := &ncclCollectors{}

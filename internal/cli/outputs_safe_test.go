@@ -169,7 +169,7 @@ func TestExportKeptWhole(t *testing.T) {
 			code, _, stderr := run(t, nil, "--export", dir, before)
 			require.Equal(t, cli.ExitOK, code, stderr)
 			last := dirTree(t, dir)
-			require.Len(t, last, 5)
+			require.Len(t, last, 8)
 			tc.prepare(t, dir)
 
 			var ctx context.Context = context.Background()
@@ -206,7 +206,7 @@ func TestOutputsFullDisk(t *testing.T) {
 	code, _, stderr := run(t, nil, append(outputFlags(dir), before)...)
 	require.Equal(t, cli.ExitOK, code, stderr)
 	last := dirTree(t, dir)
-	require.Len(t, last, 3+1+5)
+	require.Len(t, last, 3+1+8)
 
 	code, stderr = runLimited(t, 2048, append(outputFlags(dir), after)...)
 	assert.Equal(t, cli.ExitDamaged, code)

@@ -224,7 +224,7 @@ func (r *runner) writeOutputs(files []string, results []fileResult, merged *anal
 	}
 	merged = r.filter(merged)
 	var err error
-	if r.cfg.export != "" && !r.exportReport(results[0].exportFiles(files), merged) {
+	if r.cfg.export != "" && !r.exportReport(results[0].exportFiles(files), merged, ncclResult(results, pts)) {
 		status = ExitDamaged
 	}
 	switch r.cfg.output {

@@ -47,7 +47,7 @@ var packetsName = regexp.MustCompile(`^packets-[0-9]{5}-[0-9]{3}\.parquet$`)
 // isOutputName says whether name is one an export writes.
 func isOutputName(name string) bool {
 	switch name {
-	case FlowsFile, ConnectionsFile, FindingsFile, PauseFile:
+	case FlowsFile, ConnectionsFile, FindingsFile, PauseFile, CollectivesFile, CollectiveLinksFile, CollectiveArrivalsFile:
 		return true
 	}
 	return packetsName.MatchString(name)

@@ -52,9 +52,9 @@ func TestExportFullDisk(t *testing.T) {
 		{"packets, nothing written", 0, func(dir string) error { return writePackets(dir, ps) }, nil},
 		{"packets, after its header", 100, func(dir string) error { return writePackets(dir, ps) }, nil},
 		{"packets, after row groups", 3 << 20, func(dir string) error { return writePackets(dir, ps) }, nil},
-		{"report tables, nothing written", 0, func(dir string) error { return WriteReport(dir, "c.pcap", "c.pcap", rep) }, nil},
-		{"report tables, all but the flows fit", 20000, func(dir string) error { return WriteReport(dir, "c.pcap", "c.pcap", rep) },
-			[]string{ConnectionsFile, FindingsFile, PauseFile}},
+		{"report tables, nothing written", 0, func(dir string) error { return WriteReport(dir, "c.pcap", "c.pcap", rep, nil) }, nil},
+		{"report tables, all but the flows fit", 20000, func(dir string) error { return WriteReport(dir, "c.pcap", "c.pcap", rep, nil) },
+			[]string{CollectiveArrivalsFile, CollectiveLinksFile, CollectivesFile, ConnectionsFile, FindingsFile, PauseFile}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

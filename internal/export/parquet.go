@@ -1,6 +1,7 @@
 // Package export writes an analysis as Parquet tables (docs/parquet.md):
 // packets (one row per RDMA packet, written as the packets are fed),
-// flows, connections, findings and pause (written from the report). Columns are
+// flows, connections, findings and pause (written from the report), and the
+// NCCL collectives, their links and arrivals (nccl.Result). Columns are
 // Snappy-compressed (zstd cost several times the analysis; docs/parquet.md); strings that repeat (addresses, opcode names, kinds)
 // are dictionary-encoded.
 package export
@@ -13,6 +14,7 @@ import (
 
 	"github.com/roce-dissect/roce-dissect/analyze"
 	"github.com/roce-dissect/roce-dissect/internal/filename"
+	"github.com/roce-dissect/roce-dissect/nccl"
 )
 
 // Table file names in the export directory. Packets go to one file per
@@ -22,6 +24,12 @@ const (
 	ConnectionsFile = "connections.parquet"
 	FindingsFile    = "findings.parquet"
 	PauseFile       = "pause.parquet"
+	// CollectivesFile, CollectiveLinksFile and CollectiveArrivalsFile
+	// hold the NCCL collectives (nccl.Result's), their links and their
+	// ranks' arrivals.
+	CollectivesFile        = "collectives.parquet"
+	CollectiveLinksFile    = "collective_links.parquet"
+	CollectiveArrivalsFile = "collective_arrivals.parquet"
 )
 
 // PacketsFile is the name of the packets file of an export for part part
@@ -258,17 +266,69 @@ type PauseRow struct {
 	LinkSpeedBps   float64 `parquet:"link_speed_bps"`
 }
 
+// CollectiveRow is one row of the collectives table: one NCCL collective
+// (nccl.Collective, the JSON report's nccl.collectives), its straggler's
+// columns null when none stands out.
+type CollectiveRow struct {
+	Capture    string   `parquet:"capture,dict"`
+	Index      int32    `parquet:"index"`
+	Kind       string   `parquet:"kind,dict"`
+	Algorithm  string   `parquet:"algorithm,dict"`
+	Protocol   string   `parquet:"protocol,dict"`
+	SizeBytes  *uint64  `parquet:"size_bytes,optional"`
+	Start      int64    `parquet:"start,timestamp(nanosecond:local)"`
+	End        int64    `parquet:"end,timestamp(nanosecond:local)"`
+	DurationNs int64    `parquet:"duration_ns"`
+	BusyNs     *int64   `parquet:"busy_ns,optional"`
+	AlgBWBps   *float64 `parquet:"algbw_bps,optional"`
+	BusBWBps   *float64 `parquet:"busbw_bps,optional"`
+	// StragglerRank … StragglerWhy are the JSON straggler's rank, kind,
+	// late_ns, receiver_rank (a link's) and why.
+	StragglerRank         *int32  `parquet:"straggler_rank,optional"`
+	StragglerKind         *string `parquet:"straggler_kind,optional,dict"`
+	StragglerLateNs       *int64  `parquet:"straggler_late_ns,optional"`
+	StragglerReceiverRank *int32  `parquet:"straggler_receiver_rank,optional"`
+	StragglerWhy          *string `parquet:"straggler_why,optional"`
+}
+
+// CollectiveLinkRow is one row of the collective_links table: one
+// sender rank's data to one receiver rank in collective Index
+// (nccl.Link); a rank is null when unknown.
+type CollectiveLinkRow struct {
+	Capture      string `parquet:"capture,dict"`
+	Index        int32  `parquet:"index"`
+	SenderRank   *int32 `parquet:"sender_rank,optional"`
+	ReceiverRank *int32 `parquet:"receiver_rank,optional"`
+	Bytes        uint64 `parquet:"bytes"`
+	Messages     uint64 `parquet:"messages"`
+	Steps        uint64 `parquet:"steps"`
+}
+
+// CollectiveArrivalRow is one row of the collective_arrivals table: when
+// Rank joined collective Index (nccl.Arrival); each figure null as the
+// JSON's.
+type CollectiveArrivalRow struct {
+	Capture   string `parquet:"capture,dict"`
+	Index     int32  `parquet:"index"`
+	Rank      int32  `parquet:"rank"`
+	FirstCTS  *int64 `parquet:"first_cts,optional,timestamp(nanosecond:local)"`
+	FirstData *int64 `parquet:"first_data,optional,timestamp(nanosecond:local)"`
+	LateNs    *int64 `parquet:"late_ns,optional"`
+}
+
 // WriteReport writes the flows, connections, findings and pause tables
-// of rep to dir, through a ReportWriter. capture names the run's input
+// of rep, and the collectives tables of res (nil: no NCCL traffic), to
+// dir, through a ReportWriter. capture names the run's input
 // (its file, or files) in every row; file names the capture in findings
 // of a one-file run (several files' findings carry their own). The names
 // are written as valid UTF-8 (filename.UTF8), as JSON writes them.
-func WriteReport(dir, capture, file string, rep *analyze.Report) error {
+func WriteReport(dir, capture, file string, rep *analyze.Report, res *nccl.Result) error {
 	rw, err := NewReportWriter(dir, capture, file)
 	if err != nil {
 		return err
 	}
 	rw.Head(rep)
+	rw.NCCL(res)
 	for i := range rep.Flows {
 		rw.Flow(&rep.Flows[i])
 	}
@@ -348,6 +408,39 @@ func flowRow(capture string, f *analyze.Flow) FlowRow {
 		r.TunnelKind, r.TunnelID, r.TunnelIDName = &t.Kind, &t.ID, &t.IDName
 	}
 	return r
+}
+
+// collectiveRow is c's row of the collectives table.
+func collectiveRow(capture string, c *nccl.Collective) CollectiveRow {
+	r := CollectiveRow{
+		Capture: capture, Index: int32(c.Index), Kind: c.Kind, Algorithm: c.Algorithm, Protocol: c.Protocol,
+		SizeBytes: c.SizeBytes, Start: unixNano(c.Start), End: unixNano(c.End), DurationNs: c.DurationNs,
+		BusyNs: c.BusyNs, AlgBWBps: c.AlgBWBps, BusBWBps: c.BusBWBps,
+	}
+	if s := c.Straggler; s != nil {
+		r.StragglerRank, r.StragglerKind, r.StragglerLateNs = ptr(int32(s.Rank)), &s.Kind, &s.LateNs
+		r.StragglerReceiverRank = rank32(s.ReceiverRank)
+		if s.Why != "" {
+			r.StragglerWhy = &s.Why
+		}
+	}
+	return r
+}
+
+// rank32 is rank as an int32 column, nil for nil.
+func rank32(rank *int) *int32 {
+	if rank == nil {
+		return nil
+	}
+	return ptr(int32(*rank))
+}
+
+// timeNano is *t as unixNano, nil for nil.
+func timeNano(t *time.Time) *int64 {
+	if t == nil {
+		return nil
+	}
+	return ptr(unixNano(*t))
 }
 
 func pauseRow(capture string, linkSpeedBps float64, p *analyze.Pause) PauseRow {

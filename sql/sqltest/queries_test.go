@@ -82,13 +82,14 @@ func TestSparkViewsMatchDuckDB(t *testing.T) {
 	for _, v := range views {
 		names = append(names, v[1])
 	}
-	require.Equal(t, []string{"packets", "flows", "connections", "findings", "pause"}, names)
+	require.Equal(t, []string{"packets", "flows", "connections", "findings", "pause",
+		"collectives", "collective_links", "collective_arrivals"}, names)
 	for _, v := range views {
 		t.Run(v[1], func(t *testing.T) {
 			var cols []string
 			for _, item := range splitTop(v[2]) {
 				f := strings.Fields(item)
-				cols = append(cols, f[len(f)-1]) // "expr AS name" or "name"
+				cols = append(cols, strings.Trim(f[len(f)-1], "`")) // "expr AS name" or "name", quoted or not
 			}
 			res, err := query(t, conn, "DESCRIBE "+v[1])
 			require.NoError(t, err)
