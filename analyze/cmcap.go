@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 	"time"
+
+	"github.com/roce-dissect/roce-dissect/analyze/internal/conn"
 )
 
 // The CM connection table is bounded like the flow table: a REQ with a new
@@ -20,20 +22,10 @@ import (
 // A REP for a connection that already has one changes nothing (a
 // retransmitted REP repeats it; one with another CommID or QPN collides
 // with it), so a REP flood grows no state. CM messages beyond what the
-// connections explain are a cm_flood finding.
+// connections explain are a cm_flood finding (conn.Flooded).
 
-const (
-	// defaultMaxConnections is the default Options.MaxConnections.
-	defaultMaxConnections = 100_000
-	// cmMessagesPerConnection is the most CM messages one connection
-	// explains: REQ, MRA, REP, RTU, DREQ and DREP, each sent up to 16 times
-	// (Linux's max_cm_retries is 15), rounded up.
-	cmMessagesPerConnection = 100
-	// cmFloodSlack is how many CM messages a capture may hold beyond
-	// cmMessagesPerConnection × connections before they are a flood
-	// (messages whose REQ was before the capture).
-	cmFloodSlack = 1024
-)
+// defaultMaxConnections is the default Options.MaxConnections.
+const defaultMaxConnections = 100_000
 
 // cmStats counts what the CM table saw and what it did not keep.
 type cmStats struct {
@@ -74,8 +66,7 @@ func (a *Analyzer) countCM(p *Packet) {
 // cmFlood reports whether the CM messages outnumber what the connections
 // (tracked and refused) explain.
 func (a *Analyzer) cmFlood() bool {
-	conns := uint64(len(a.conns.list)) + a.capture.ConnectionsDropped
-	return a.conns.stats.messages > cmMessagesPerConnection*conns+cmFloodSlack
+	return conn.Flooded(a.conns.stats.messages, uint64(len(a.conns.list))+a.capture.ConnectionsDropped)
 }
 
 // maxOrphans is how many CM messages without their REQ are kept.
@@ -93,7 +84,7 @@ func (a *Analyzer) cmFindings() []Finding {
 	if s.floodAt != 0 {
 		conns := uint64(len(a.conns.list)) + a.capture.ConnectionsDropped
 		out = append(out, Finding{Frame: s.floodAt, Time: s.floodT, Kind: KindCMFlood, Severity: SeverityWarning, File: a.opts.File,
-			Detail: fmt.Sprintf("CM flood: %d CM messages for %d connections (retries explain at most %d per connection); %d of them changed nothing", s.messages, conns, cmMessagesPerConnection, s.ignored)})
+			Detail: fmt.Sprintf("CM flood: %d CM messages for %d connections (retries explain at most %d per connection); %d of them changed nothing", s.messages, conns, conn.MessagesPerConnection, s.ignored)})
 	}
 	return out
 }

@@ -115,7 +115,8 @@
 //     what a shard records), combine.go (combineShards: every report,
 //     of one shard or several), shardcm.go
 //     (CommIDs, connection numbers and the CM flood across shards),
-//     shardcmlog.go (a shard's CM messages, compactly, for the flood),
+//     package analyze/internal/conn (a shard's CM messages, compactly,
+//     and the flood rule over them all in frame order),
 //     shardcap.go (the caps when shards share a budget), shardcut.go
 //     (tool-cut frames replayed over the shards).
 //

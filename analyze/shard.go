@@ -5,6 +5,8 @@ import (
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
+
+	"github.com/roce-dissect/roce-dissect/analyze/internal/conn"
 )
 
 // Sharding a capture by host pair.
@@ -51,10 +53,10 @@ type shardFeed struct {
 
 	// Capture-wide decisions a shard makes with only its own frames,
 	// replayed by combineShards in frame order over all shards.
-	cm       cmLog    // every CM message from shared.logFrom on (shardcmlog.go)
-	pre      cmCounts // the CM messages before it: one shard's
-	preLast  bool     // the last CM message noted was counted in pre
-	logging  bool     // the CM messages are logged
+	cm       conn.Log    // every CM message from shared.logFrom on
+	pre      conn.Counts // the CM messages before it: one shard's
+	preLast  bool        // the last CM message noted was counted in pre
+	logging  bool        // the CM messages are logged
 	shared   *shardShared
 	short    []shortRun // the RDMA frames shorter than their length fields (shardcut.go)
 	whole    []wholeRec // each RDMA frame captured whole longer than all before it
@@ -111,7 +113,7 @@ func (s *shardFeed) logFrom() uint64 {
 	return s.shared.logFrom.Load()
 }
 
-// noteCM records a CM message: logs it (cmLog), or counts it while one
+// noteCM records a CM message: logs it (conn.Log), or counts it while one
 // shard has had every frame (shardShared.logFrom).
 func (s *shardFeed) noteCM(p *Packet) {
 	if !s.replay {
@@ -119,15 +121,15 @@ func (s *shardFeed) noteCM(p *Packet) {
 	}
 	if !s.logging {
 		if from := s.logFrom(); from == 0 || p.Frame < from {
-			s.pre.msgs++
+			s.pre.Msgs++
 			s.preLast = true
 			return
 		}
 		s.logging = true
 	}
 	s.preLast = false
-	if s.room(s.cm.n) {
-		s.cm.add(p.Frame, p.Time)
+	if s.room(s.cm.Len()) {
+		s.cm.Add(p.Frame, p.Time)
 	}
 }
 
@@ -137,9 +139,9 @@ func (s *shardFeed) noteConnGrew() {
 	switch {
 	case !s.replay:
 	case s.preLast:
-		s.pre.grew++
+		s.pre.Grew++
 	default:
-		s.cm.markGrew()
+		s.cm.MarkGrew()
 	}
 }
 

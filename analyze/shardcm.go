@@ -2,10 +2,11 @@ package analyze
 
 import (
 	"cmp"
-	"container/heap"
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/roce-dissect/roce-dissect/analyze/internal/conn"
 )
 
 // The CM across shards: CommIDs must not tie host pairs of two shards
@@ -120,63 +121,17 @@ func replayFlood(parts []*Report) (uint64, time.Time) {
 	// Before the logs begin (shardShared.logFrom) one shard had every
 	// frame: its flood then is the capture's, and its counts are where
 	// the replay starts.
-	var messages, conns uint64
-	for _, p := range parts {
+	var from conn.Counts
+	logs := make([]*conn.Log, len(parts))
+	for i, p := range parts {
 		f := p.shard.feed
-		from := f.logFrom()
-		if st := p.shard.cmStats; st.floodAt != 0 && (from == 0 || st.floodAt < from) {
+		start := f.logFrom()
+		if st := p.shard.cmStats; st.floodAt != 0 && (start == 0 || st.floodAt < start) {
 			return st.floodAt, st.floodT
 		}
-		messages, conns = messages+f.pre.msgs, conns+f.pre.grew
+		from.Msgs, from.Grew = from.Msgs+f.pre.Msgs, from.Grew+f.pre.Grew
+		logs[i] = &f.cm
 	}
-	// Each shard's messages are in frame order: merged as they come
-	// through a heap of the shards' next messages, with no list of them
-	// all.
-	var next cmHeads
-	for _, p := range parts {
-		it := p.shard.feed.cm.iter()
-		if e, ok := it.next(); ok {
-			next = append(next, cmHead{it: it, e: e})
-		}
-	}
-	heap.Init(&next)
-	for len(next) > 0 {
-		h := &next[0]
-		e := h.e
-		messages++
-		if messages > cmMessagesPerConnection*conns+cmFloodSlack {
-			return e.frame, e.t
-		}
-		if e.grew {
-			conns++
-		}
-		if e, ok := h.it.next(); ok {
-			h.e = e
-			heap.Fix(&next, 0)
-		} else {
-			heap.Pop(&next)
-		}
-	}
-	return 0, time.Time{}
-}
-
-// cmHead is a shard's next CM message in replayFlood, and the iterator of
-// its messages.
-type cmHead struct {
-	it cmIter
-	e  cmEvent
-}
-
-// cmHeads is a min-heap of cmHead by frame (container/heap).
-type cmHeads []cmHead
-
-func (h cmHeads) Len() int           { return len(h) }
-func (h cmHeads) Less(i, j int) bool { return h[i].e.frame < h[j].e.frame }
-func (h cmHeads) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *cmHeads) Push(x any)        { *h = append(*h, x.(cmHead)) }
-func (h *cmHeads) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	e, _ := conn.FirstFlood(from, logs)
+	return e.Frame, e.Time
 }

@@ -59,7 +59,7 @@ func TestShardedFloodLog(t *testing.T) {
 			want, got, s := feedOneAndSharded(t, tc.frames, Options{}, 4)
 			logged := 0
 			for _, a := range s.a { // the shards are done
-				logged += a.shard.cm.n
+				logged += a.shard.cm.Len()
 			}
 			var flood uint64
 			for _, fd := range want.Findings {

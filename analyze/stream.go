@@ -1,6 +1,10 @@
 package analyze
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/roce-dissect/roce-dissect/analyze/internal/conn"
+)
 
 // ReportStream is the report of an Analyzer built one flow at a time, for
 // a writer that writes each flow as it comes instead of holding the whole
@@ -236,7 +240,7 @@ func combineShardStreams(parts []*ReportStream, opts Options) (*ReportStream, er
 		next[fr.s]++
 	}
 	for _, h := range heads {
-		h.shard.feed.cm = cmLog{} // replayed (newCombiner): the stream combines them no more
+		h.shard.feed.cm = conn.Log{} // replayed (newCombiner): the stream combines them no more
 	}
 	return &ReportStream{cb: cb, parts: parts, rel: rel}, nil
 }
