@@ -190,7 +190,7 @@ func New(opts Options) *Analyzer {
 	}
 	a.pkt = a.dec.Packet()
 	a.pause = pfc.New(pauseConfig(opts))
-	a.conns.maxOrphans = a.maxOrphans()
+	a.conns.MaxOrphans = a.maxOrphans()
 	a.findings.max = opts.MaxFindings
 	a.shard = &shardFeed{replay: opts.shard, shared: opts.shared}
 	if opts.Observer != nil {

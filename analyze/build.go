@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/roce-dissect/roce-dissect/analyze/internal/conn"
 	"github.com/roce-dissect/roce-dissect/analyze/internal/pfc"
 )
 
@@ -84,7 +85,7 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	}
 	r := &Report{
 		Capture:   a.capture,
-		cmOrphans: append([]cmOrphan(nil), a.conns.orphans...),
+		cmOrphans: append([]conn.Orphan(nil), a.conns.Orphans...),
 		merge:     !stream && !a.opts.NoMerge,
 	}
 	a.wrapped.report(&r.Capture)
@@ -95,11 +96,11 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	// report (release) read those, so that the Analyzer's are let go:
 	// the Analyzer is fed no more, and nothing the report's owner does to
 	// them changes a flow already built.
-	r.Connections = make([]Connection, len(a.conns.list))
-	for i, c := range a.conns.list {
+	r.Connections = make([]Connection, len(a.conns.List))
+	for i, c := range a.conns.List {
 		r.Connections[i] = *c
 		if release {
-			a.conns.list[i] = &r.Connections[i]
+			a.conns.List[i] = &r.Connections[i]
 		}
 	}
 	inferred := a.inferConnections(r)
@@ -279,7 +280,7 @@ func (a *Analyzer) flowReport(f *flowState, move bool, out *Flow) {
 		vals = &flowValues{}
 	}
 	if f.conn >= 0 {
-		vals.conn = a.conns.list[f.conn].ID
+		vals.conn = a.conns.List[f.conn].ID
 		out.Connection = &vals.conn
 	}
 	if f.resp != nil {
@@ -328,7 +329,7 @@ func (a *Analyzer) flowReport(f *flowState, move bool, out *Flow) {
 		out.MTU.Inferred = &vals.mtuInferred
 	}
 	if f.conn >= 0 {
-		if vals.mtuNegotiated = a.conns.list[f.conn].pathMTU(); vals.mtuNegotiated > 0 {
+		if vals.mtuNegotiated = conn.PathMTU(a.conns.List[f.conn]); vals.mtuNegotiated > 0 {
 			out.MTU.Negotiated = &vals.mtuNegotiated
 		}
 	}

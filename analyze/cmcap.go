@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/roce-dissect/roce-dissect/analyze/internal/conn"
 )
@@ -17,7 +16,7 @@ import (
 //   - byComm: at most two CommIDs per connection (its REQ's and its first
 //     REP's);
 //   - byFlow: at most two data flows per connection, bound by its first REP;
-//   - orphans: at most min(maxCMOrphans, MaxConnections).
+//   - orphans: at most min(conn.MaxOrphans, MaxConnections).
 //
 // A REP for a connection that already has one changes nothing (a
 // retransmitted REP repeats it; one with another CommID or QPN collides
@@ -27,27 +26,17 @@ import (
 // defaultMaxConnections is the default Options.MaxConnections.
 const defaultMaxConnections = 100_000
 
-// cmStats counts what the CM table saw and what it did not keep.
-type cmStats struct {
-	messages uint64 // CM messages decoded
-	ignored  uint64 // messages that changed nothing: REPs to an answered connection, orphans beyond the cap
-	first    uint64 // frame of the first REQ refused by the cap
-	firstAt  time.Time
-	floodAt  uint64 // frame of the first CM message past the flood threshold
-	floodT   time.Time
-}
-
 // admitConnection reports whether a REQ with a new CommID may become a
 // connection, and counts it when it may not.
 func (a *Analyzer) admitConnection(p *Packet) bool {
 	t := &a.conns
 	a.shard.noteConnGrew()
-	if len(t.list) < a.opts.MaxConnections && a.opts.connBudget.take() {
+	if len(t.List) < a.opts.MaxConnections && a.opts.connBudget.take() {
 		return true
 	}
 	a.capture.ConnectionsDropped++
-	if t.stats.first == 0 { // capsExact's too
-		t.stats.first, t.stats.firstAt = p.Frame, p.Time
+	if t.Stats.First == 0 { // capsExact's too
+		t.Stats.First, t.Stats.FirstAt = p.Frame, p.Time
 	}
 	return false
 }
@@ -55,36 +44,36 @@ func (a *Analyzer) admitConnection(p *Packet) bool {
 // countCM counts a CM message and notes where the messages first outnumber
 // what the connections explain.
 func (a *Analyzer) countCM(p *Packet) {
-	s := &a.conns.stats
-	s.messages++
+	s := &a.conns.Stats
+	s.Messages++
 	a.shard.noteCM(p)
-	if s.floodAt == 0 && a.cmFlood() {
-		s.floodAt, s.floodT = p.Frame, p.Time
+	if s.FloodAt == 0 && a.cmFlood() {
+		s.FloodAt, s.FloodT = p.Frame, p.Time
 	}
 }
 
 // cmFlood reports whether the CM messages outnumber what the connections
 // (tracked and refused) explain.
 func (a *Analyzer) cmFlood() bool {
-	return conn.Flooded(a.conns.stats.messages, uint64(len(a.conns.list))+a.capture.ConnectionsDropped)
+	return conn.Flooded(a.conns.Stats.Messages, uint64(len(a.conns.List))+a.capture.ConnectionsDropped)
 }
 
 // maxOrphans is how many CM messages without their REQ are kept.
-func (a *Analyzer) maxOrphans() int { return min(maxCMOrphans, a.opts.MaxConnections) }
+func (a *Analyzer) maxOrphans() int { return min(conn.MaxOrphans, a.opts.MaxConnections) }
 
 // cmFindings returns the findings of the CM table's bounds: REQs refused
 // by the connection cap, and a flood of CM messages.
 func (a *Analyzer) cmFindings() []Finding {
 	var out []Finding
-	s := &a.conns.stats
+	s := &a.conns.Stats
 	if n := a.capture.ConnectionsDropped; n > 0 {
-		out = append(out, Finding{Frame: s.first, Time: s.firstAt, Kind: KindConnectionTableFull, Severity: SeverityWarning, File: a.opts.File,
+		out = append(out, Finding{Frame: s.First, Time: s.FirstAt, Kind: KindConnectionTableFull, Severity: SeverityWarning, File: a.opts.File,
 			Detail: fmt.Sprintf("connection table full: %d REQs with a new CommID counted but not tracked (--max-connections %d)", n, a.opts.MaxConnections)})
 	}
-	if s.floodAt != 0 {
-		conns := uint64(len(a.conns.list)) + a.capture.ConnectionsDropped
-		out = append(out, Finding{Frame: s.floodAt, Time: s.floodT, Kind: KindCMFlood, Severity: SeverityWarning, File: a.opts.File,
-			Detail: fmt.Sprintf("CM flood: %d CM messages for %d connections (retries explain at most %d per connection); %d of them changed nothing", s.messages, conns, conn.MessagesPerConnection, s.ignored)})
+	if s.FloodAt != 0 {
+		conns := uint64(len(a.conns.List)) + a.capture.ConnectionsDropped
+		out = append(out, Finding{Frame: s.FloodAt, Time: s.FloodT, Kind: KindCMFlood, Severity: SeverityWarning, File: a.opts.File,
+			Detail: fmt.Sprintf("CM flood: %d CM messages for %d connections (retries explain at most %d per connection); %d of them changed nothing", s.Messages, conns, conn.MessagesPerConnection, s.Ignored)})
 	}
 	return out
 }

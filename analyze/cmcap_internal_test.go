@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/roce-dissect/roce-dissect/analyze/internal/conn"
 	"github.com/roce-dissect/roce-dissect/cm"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
@@ -96,7 +97,7 @@ func TestCMTableBounded(t *testing.T) {
 			cmFlood(a, madFrame(t, hostB, hostA, rep), n, func(i int, b []byte) {
 				binary.BigEndian.PutUint32(b[4:], uint32(i+1)) // RemoteCommID
 			})
-		}, 0, 0, map[Kind]int{KindCMFlood: 1}, 0, 0, min(maxCMOrphans, 1000)},
+		}, 0, 0, map[Kind]int{KindCMFlood: 1}, 0, 0, min(conn.MaxOrphans, 1000)},
 		{"orphans bounded by a small cap", 10, func(a *Analyzer) {
 			cmFlood(a, madFrame(t, hostB, hostA, rep), 100, func(i int, b []byte) {
 				binary.BigEndian.PutUint32(b[4:], uint32(i+1))
@@ -107,11 +108,11 @@ func TestCMTableBounded(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a := New(Options{NoICRC: true, MaxConnections: tt.max})
 			tt.feed(a)
-			assert.Len(t, a.conns.list, tt.conns)
+			assert.Len(t, a.conns.List, tt.conns)
 			assert.Len(t, a.conns.reqAt, tt.conns)
-			assert.LessOrEqual(t, len(a.conns.byComm), tt.maxComm)
+			assert.LessOrEqual(t, a.conns.CommIDs(), tt.maxComm)
 			assert.LessOrEqual(t, len(a.conns.byFlow), tt.maxFlows)
-			assert.Equal(t, tt.maxOrphan, len(a.conns.orphans))
+			assert.Equal(t, tt.maxOrphan, len(a.conns.Orphans))
 			r := a.Finish()
 			assert.Len(t, r.Connections, tt.conns)
 			assert.Equal(t, tt.dropped, r.Capture.ConnectionsDropped)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/roce-dissect/roce-dissect/analyze/internal/conn"
 	"github.com/roce-dissect/roce-dissect/analyze/internal/pfc"
 )
 
@@ -166,7 +167,7 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	for s, p := range parts {
 		for i, c := range p.Connections {
 			if c.State == StateInferred {
-				inferred = append(inferred, connRef{uint64(c.flow), s, i})
+				inferred = append(inferred, connRef{uint64(conn.Flow(&c)), s, i})
 				continue
 			}
 			conns = append(conns, connRef{c.Frames.REQ, s, i})
@@ -194,7 +195,7 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 		}
 		refused := make([]uint64, len(parts))
 		for s, p := range parts {
-			refused[s] = p.shard.cmStats.first
+			refused[s] = p.shard.cmStats.First
 		}
 		if err := capsExact("connections", reqs, refused, opts.MaxConnections); err != nil {
 			errs = append(errs, err)
@@ -212,7 +213,8 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	for k, cr := range conns {
 		c := parts[cr.s].Connections[cr.i]
 		remap[cr.s].set(c.ID, k+1)
-		c.ID, c.flow = k+1, 0 // flow: the shard's index, read above
+		c.ID = k + 1
+		conn.SetFlow(&c, 0) // the shard's index, read above
 		out.Connections = append(out.Connections, c)
 	}
 
@@ -356,7 +358,7 @@ func (cb *combiner) capture(cut cutState) {
 	parts, opts, out := cb.parts, cb.opts, cb.out
 	c := &out.Capture
 	var sk sketch
-	var cms cmStats
+	var cms conn.Stats
 	var orphansKept uint64
 	var malformed []Malformed
 	for _, p := range parts {
@@ -375,10 +377,10 @@ func (cb *combiner) capture(cut cutState) {
 		c.ConnectionsDropped += pc.ConnectionsDropped
 		c.addWraps(pc)
 		st := p.shard.cmStats
-		cms.messages += st.messages
-		cms.ignored += st.ignored
-		if st.first != 0 && (cms.first == 0 || st.first < cms.first) {
-			cms.first, cms.firstAt = st.first, st.firstAt
+		cms.Messages += st.Messages
+		cms.Ignored += st.Ignored
+		if st.First != 0 && (cms.First == 0 || st.First < cms.First) {
+			cms.First, cms.FirstAt = st.First, st.FirstAt
 		}
 		orphansKept += uint64(len(p.cmOrphans))
 		malformed = append(malformed, pc.MalformedFrames...)
@@ -409,18 +411,18 @@ func (cb *combiner) capture(cut cutState) {
 	if c.MalformedFrames == nil {
 		c.MalformedFrames = []Malformed{}
 	}
-	sort.SliceStable(out.cmOrphans, func(i, j int) bool { return out.cmOrphans[i].frame < out.cmOrphans[j].frame })
-	if maxOrphans := min(maxCMOrphans, opts.MaxConnections); len(out.cmOrphans) > maxOrphans {
+	sort.SliceStable(out.cmOrphans, func(i, j int) bool { return out.cmOrphans[i].Frame < out.cmOrphans[j].Frame })
+	if maxOrphans := min(conn.MaxOrphans, opts.MaxConnections); len(out.cmOrphans) > maxOrphans {
 		out.cmOrphans = out.cmOrphans[:maxOrphans]
 	}
 	// Orphans the shards kept but the capture's cap does not: ignored.
-	cms.ignored += orphansKept - uint64(len(out.cmOrphans))
+	cms.Ignored += orphansKept - uint64(len(out.cmOrphans))
 	c.FlowsDropped = sk.estimate()
-	cms.floodAt, cms.floodT = replayFlood(parts)
+	cms.FloodAt, cms.FloodT = replayFlood(parts)
 	cb.end = Analyzer{opts: opts, capture: Capture{CutFrames: c.CutFrames, ConnectionsDropped: c.ConnectionsDropped}, cut: cut}
-	cb.end.conns.list, cb.end.conns.stats = make([]*Connection, len(out.Connections)), cms
+	cb.end.conns.List, cb.end.conns.Stats = make([]*Connection, len(out.Connections)), cms
 	for i := range out.Connections {
-		cb.end.conns.list[i] = &out.Connections[i]
+		cb.end.conns.List[i] = &out.Connections[i]
 	}
 }
 

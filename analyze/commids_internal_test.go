@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/roce-dissect/roce-dissect/analyze/internal/conn"
 )
 
 // commIDsDisjointByMap is the check as it was first written, with a map
@@ -31,14 +33,14 @@ func commIDsDisjointByMap(parts []*Report) error {
 			}
 		}
 		for _, o := range p.cmOrphans {
-			switch o.kind {
-			case cmREP:
-				claim(o.remoteComm, s)
-			case cmREJ:
-				claim(o.remoteComm, s)
-				claim(o.localComm, s)
+			switch o.Kind {
+			case conn.REP:
+				claim(o.RemoteComm, s)
+			case conn.REJ:
+				claim(o.RemoteComm, s)
+				claim(o.LocalComm, s)
 			default:
-				claim(o.localComm, s)
+				claim(o.LocalComm, s)
 			}
 		}
 	}
@@ -82,7 +84,7 @@ func TestCommIDsDisjoint(t *testing.T) {
 						p.Connections = append(p.Connections, c)
 					}
 					for range rng.IntN(4) {
-						p.cmOrphans = append(p.cmOrphans, cmOrphan{kind: cmKind(rng.IntN(4)), localComm: 1 + rng.Uint32N(tc.ids), remoteComm: 1 + rng.Uint32N(tc.ids)})
+						p.cmOrphans = append(p.cmOrphans, conn.Orphan{Kind: conn.Kind(rng.IntN(4)), LocalComm: 1 + rng.Uint32N(tc.ids), RemoteComm: 1 + rng.Uint32N(tc.ids)})
 					}
 					parts[s] = p
 				}

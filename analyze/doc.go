@@ -83,9 +83,12 @@
 //     completed, for Options.OnMessage), response.go (ACK, NAK, READ
 //     responses), rtt.go and pendingring.go (request → ACK time), mtu.go
 //     (path MTU), series.go (throughput over time).
-//   - Connections: conn.go (pairing CM messages into connections), cmcap.go (the
-//     connection table's bounds and the CM flood), inferconn.go (RC pairs
-//     without CM, from the flows' pairing by PSN).
+//   - Connections: package internal/conn (the stage pairing CM messages
+//     into connections, their orphans across parts, the CM flood rule),
+//     conn.go (feeding it the MADs, and its connections' links to the
+//     flow table), cmcap.go (the connection table's bounds and the CM
+//     flood), inferconn.go (RC pairs without CM, from the flows' pairing
+//     by PSN).
 //   - Pause frames: package internal/pfc (the stage of PFC and 802.3x
 //     PAUSE: per sender and priority, storms, when each priority was
 //     paused), pause.go (the frames fed to it, its storms as findings,
@@ -106,7 +109,7 @@
 //     stream.go (a report written flow by flow), release.go (when a
 //     report calls Options.OnRelease), pieces.go (frame references of a
 //     capture read from several files).
-//   - Combining: merge.go, mergecm.go and mergepsn.go (Report.Merge of
+//   - Combining: merge.go and mergepsn.go (Report.Merge of
 //     separately analyzed files); sharded.go (Sharded: a capture on several
 //     cores), shardbatch.go (the batches of frames it hands its shards),
 //     placer.go (which shard a host pair goes to), hostpair.go

@@ -3,6 +3,8 @@ package analyze
 import (
 	"slices"
 
+	"github.com/roce-dissect/roce-dissect/analyze/internal/conn"
+
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -10,7 +12,7 @@ import (
 // two flows the packets paired: an RC QP's requests one way and the ACKs
 // and responses that answered them (by PSN) the other. NCCL, perftest and
 // UCCL exchange their QPNs out of band and never use CM.
-const StateInferred = "inferred"
+const StateInferred = conn.StateInferred
 
 // inferConnections lists in r the RC connections that the flows show
 // without CM, after the CM connections: one for each request flow that
@@ -40,8 +42,8 @@ func (a *Analyzer) inferConnections(r *Report) []int {
 			Transport: &rc,
 			State:     StateInferred,
 			Tunnel:    f.dir.tun.report(),
-			flow:      int32(i),
 		}
+		conn.SetFlow(&c, int32(i))
 		r.Connections = append(r.Connections, c)
 		ids[i], ids[g.index] = c.ID, c.ID
 	}

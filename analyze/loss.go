@@ -204,7 +204,7 @@ func (a *Analyzer) startGap(f *flowState, p *Packet) {
 	if f.conn < 0 {
 		return
 	}
-	c := a.conns.list[f.conn]
+	c := a.conns.List[f.conn]
 	if c.Frames.REQ == 0 || c.Frames.REP == 0 || c.Frames.REQ > p.Frame || c.Frames.REP > p.Frame {
 		return // not set up inside this capture, before this request
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/roce-dissect/roce-dissect/analyze/internal/conn"
 	"github.com/roce-dissect/roce-dissect/analyze/internal/nic"
 )
 
@@ -95,11 +96,11 @@ func (r *Report) Merge(o *Report) error {
 	for i := range r.Connections {
 		connByID[idOf(&r.Connections[i])] = i
 	}
-	applyCMOrphans(r.Connections, o.cmOrphans) // apply sets the send PSNs
+	conn.ApplyOrphans(r.Connections, o.cmOrphans) // apply sets the send PSNs
 	remap := make(map[int]int)
 	for _, cn := range o.Connections {
 		if i, ok := connByID[idOf(&cn)]; ok {
-			mergeConn(&r.Connections[i], &cn)
+			conn.Merge(&r.Connections[i], &cn)
 			remap[cn.ID] = r.Connections[i].ID
 			continue
 		}
@@ -146,36 +147,6 @@ func (r *Report) Merge(o *Report) error {
 	r.FindingsDropped += o.FindingsDropped
 	r.settleInferred()
 	return nil
-}
-
-func mergeConn(a, b *Connection) {
-	if a.Responder.QPN == nil {
-		a.Responder = b.Responder
-		a.RemoteCommID = b.RemoteCommID
-	}
-	if b.State != StateRequested {
-		a.State = b.State
-		if b.RejectReason != "" {
-			a.RejectReason = b.RejectReason
-		}
-	}
-	fr := &a.Frames
-	if fr.REP == 0 {
-		fr.REP = b.Frames.REP
-	}
-	if fr.RTU == 0 {
-		fr.RTU = b.Frames.RTU
-	}
-	if fr.REJ == 0 {
-		fr.REJ = b.Frames.REJ
-	}
-	if fr.DREQ == 0 {
-		fr.DREQ = b.Frames.DREQ
-	}
-	if fr.DREP == 0 {
-		fr.DREP = b.Frames.DREP
-	}
-	a.setSendPSNs()
 }
 
 func mergeFlow(a, b *Flow) {

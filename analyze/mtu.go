@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 
+	"github.com/roce-dissect/roce-dissect/analyze/internal/conn"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -17,7 +18,7 @@ func (a *Analyzer) pmtuFor(f *flowState) int {
 		return int(f.cold.readMTU)
 	}
 	if f.conn >= 0 {
-		if m := a.conns.list[f.conn].pathMTU(); m > 0 {
+		if m := conn.PathMTU(a.conns.List[f.conn]); m > 0 {
 			return m
 		}
 	}
@@ -41,7 +42,7 @@ func (a *Analyzer) checkMTU(f *flowState, p *Packet, payload int) {
 	if f.conn < 0 {
 		return
 	}
-	neg := a.conns.list[f.conn].pathMTU()
+	neg := conn.PathMTU(a.conns.List[f.conn])
 	if neg <= 0 {
 		return
 	}

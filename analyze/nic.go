@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/roce-dissect/roce-dissect/analyze/internal/conn"
 	"github.com/roce-dissect/roce-dissect/analyze/internal/nic"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
@@ -177,8 +178,8 @@ func (a *Analyzer) nicReport(f *flowState, reuse *NIC) (*NIC, []Finding) {
 		in.ACKs = r.resp.ACKs
 	}
 	if f.conn >= 0 {
-		if c := a.conns.list[f.conn]; c.ackTimeoutKnown {
-			in.ACKTimeout = c.ackTimeout
+		if to, ok := conn.ACKTimeout(a.conns.List[f.conn]); ok {
+			in.ACKTimeout = to
 		}
 	}
 	out, facts := a.nic.Report(&f.nic, in, reuse)

@@ -118,8 +118,8 @@ func (a *Analyzer) touchRefs(f *flowState) uintptr {
 	if p, size := f.nic.Mem(); p != nil {
 		sum += touch(p, size)
 	}
-	if f.conn >= 0 && int(f.conn) < len(a.conns.list) {
-		sum += touch(unsafe.Pointer(a.conns.list[f.conn]), unsafe.Sizeof(Connection{}))
+	if f.conn >= 0 && int(f.conn) < len(a.conns.List) {
+		sum += touch(unsafe.Pointer(a.conns.List[f.conn]), unsafe.Sizeof(Connection{}))
 	}
 	if b := f.pending.buf; len(b) > 0 {
 		sum += uintptr(b[(int(f.pending.head)+len(b)-1)%len(b)].psn)

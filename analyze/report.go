@@ -3,6 +3,7 @@ package analyze
 import (
 	"time"
 
+	"github.com/roce-dissect/roce-dissect/analyze/internal/conn"
 	"github.com/roce-dissect/roce-dissect/analyze/internal/pfc"
 )
 
@@ -25,8 +26,8 @@ type Report struct {
 
 	pause *pfc.Track // the pause frames, for Merge and combineShards
 
-	cmOrphans []cmOrphan // CM messages without their REQ, for Merge
-	merge     bool       // made by an Analyzer: the unexported state Merge needs is here
+	cmOrphans []conn.Orphan // CM messages without their REQ, for Merge
+	merge     bool          // made by an Analyzer: the unexported state Merge needs is here
 
 	shard *shardInfo // Options.shard: what combineShards needs
 }
@@ -143,100 +144,27 @@ type Malformed struct {
 // Endpoint is one side of a CM connection. The fields a header-only
 // capture did not capture (the REQ or REP cut before them, or a REP not
 // seen) are nil: null in JSON.
-type Endpoint struct {
-	// IP is the address the GID maps (IPv4-mapped GIDs give the IPv4
-	// address), else the network address of that side as flows show it
-	// (an IP address, a GID in IPv6 form, or "LID n" on native IB).
-	IP  string  `json:"ip"`
-	GID *string `json:"gid"`
-	LID *uint16 `json:"lid"`
-	// LIDPlaceholder is true for LID 0 or 0xFFFF, which carry no meaning
-	// on RoCE.
-	LIDPlaceholder *bool   `json:"lid_placeholder"`
-	QPN            *uint32 `json:"qpn"`
-	// StartingPSN is the StartingPSN field of this side's own CM message
-	// (the REQ for the requester, the REP for the responder): the PSN at
-	// which the requests it expects to receive start; null when not
-	// captured.
-	StartingPSN *uint32 `json:"starting_psn"`
-	// SendPSN is the PSN at which this side's requests start: the other
-	// side's StartingPSN field (the requester's is the REP's, the
-	// responder's the REQ's); null when that field was not captured.
-	SendPSN *uint32 `json:"send_psn"`
-}
+type Endpoint = conn.Endpoint
 
 // ConnFrames holds the frame numbers of a connection's CM messages (0 when
 // not seen).
-type ConnFrames struct {
-	REQ  uint64 `json:"req,omitempty"`
-	REP  uint64 `json:"rep,omitempty"`
-	RTU  uint64 `json:"rtu,omitempty"`
-	REJ  uint64 `json:"rej,omitempty"`
-	DREQ uint64 `json:"dreq,omitempty"`
-	DREP uint64 `json:"drep,omitempty"`
-	// Files names the file of each frame above when the capture is
-	// several files read as one (Pieces); the frames are then numbered
-	// in their files. Nil (absent) for one file.
-	Files *ConnFrameFiles `json:"files,omitempty"`
-}
+type ConnFrames = conn.ConnFrames
 
 // ConnFrameFiles names the file of each of a connection's CM message
 // frames (ConnFrames.Files).
-type ConnFrameFiles struct {
-	REQ  string `json:"req,omitempty"`
-	REP  string `json:"rep,omitempty"`
-	RTU  string `json:"rtu,omitempty"`
-	REJ  string `json:"rej,omitempty"`
-	DREQ string `json:"dreq,omitempty"`
-	DREP string `json:"drep,omitempty"`
-}
+type ConnFrameFiles = conn.ConnFrameFiles
 
 // Connection is a CM handshake: REQ, then REP/REJ, RTU, DREQ, DREP; or an
-// RC QP pair the packets showed without one (StateInferred).
-type Connection struct {
-	ID        int      `json:"id"`
-	Requester Endpoint `json:"requester"`
-	Responder Endpoint `json:"responder"`
-	// ServiceID, Transport and PathMTU come from the REQ: nil (null) when
-	// the capture cut the REQ before them.
-	ServiceID *string `json:"service_id"`
-	// RDMACMPortSpace and RDMACMPort decode an RDMA-CM service ID.
-	RDMACMPortSpace string  `json:"rdma_cm_port_space,omitempty"`
-	RDMACMPort      uint16  `json:"rdma_cm_port,omitempty"`
-	Transport       *string `json:"transport"`
-	// PathMTU is the negotiated path MTU in bytes (from the REQ).
-	PathMTU *int `json:"path_mtu"`
-	// State is requested, rejected, established or disconnected, or
-	// StateInferred for an RC pair no CM handshake set up.
-	State        string     `json:"state"`
-	RejectReason string     `json:"reject_reason,omitempty"`
-	Frames       ConnFrames `json:"frames"`
-	LocalCommID  uint32     `json:"local_comm_id"`
-	RemoteCommID uint32     `json:"remote_comm_id"`
-	// Truncated is true when the capture cut the REQ or REP inside the
-	// fields the report uses: those not captured are null.
-	Truncated bool `json:"truncated,omitempty"`
-	// CutMessages names the messages cut inside those fields ("REQ",
-	// "REP").
-	CutMessages []string `json:"cut_messages,omitempty"`
-	// Tunnel is the tunnel the REQ arrived in that is part of the key of
-	// the connection's flows (Flow.Tunnel); nil (absent) for none: two
-	// tenants' connections of the same addresses and CommIDs are two.
-	Tunnel *FlowTunnel `json:"tunnel,omitempty"`
-
-	ackTimeout      uint8 // the REQ's PrimaryLocalACKTimeout, for NIC timing
-	ackTimeoutKnown bool
-	// flow is an inferred connection's request flow, by its index in
-	// the Analyzer's flows (the combiner orders them by it).
-	flow int32
-}
+// RC QP pair the packets showed without one (StateInferred). The
+// connections stage (package analyze/internal/conn) pairs the messages.
+type Connection = conn.Connection
 
 // Connection states.
 const (
-	StateRequested    = "requested"
-	StateRejected     = "rejected"
-	StateEstablished  = "established"
-	StateDisconnected = "disconnected"
+	StateRequested    = conn.StateRequested
+	StateRejected     = conn.StateRejected
+	StateEstablished  = conn.StateEstablished
+	StateDisconnected = conn.StateDisconnected
 )
 
 // Flow is the traffic from one network source to one destination QP.

@@ -182,7 +182,7 @@ type shardInfo struct {
 	misplaced uint64
 	firstMis  uint64
 	feed      *shardFeed // its CM, cut and whole-frame events
-	cmStats   cmStats
+	cmStats   conn.Stats
 	orphaned  uint64
 	cut       cutState // the frames it judged cut: the capture's when it is the only shard
 }
@@ -224,8 +224,8 @@ func (a *Analyzer) shardReport(r *Report) *shardInfo {
 		misplaced: a.shard.misplaced,
 		firstMis:  a.shard.firstMis,
 		feed:      a.shard,
-		cmStats:   a.conns.stats,
-		orphaned:  a.conns.orphaned,
+		cmStats:   a.conns.Stats,
+		orphaned:  a.conns.Orphaned,
 		cut:       a.cut,
 	}
 	r.shard = sh

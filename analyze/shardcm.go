@@ -49,14 +49,14 @@ func commIDsDisjoint(parts []*Report) error {
 			}
 		}
 		for _, o := range p.cmOrphans {
-			switch o.kind {
-			case cmREP:
-				claim(o.remoteComm, s)
-			case cmREJ:
-				claim(o.remoteComm, s)
-				claim(o.localComm, s)
+			switch o.Kind {
+			case conn.REP:
+				claim(o.RemoteComm, s)
+			case conn.REJ:
+				claim(o.RemoteComm, s)
+				claim(o.LocalComm, s)
 			default:
-				claim(o.localComm, s)
+				claim(o.LocalComm, s)
 			}
 		}
 	}
@@ -126,8 +126,8 @@ func replayFlood(parts []*Report) (uint64, time.Time) {
 	for i, p := range parts {
 		f := p.shard.feed
 		start := f.logFrom()
-		if st := p.shard.cmStats; st.floodAt != 0 && (start == 0 || st.floodAt < start) {
-			return st.floodAt, st.floodT
+		if st := p.shard.cmStats; st.FloodAt != 0 && (start == 0 || st.FloodAt < start) {
+			return st.FloodAt, st.FloodT
 		}
 		from.Msgs, from.Grew = from.Msgs+f.pre.Msgs, from.Grew+f.pre.Grew
 		logs[i] = &f.cm

@@ -29,8 +29,8 @@ func (a *Analyzer) untypedTransports() map[int32]string {
 		switch {
 		case f.cold == nil || f.cold.congestion.CNPs == 0:
 			out[f.index] = transportUnknown
-		case f.conn >= 0 && a.conns.list[f.conn].Transport != nil:
-			out[f.index] = *a.conns.list[f.conn].Transport
+		case f.conn >= 0 && a.conns.List[f.conn].Transport != nil:
+			out[f.index] = *a.conns.List[f.conn].Transport
 		default:
 			if senders == nil {
 				senders = a.datagramSenders()

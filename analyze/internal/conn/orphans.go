@@ -1,15 +1,43 @@
-package analyze
+package conn
 
-import "slices"
+import (
+	"slices"
 
-// applyCMOrphans applies to the first part's connections the CM messages
+	"github.com/roce-dissect/roce-dissect/analyze/internal/decode"
+)
+
+// Kind names the CM messages that can arrive without their REQ.
+type Kind uint8
+
+// The CM messages that can arrive without their REQ.
+const (
+	REP Kind = iota
+	RTU
+	REJ
+	DREQ
+	DREP
+)
+
+// Orphan is a CM message whose connection's REQ was not in this part of
+// the capture (it may be in the part before: see ApplyOrphans).
+type Orphan struct {
+	Kind                  Kind
+	LocalComm, RemoteComm uint32
+	QPN, PSN              uint32
+	HasQPN, HasPSN        bool // the REP's LocalQPN and StartingPSN were captured
+	Reason                string
+	Frame                 uint64
+	Tunnel                decode.FlowTunnel // the tunnel the message arrived in (zero: none)
+}
+
+// ApplyOrphans applies to the first part's connections the CM messages
 // the second part saw without their REQ (a REP, RTU, DREQ or DREP after
 // the seam). Each message goes to the first connection (in list order)
 // in its tunnel one of whose CommIDs is the message's local or remote
-// CommID (two tenants may use the same CommIDs). The
-// connections are indexed by CommID once, so merging costs O(connections
-// + orphans), not their product.
-func applyCMOrphans(conns []Connection, orphans []cmOrphan) {
+// CommID (two tenants may use the same CommIDs). The connections are
+// indexed by CommID once, so applying costs O(connections + orphans),
+// not their product.
+func ApplyOrphans(conns []Connection, orphans []Orphan) {
 	if len(orphans) == 0 {
 		return
 	}
@@ -24,9 +52,8 @@ func applyCMOrphans(conns []Connection, orphans []cmOrphan) {
 		}
 	}
 	for _, o := range orphans {
-		tun := o.tun.report()
-		i := ix.first(o.localComm, tun)
-		if j := ix.first(o.remoteComm, tun); j >= 0 && (i < 0 || j < i) {
+		i := ix.first(o.LocalComm, o.Tunnel)
+		if j := ix.first(o.RemoteComm, o.Tunnel); j >= 0 && (i < 0 || j < i) {
 			i = j
 		}
 		if i < 0 {
@@ -73,12 +100,12 @@ func (ix *commIndex) insert(id uint32, i int) {
 	ix.rest[id] = slices.Insert(l, k, n)
 }
 
-// first returns the first connection in tunnel tun (nil: none) that has
+// first returns the first connection in tunnel tun (zero: none) that has
 // CommID id, or -1.
-func (ix *commIndex) first(id uint32, tun *FlowTunnel) int {
+func (ix *commIndex) first(id uint32, tun decode.FlowTunnel) int {
 	has := func(i int32) bool {
 		c := &ix.conns[i]
-		return (id == c.LocalCommID || c.RemoteCommID != 0 && id == c.RemoteCommID) && sameTunnel(c.Tunnel, tun)
+		return (id == c.LocalCommID || c.RemoteCommID != 0 && id == c.RemoteCommID) && inTunnel(c, tun)
 	}
 	h, ok := ix.head[id]
 	if !ok {
@@ -95,10 +122,10 @@ func (ix *commIndex) first(id uint32, tun *FlowTunnel) int {
 	return -1
 }
 
-// sameTunnel says whether two connections' tunnels (nil: none) are one.
-func sameTunnel(a, b *FlowTunnel) bool {
-	if a == nil || b == nil {
-		return a == b
+// inTunnel says whether c's REQ arrived in tunnel tun (zero: none).
+func inTunnel(c *Connection, tun decode.FlowTunnel) bool {
+	if c.Tunnel == nil || tun == (decode.FlowTunnel{}) {
+		return c.Tunnel == nil && tun == decode.FlowTunnel{}
 	}
-	return *a == *b
+	return *c.Tunnel == tun
 }
