@@ -33,14 +33,9 @@ func commIDsDisjointByMap(parts []*Report) error {
 			}
 		}
 		for _, o := range p.cmOrphans {
-			switch o.Kind {
-			case conn.REP:
-				claim(o.RemoteComm, s)
-			case conn.REJ:
-				claim(o.RemoteComm, s)
-				claim(o.LocalComm, s)
-			default:
-				claim(o.LocalComm, s)
+			ids, n := o.CommIDs()
+			for _, id := range ids[:n] {
+				claim(id, s)
 			}
 		}
 	}

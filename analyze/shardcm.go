@@ -49,14 +49,9 @@ func commIDsDisjoint(parts []*Report) error {
 			}
 		}
 		for _, o := range p.cmOrphans {
-			switch o.Kind {
-			case conn.REP:
-				claim(o.RemoteComm, s)
-			case conn.REJ:
-				claim(o.RemoteComm, s)
-				claim(o.LocalComm, s)
-			default:
-				claim(o.LocalComm, s)
+			ids, n := o.CommIDs()
+			for _, id := range ids[:n] {
+				claim(id, s)
 			}
 		}
 	}

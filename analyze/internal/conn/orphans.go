@@ -30,6 +30,19 @@ type Orphan struct {
 	Tunnel                decode.FlowTunnel // the tunnel the message arrived in (zero: none)
 }
 
+// CommIDs returns the CommIDs o claims for its part of the capture (n
+// of them): a REP its requester's (RemoteComm), a REJ both (either side
+// may send one), the others their sender's (LocalComm).
+func (o *Orphan) CommIDs() (ids [2]uint32, n int) {
+	switch o.Kind {
+	case REP:
+		return [2]uint32{o.RemoteComm}, 1
+	case REJ:
+		return [2]uint32{o.RemoteComm, o.LocalComm}, 2
+	}
+	return [2]uint32{o.LocalComm}, 1
+}
+
 // ApplyOrphans applies to the first part's connections the CM messages
 // the second part saw without their REQ (a REP, RTU, DREQ or DREP after
 // the seam). Each message goes to the first connection (in list order)
