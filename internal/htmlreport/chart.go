@@ -368,9 +368,10 @@ func (ch *chartData) addPoints(sel []filePoint, keep []bool, multi bool, kinds m
 // jumped over it when that frame is drawn (frameAt) and the gap names its
 // file (files read as one capture) or the points are of one file; byPSN
 // (capture points) on the first request drawn with the PSN just above
-// the gap instead (requestAbove). That frame, drawn as an ordinary
+// the gap instead (firstRequests). That frame, drawn as an ordinary
 // request, takes the category of the gap's worst PSNs.
 func (ch *chartData) addGaps(gaps []analyze.Gap, losses []analyze.GapLoss, frameAt map[fileFrame]int, fileIdx map[string]int, multi, byPSN bool) {
+	var firstAt map[uint32]int // byPSN: firstRequests, made for the first gap
 	for i, g := range gaps {
 		cg := chartGap{Count: g.Count, Frame: g.Frame, TNs: -1, Unknown: uint64(g.Count)}
 		if i < len(losses) {
@@ -379,7 +380,10 @@ func (ch *chartData) addGaps(gaps []analyze.Gap, losses []analyze.GapLoss, frame
 		k, ok := frameAt[fileFrame{fileIdx[g.File], g.Frame}]
 		ok = ok && (!multi || g.File != "")
 		if byPSN {
-			k, ok = ch.requestAbove(g)
+			if firstAt == nil {
+				firstAt = ch.firstRequests()
+			}
+			k, ok = firstAt[(g.To+1)&0xFFFFFF]
 		}
 		// The gap ends just below the PSN of the frame that jumped
 		// over it; place it on that frame's unwrapped PSN.
@@ -405,17 +409,17 @@ func (ch *chartData) addGaps(gaps []analyze.Gap, losses []analyze.GapLoss, frame
 	}
 }
 
-// requestAbove returns the column of the first request drawn with the
-// PSN just above gap g (the request that jumped over it, as the first
-// point that saw the flow captured it), false when none is drawn.
-func (ch *chartData) requestAbove(g analyze.Gap) (int, bool) {
-	psn := (g.To + 1) & 0xFFFFFF
+// firstRequests returns the column of the first request drawn with each
+// PSN: the one above a gap is the request that jumped over it, as the
+// first point that saw the flow captured it.
+func (ch *chartData) firstRequests() map[uint32]int {
+	at := map[uint32]int{}
 	for k, p := range ch.PSN {
-		if p == psn && isRequestCat(uint8(ch.Cat[k])) {
-			return k, true
+		if _, ok := at[p]; !ok && isRequestCat(uint8(ch.Cat[k])) {
+			at[p] = k
 		}
 	}
-	return 0, false
+	return at
 }
 
 // isRequestCat reports whether a category is one of a request's.
