@@ -206,10 +206,16 @@ type htmlPage struct {
 			RespFlow int      `json:"resp_flow"`
 			Packets  uint64   `json:"packets"`
 			Shown    int      `json:"shown"`
+			TNs      []int64  `json:"t_ns"`
+			Frame    []uint64 `json:"frame"`
+			File     []int    `json:"file"`
 			Cat      []int    `json:"cat"`
 			Points   []string `json:"points"`
 			Gaps     []struct {
+				From        int64  `json:"from"`
+				To          int64  `json:"to"`
 				Count       uint64 `json:"count"`
+				TNs         int64  `json:"t_ns"`
 				Lost        uint64 `json:"lost"`
 				NotCaptured uint64 `json:"not_captured"`
 				Unknown     uint64 `json:"unknown"`
@@ -431,30 +437,6 @@ func TestHTMLCapturePoints(t *testing.T) {
 		"a row per flow and pair of points")
 }
 
-// pointsGapsPage is what TestHTMLCapturePointsGaps reads of a page's
-// charts.
-type pointsGapsPage struct {
-	Flows []struct {
-		Name  string `json:"name"`
-		Chart *struct {
-			DataFlow int      `json:"data_flow"`
-			TNs      []int64  `json:"t_ns"`
-			Frame    []uint64 `json:"frame"`
-			File     []int    `json:"file"`
-			Cat      []int    `json:"cat"`
-			Gaps     []struct {
-				From        int64  `json:"from"`
-				To          int64  `json:"to"`
-				Count       uint32 `json:"count"`
-				TNs         int64  `json:"t_ns"`
-				Lost        uint64 `json:"lost"`
-				NotCaptured uint64 `json:"not_captured"`
-				Unknown     uint64 `json:"unknown"`
-			} `json:"gaps"`
-		} `json:"chart"`
-	} `json:"flows"`
-}
-
 // TestHTMLCapturePointsGaps: of capture points, the page draws the gaps
 // of the combined report (-o json of the same files: flows[].requests.gaps
 // and their split into missing_lost and missing_not_captured) as for one
@@ -490,15 +472,7 @@ func TestHTMLCapturePointsGaps(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 
-	page := filepath.Join(dir, "g.html")
-	code, _, errs = run(t, nil, "--html", page, files[0], files[1])
-	require.Equal(t, 0, code, errs)
-	b, err := os.ReadFile(page)
-	require.NoError(t, err)
-	m := regexp.MustCompile(`(?s)<script type="application/json" id="report-data">(.*?)</script>`).FindSubmatch(b)
-	require.Len(t, m, 2)
-	var d pointsGapsPage
-	require.NoError(t, json.Unmarshal(m[1], &d))
+	_, d := writeHTMLPage(t, dir, files...)
 	charts := map[string]int{}
 	for i, f := range d.Flows {
 		if f.Chart != nil && f.Chart.DataFlow == i {
@@ -522,10 +496,10 @@ func TestHTMLCapturePointsGaps(t *testing.T) {
 		var gl, gnc uint64
 		for k, want := range r.Gaps {
 			g := ch.Gaps[k]
-			assert.Equal(t, want.Count, g.Count, "%s gap %d", name, k)
+			assert.Equal(t, uint64(want.Count), g.Count, "%s gap %d", name, k)
 			assert.Equal(t, want.From, uint32(g.From)&0xFFFFFF, "%s gap %d", name, k)
 			assert.Equal(t, want.To, uint32(g.To)&0xFFFFFF, "%s gap %d", name, k)
-			assert.Equal(t, uint64(g.Count), g.Lost+g.NotCaptured+g.Unknown, "%s gap %d", name, k)
+			assert.Equal(t, g.Count, g.Lost+g.NotCaptured+g.Unknown, "%s gap %d", name, k)
 			gl, gnc = gl+g.Lost, gnc+g.NotCaptured
 			require.GreaterOrEqual(t, g.TNs, int64(0), "%s gap %d (PSNs %d–%d) placed on the chart", name, k, want.From, want.To)
 			wantCat := catAfterNotCaptured
