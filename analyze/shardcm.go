@@ -1,9 +1,7 @@
 package analyze
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/roce-dissect/roce-dissect/analyze/internal/conn"
@@ -18,60 +16,15 @@ import (
 // also one of another shard's: the sequential analysis pairs CM messages
 // by CommID across every host pair.
 func commIDsDisjoint(parts []*Report) error {
-	// Every CommID a shard used, in the order the shards and their
-	// connections and orphans come: sorted by CommID, a CommID's first
-	// user owns it, and the first use by another shard in that order is
-	// the clash reported.
-	type use struct {
-		id    uint32
-		shard int32
-		at    int32
-	}
-	n := 0
-	for _, p := range parts {
-		n += 2*len(p.Connections) + 2*len(p.cmOrphans)
-	}
-	uses := make([]use, 0, n)
-	claim := func(id uint32, s int) {
-		uses = append(uses, use{id, int32(s), int32(len(uses))})
-	}
+	uses := make([]conn.Part, len(parts))
 	for s, p := range parts {
 		if p.shard.orphaned > uint64(len(p.cmOrphans)) {
 			return fmt.Errorf("%w: %d CM messages without their REQ in one shard, more than are kept to check", ErrNotDisjoint, p.shard.orphaned)
 		}
-		for _, c := range p.Connections {
-			if c.State == StateInferred {
-				continue // no CommID
-			}
-			claim(c.LocalCommID, s)
-			if c.Frames.REP != 0 {
-				claim(c.RemoteCommID, s)
-			}
-		}
-		for _, o := range p.cmOrphans {
-			ids, n := o.CommIDs()
-			for _, id := range ids[:n] {
-				claim(id, s)
-			}
-		}
+		uses[s] = conn.Part{Connections: p.Connections, Orphans: p.cmOrphans}
 	}
-	slices.SortFunc(uses, func(a, b use) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.at, b.at)) })
-	clash := use{at: -1}
-	for i := 0; i < len(uses); {
-		j := i + 1
-		for ; j < len(uses) && uses[j].id == uses[i].id; j++ {
-			if uses[j].shard != uses[i].shard && (clash.at < 0 || uses[j].at < clash.at) {
-				clash = uses[j]
-				break
-			}
-		}
-		for j < len(uses) && uses[j].id == uses[i].id {
-			j++
-		}
-		i = j
-	}
-	if clash.at >= 0 {
-		return fmt.Errorf("%w: CM CommID 0x%08x is used between two different host pairs", ErrNotDisjoint, clash.id)
+	if id, ok := conn.CommIDClash(uses); ok {
+		return fmt.Errorf("%w: CM CommID 0x%08x is used between two different host pairs", ErrNotDisjoint, id)
 	}
 	return nil
 }
