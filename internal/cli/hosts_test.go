@@ -1,9 +1,7 @@
 package cli_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -11,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/internal/nccltest"
-	"github.com/roce-dissect/roce-dissect/internal/synth/ncclsynth"
 )
 
 // hostsDoc is the "hosts" object of -o json's output.
@@ -101,13 +98,7 @@ func TestHostsOfSynthJob(t *testing.T) {
 		{"5 ranks, 2 channels, clock offsets", []string{"--ranks", "5", "--channels", "2", "--coll", "all_reduce:64K,reduce_scatter:10K", "--clock-offset", "1=3ms,4=-2ms"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			prefix := filepath.Join(t.TempDir(), "job")
-			var stdout, stderr bytes.Buffer
-			require.Equal(t, 0, ncclsynth.Run(append(tc.args, "-o", prefix), &stdout, &stderr), stderr.String())
-			raw, err := os.ReadFile(prefix + ".truth.json")
-			require.NoError(t, err)
-			truth := new(ncclsynth.Truth)
-			require.NoError(t, json.Unmarshal(raw, truth))
+			truth, files := synthNCCLJob(t, tc.args...)
 			addr := map[int]string{}
 			for _, r := range truth.Ranks {
 				addr[r.Rank] = r.Addr
@@ -129,10 +120,6 @@ func TestHostsOfSynthJob(t *testing.T) {
 				r.sentBytes += uint64(c.CTS) * ctsBytes
 				s.recvMsgs += uint64(c.CTS)
 				s.recvBytes += uint64(c.CTS) * ctsBytes
-			}
-			var files []string
-			for _, f := range truth.Files {
-				files = append(files, filepath.Join(filepath.Dir(prefix), filepath.Base(f.File)))
 			}
 			whole := hostsJSON(t, files...)
 			require.Len(t, whole.Addresses, len(want))

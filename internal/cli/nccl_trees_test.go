@@ -30,17 +30,7 @@ func TestNCCLTrees(t *testing.T) {
 		{"rings only", []string{"--ranks", "5", "--coll", "all_reduce:40K"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			prefix := filepath.Join(t.TempDir(), "job")
-			var stdout, stderr bytes.Buffer
-			require.Equal(t, 0, ncclsynth.Run(append(tc.args, "-o", prefix), &stdout, &stderr), stderr.String())
-			raw, err := os.ReadFile(prefix + ".truth.json")
-			require.NoError(t, err)
-			truth := new(ncclsynth.Truth)
-			require.NoError(t, json.Unmarshal(raw, truth))
-			var files []string
-			for _, f := range truth.Files {
-				files = append(files, filepath.Join(filepath.Dir(prefix), filepath.Base(f.File)))
-			}
+			truth, files := synthNCCLJob(t, tc.args...)
 			type parent struct{ Rank, Parent int }
 			type tree struct {
 				Root    int
@@ -83,4 +73,24 @@ func TestNCCLTrees(t *testing.T) {
 			}
 		})
 	}
+}
+
+// synthNCCLJob writes roce-synth nccl's job of args into a temporary
+// folder and returns its truth and its capture files, in the truth's
+// order (rank 0's first).
+func synthNCCLJob(t *testing.T, args ...string) (*ncclsynth.Truth, []string) {
+	t.Helper()
+	prefix := filepath.Join(t.TempDir(), "job")
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, ncclsynth.Run(append(args, "-o", prefix), &stdout, &stderr), stderr.String())
+	raw, err := os.ReadFile(prefix + ".truth.json")
+	require.NoError(t, err)
+	truth := new(ncclsynth.Truth)
+	require.NoError(t, json.Unmarshal(raw, truth))
+	var files []string
+	for _, f := range truth.Files {
+		files = append(files, filepath.Join(filepath.Dir(prefix), filepath.Base(f.File)))
+	}
+	require.Len(t, files, len(truth.Ranks))
+	return truth, files
 }
