@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"net/netip"
 	"slices"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
@@ -120,8 +119,7 @@ func (t *HostTally) Host() *string {
 	return &h
 }
 
-// Addresses are the addresses counted, in address order (numeric for IP
-// addresses, then the others by name).
+// Addresses are the addresses counted, in address order (compareAddr).
 func (t *HostTally) Addresses() []HostAddress {
 	out := make([]HostAddress, 0, len(t.addrs))
 	for _, h := range t.addrs {
@@ -131,18 +129,29 @@ func (t *HostTally) Addresses() []HostAddress {
 	return out
 }
 
-// compareAddr orders addresses: IP addresses numerically, before the
-// others by name.
+// compareAddr orders addresses (analyze.ParseAddr): IP addresses
+// numerically, then LIDs numerically, then any other by name.
 func compareAddr(a, b string) int {
-	ia, errA := netip.ParseAddr(a)
-	ib, errB := netip.ParseAddr(b)
-	switch {
-	case errA == nil && errB == nil:
-		return ia.Compare(ib)
-	case errA == nil:
-		return -1
-	case errB == nil:
-		return 1
+	rank := func(s string) (analyze.Addr, int) {
+		x, err := analyze.ParseAddr(s)
+		switch {
+		case err != nil:
+			return x, 2
+		case x.IsLID:
+			return x, 1
+		}
+		return x, 0
+	}
+	x, rx := rank(a)
+	y, ry := rank(b)
+	if rx != ry {
+		return cmp.Compare(rx, ry)
+	}
+	switch rx {
+	case 0:
+		return x.IP.Compare(y.IP)
+	case 1:
+		return cmp.Compare(x.LID, y.LID)
 	}
 	return cmp.Compare(a, b)
 }

@@ -51,11 +51,12 @@ func TestHostTally(t *testing.T) {
 			{Addr: "10.0.0.2", SentMessages: 1, SentBytes: 1, ReceivedMessages: 1, ReceivedBytes: 1},
 			{Addr: "10.0.0.3", SentMessages: 1, SentBytes: 1, ReceivedMessages: 1, ReceivedBytes: 1},
 		}},
-		{name: "InfiniBand LIDs after IP addresses", flows: []analyze.Flow{
+		{name: "InfiniBand LIDs after IP addresses, in number order", flows: []analyze.Flow{
 			flow("LID 4", "LID 12", 1, 1), flow("fe80::1", "LID 4", 1, 1),
 		}, host: "LID 4", addrs: []report.HostAddress{
-			{Addr: "fe80::1", SentMessages: 1, SentBytes: 1}, {Addr: "LID 12", ReceivedMessages: 1, ReceivedBytes: 1},
+			{Addr: "fe80::1", SentMessages: 1, SentBytes: 1},
 			{Addr: "LID 4", SentMessages: 1, SentBytes: 1, ReceivedMessages: 1, ReceivedBytes: 1},
+			{Addr: "LID 12", ReceivedMessages: 1, ReceivedBytes: 1},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
