@@ -322,7 +322,7 @@ func (cb *combiner) listFindings() {
 		if sf == nil {
 			continue
 		}
-		push(int(fr.s), sf.loss)
+		push(int(fr.s), sf.loss.findings())
 		for _, k := range sf.marks {
 			if k < 0 {
 				continue
@@ -346,7 +346,7 @@ func (cb *combiner) listFindings() {
 		added++
 		fl.push(fd)
 	}
-	out.Findings = fl.listed()
+	out.Findings = fl.take()
 	out.FindingsDropped = added - uint64(len(out.Findings))
 	sortFindings(out.Findings)
 }
