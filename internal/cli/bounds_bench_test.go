@@ -61,11 +61,7 @@ func writeBench(b *testing.B, path string, write func(io.Writer) error) {
 // with a correct ICRC for QP 0, its QP then patched, so that each ICRC
 // is wrong.
 func writeBadICRCQPs(w io.Writer, n int) error {
-	pc, err := newTestPcap(w)
-	if err != nil {
-		return err
-	}
-	eth, ip, udp, err := testHosts()
+	pc, eth, ip, udp, err := newTestFrames(w)
 	if err != nil {
 		return err
 	}
