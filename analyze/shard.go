@@ -236,8 +236,8 @@ func (sh *shardInfo) noteLoss(i int, cls *lossClass, f *flowState, file string, 
 
 // flowLoss is what a flow's loss findings are made of: its jumps and the
 // PSNs the capture missed (lossClass), kept until the combiner lists them
-// (findings), as they take a fifth of the memory of the findings, with
-// their details: a shard's flows may have hundreds of jumps each, far more
+// (findings), as they take far less memory than the findings with their
+// details: a shard's flows may have hundreds of jumps each, far more
 // findings than the capture lists.
 type flowLoss struct {
 	cls  lossClass
