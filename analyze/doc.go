@@ -42,20 +42,21 @@
 // Analyzer composes and which never import analyze:
 //
 //	frame ─► decode ─► flow table ─► per-QP state ─► connections ─► report part
-//	         (decode)  (flow.go …)   (request.go …)  (conn.go,        │
+//	         (decode)  (flow.go …)   (request.go …)  (conn, and       │
 //	            │                        │            inferconn.go)   │
 //	            ├─► pause frames (pfc)   └─► NIC behaviour (nic)      │
 //	            ├─► tool-cut frames (toolcut)                         │
 //	            └─► observers (Options.Observer: nccl) ◄────────────────┘
 //
-// decode turns bytes into a Packet; pfc keeps the PFC and PAUSE state
+// decode turns bytes into a Packet; conn pairs the CM messages into
+// connections, and owns the CM flood and the CommIDs across shards; pfc keeps the PFC and PAUSE state
 // per sender and priority; toolcut tells a capture tool's cut from a
 // frame that lies about its length, and combines the shards' verdicts
 // itself; nic times how the NICs answered and recovered (with hist, the
 // histogram it shares with the RTT). Each
 // stage hands out facts, never Findings: the Analyzer words them. The
-// flow table, the per-QP state, the connections and the findings are
-// still files of this package, and sharding still combines their parts
+// flow table, the per-QP state, the inferred connections and the
+// findings are still files of this package, and sharding still combines their parts
 // with replays (combine.go, shard*.go): the CM flood, the flows' creation
 // order and the findings' listing. To add a stage: a package under
 // analyze/internal with a type fed the Packet (or the facts it needs),
