@@ -9,6 +9,7 @@ import (
 	"github.com/roce-dissect/roce-dissect/analyze/internal/decode"
 	"github.com/roce-dissect/roce-dissect/analyze/internal/nic"
 	"github.com/roce-dissect/roce-dissect/analyze/internal/pfc"
+	"github.com/roce-dissect/roce-dissect/analyze/internal/toolcut"
 	"github.com/roce-dissect/roce-dissect/layers"
 )
 
@@ -146,7 +147,7 @@ type Analyzer struct {
 	pause   pfc.Track  // PFC and PAUSE frames (pause.go)
 	nic     nic.Stage  // NIC behaviour (package nic, nic.go)
 
-	cut cutState // the first frame the capture tool cut
+	cut *toolcut.Stage // the frames the capture tool cut (package internal/toolcut, cut.go)
 
 	shard *shardFeed // what the combiner needs (the replays' records only with Options.shard)
 
@@ -193,6 +194,7 @@ func New(opts Options) *Analyzer {
 	a.conns.maxOrphans = a.maxOrphans()
 	a.findings.max = opts.MaxFindings
 	a.shard = &shardFeed{replay: opts.shard, shared: opts.shared}
+	a.cut = toolcut.New(toolcut.Config{Shard: opts.shard})
 	if opts.Observer != nil {
 		a.observe = opts.Observer()
 	}

@@ -88,6 +88,7 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 		merge:     !stream && !a.opts.NoMerge,
 	}
 	a.wrapped.report(&r.Capture)
+	r.Capture.CutFrames = a.cut.Facts().Frames
 	if r.pause = a.pause.Snapshot(); r.pause != nil {
 		r.Pause, r.Capture.LinkSpeedBps, r.Capture.PauseFramesUnlisted = r.pause.Stats(), a.opts.LinkSpeed, r.pause.Unlisted()
 	}

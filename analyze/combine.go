@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/roce-dissect/roce-dissect/analyze/internal/pfc"
+	"github.com/roce-dissect/roce-dissect/analyze/internal/toolcut"
 )
 
 // ErrNotDisjoint is the answer of a Sharded's Finish and FinishStream
@@ -124,14 +125,15 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 			return nil, fmt.Errorf("analyze: part %d is not a shard's report", s)
 		}
 	}
-	// The decisions a shard takes with its own frames only are replayed
-	// across the shards; the only shard's are the capture's.
-	cut := parts[0].shard.cut
+	// Shards are combined exactly when disjoint; the only shard is.
 	if len(parts) > 1 {
-		var err error
-		if cut, err = replayAcross(parts); err != nil {
+		if err := checkDisjoint(parts); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	cut, err := combineCut(parts)
+	if err != nil {
+		errs = append(errs, err)
 	}
 
 	// Flows in creation order; the first MaxFlows are those tracked.
@@ -237,28 +239,23 @@ func newCombiner(parts []*Report, opts Options) (*combiner, error) {
 	return cb, errors.Join(errs...)
 }
 
-// replayAcross checks that the shards are disjoint (their frames in the
-// host pairs they were sharded by, their CommIDs their own) and replays
-// the cut frames over them all (replayCut): it returns the capture's cut
-// state, and ErrNotDisjoint when the shards cannot be combined exactly.
-func replayAcross(parts []*Report) (cutState, error) {
+// checkDisjoint checks that the shards are disjoint (their frames in the
+// host pairs they were sharded by, their CommIDs their own, their records
+// complete): ErrNotDisjoint when the shards cannot be combined exactly.
+func checkDisjoint(parts []*Report) error {
 	var errs []error
 	for _, p := range parts {
 		if p.shard.misplaced > 0 {
 			errs = append(errs, fmt.Errorf("%w: %d frames decode to another host pair than they were sharded by (the first: frame %d)", ErrNotDisjoint, p.shard.misplaced, p.shard.firstMis))
 		}
-		if p.shard.feed.overflow {
+		if p.shard.feed.overflow || p.shard.cut.Overflow() {
 			errs = append(errs, fmt.Errorf("%w: more than %d CM messages, cut or whole frames in one shard to replay", ErrNotDisjoint, maxShardEvents))
 		}
 	}
 	if err := commIDsDisjoint(parts); err != nil {
 		errs = append(errs, err)
 	}
-	cut, err := replayCut(parts)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	return cut, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // flow makes f, the shard's flow of fr, the combined report's.
@@ -352,7 +349,7 @@ func (cb *combiner) listFindings() {
 }
 
 // capture adds up the combined report's capture.
-func (cb *combiner) capture(cut cutState) {
+func (cb *combiner) capture(cut *toolcut.Stage) {
 	parts, opts, out := cb.parts, cb.opts, cb.out
 	c := &out.Capture
 	var sk sketch
@@ -417,7 +414,7 @@ func (cb *combiner) capture(cut cutState) {
 	cms.ignored += orphansKept - uint64(len(out.cmOrphans))
 	c.FlowsDropped = sk.estimate()
 	cms.floodAt, cms.floodT = replayFlood(parts)
-	cb.end = Analyzer{opts: opts, capture: Capture{CutFrames: c.CutFrames, ConnectionsDropped: c.ConnectionsDropped}, cut: cut}
+	cb.end = Analyzer{opts: opts, capture: Capture{ConnectionsDropped: c.ConnectionsDropped}, cut: cut}
 	cb.end.conns.list, cb.end.conns.stats = make([]*Connection, len(out.Connections)), cms
 	for i := range out.Connections {
 		cb.end.conns.list[i] = &out.Connections[i]

@@ -64,7 +64,9 @@
 //     package analyze/internal/decode (a frame's headers, through its
 //     encapsulations, into the Packet: packet.go names it here);
 //     origlen.go (original lengths beyond MaxOriginalLength), cut.go
-//     (frames shorter than their length fields: a tool's cut or a lie),
+//     (frames shorter than their length fields, a tool's cut or a lie,
+//     judged by the stage of package internal/toolcut, which combines
+//     the shards' judgements itself),
 //     portrewrite.go (a NIC sniffer's rewritten UDP source port),
 //     framefindings.go (the findings of the last frame fed), wrap.go (the
 //     encapsulations a frame arrived in, and the tunnel that keys its
@@ -116,8 +118,7 @@
 //     of one shard or several), shardcm.go
 //     (CommIDs, connection numbers and the CM flood across shards),
 //     shardcmlog.go (a shard's CM messages, compactly, for the flood),
-//     shardcap.go (the caps when shards share a budget), shardcut.go
-//     (tool-cut frames replayed over the shards).
+//     shardcap.go (the caps when shards share a budget).
 //
 // Adding a finding kind: a Kind constant and one entry in Kinds
 // (findings.go), and the same row in docs/analysis.md's table of

@@ -31,9 +31,9 @@ func (r *Report) mergeable() bool {
 // appended, renumbered. Frame numbers stay those of each file.
 //
 // Each report judged its frames shorter than their length fields (a
-// tool's cut or a lie, see classifyShort) by the frames before them in its
-// own part; Merge does not judge them again. For the parts of one
-// capture, Sharded judges them as the whole would.
+// tool's cut or a lie, see package internal/toolcut) by the frames before
+// them in its own part; Merge does not judge them again. For the parts of
+// one capture, Sharded judges them as the whole would.
 //
 // Merge returns ErrNotMergeable, and changes nothing, when either report
 // lacks the merge state (see ErrNotMergeable); an empty Report literal

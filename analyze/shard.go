@@ -5,6 +5,8 @@ import (
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
+
+	"github.com/roce-dissect/roce-dissect/analyze/internal/toolcut"
 )
 
 // Sharding a capture by host pair.
@@ -34,8 +36,8 @@ import (
 // combiner builds every report (build.go gives it the part).
 type shardFeed struct {
 	// replay: one shard among others (Options.shard), which records what
-	// the combiner replays across them (the CM messages, the frames cut,
-	// what the caps refused). The only shard's own decisions are the
+	// the combiner replays across them (the CM messages, what the caps
+	// refused). The only shard's own decisions are the
 	// capture's: it records none of it.
 	replay bool
 
@@ -56,9 +58,7 @@ type shardFeed struct {
 	preLast  bool     // the last CM message noted was counted in pre
 	logging  bool     // the CM messages are logged
 	shared   *shardShared
-	short    []shortRun // the RDMA frames shorter than their length fields (shardcut.go)
-	whole    []wholeRec // each RDMA frame captured whole longer than all before it
-	overflow bool       // more events than maxShardEvents: not replayable
+	overflow bool // more events than maxShardEvents: not replayable
 
 	// firstRefused is the frame of the first flow a cap refused (0:
 	// none), for combineShards to check that the shards tracked the
@@ -69,13 +69,6 @@ type shardFeed struct {
 // maxShardEvents bounds each list of events a shard keeps for the replay;
 // past it, combineShards cannot check the shards and says so.
 const maxShardEvents = 1 << 20
-
-// wholeRec is an RDMA frame captured whole, longer than every one before
-// it in the shard.
-type wholeRec struct {
-	frame  uint64
-	capLen int
-}
 
 func (s *shardFeed) room(n int) bool {
 	if n >= maxShardEvents {
@@ -143,13 +136,6 @@ func (s *shardFeed) noteConnGrew() {
 	}
 }
 
-// noteWhole records an RDMA frame captured whole longer than all before.
-func (s *shardFeed) noteWhole(frame uint64, capLen int) {
-	if s.replay && s.room(len(s.whole)) {
-		s.whole = append(s.whole, wholeRec{frame, capLen})
-	}
-}
-
 // noteRefusedFlow records the frame of a flow a cap refused: the first
 // one (capsExact).
 func (s *shardFeed) noteRefusedFlow(frame uint64) {
@@ -179,10 +165,10 @@ type shardInfo struct {
 	sketch    []uint64
 	misplaced uint64
 	firstMis  uint64
-	feed      *shardFeed // its CM, cut and whole-frame events
+	feed      *shardFeed // its CM events
 	cmStats   cmStats
 	orphaned  uint64
-	cut       cutState // the frames it judged cut: the capture's when it is the only shard
+	cut       *toolcut.Stage // the frames it judged cut: the capture's when it is the only shard
 }
 
 // shardFlowFindings are the findings of a shard's flow that
@@ -224,7 +210,7 @@ func (a *Analyzer) shardReport(r *Report) *shardInfo {
 		feed:      a.shard,
 		cmStats:   a.conns.stats,
 		orphaned:  a.conns.orphaned,
-		cut:       a.cut,
+		cut:       a.cut.Snapshot(),
 	}
 	r.shard = sh
 	return sh

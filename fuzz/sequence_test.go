@@ -131,7 +131,7 @@ func FuzzAnalyzerSequence(f *testing.F) {
 			return n
 		}
 		// Such a frame is a tool's cut on one side and malformed on the
-		// other (classifyShort has no third answer), so the two move
+		// other (toolcut.Stage.Frame has no third answer), so the two move
 		// together, whatever the lists show.
 		require.Equal(t, c.Malformed+c.CutFrames, mc.Malformed+mc.CutFrames, "malformed + cut")
 		// The lists name the lying frames only while they hold every

@@ -545,16 +545,24 @@ func TestHTMLGapLabelsInBrowser(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		synth  []string
+		points bool   // synth is roce-synth points' command line: the page of its files
 		legend string // a category the legend must name
 	}{
-		{"tap_drops", tapDrops(), "request after PSNs not captured"},
-		{"lost_and_not_captured", []string{"write-bw", "--messages", "20", "--tap", "responder", "--nak", "+7", "--gbn-skip", "1", "--drop", "+40,+41,+60"}, "request after PSNs not captured"},
+		{"tap_drops", tapDrops(), false, "request after PSNs not captured"},
+		{"lost_and_not_captured", []string{"write-bw", "--messages", "20", "--tap", "responder", "--nak", "+7", "--gbn-skip", "1", "--drop", "+40,+41,+60"}, false, "request after PSNs not captured"},
+		{"capture_points", pointsTapDrops(), true, "request after PSNs not captured"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			capPath := rocesynth(t, dir, tc.name+".pcap", tc.synth...)
-			want := reportLoss(t, capPath)
+			files := []string{filepath.Join(dir, tc.name+".a.pcap"), filepath.Join(dir, tc.name+".b.pcap")}
+			if tc.points {
+				synthPoints(t, dir, tc.name, tc.synth...)
+			} else {
+				files = []string{rocesynth(t, dir, tc.name+".pcap", tc.synth...)}
+			}
+			want := reportLoss(t, files...)
+			require.NotZero(t, want.lost+want.notCaptured, "the report has gaps to draw")
 			page := filepath.Join(dir, tc.name+".html")
-			code, _, errs := run(t, nil, "--html", page, capPath)
+			code, _, errs := run(t, nil, append([]string{"--html", page}, files...)...)
 			require.Equal(t, 0, code, errs)
 			b, stop := openBrowser(t, chrome, filepath.Join(dir, "profile-"+tc.name))
 			defer stop()
@@ -588,6 +596,20 @@ func TestHTMLGapLabelsInBrowser(t *testing.T) {
 			assert.Empty(t, b.problems, "console messages and exceptions")
 		})
 	}
+}
+
+// pointsTapDrops is the roce-synth points command line of two capture
+// points of one traffic whose taps both missed 30 request packets the
+// responder acknowledged, one every 7 PSNs, and one PSN NAKed and never
+// resent: the combined report's gaps, 29 not captured and 1 lost.
+func pointsTapDrops() []string {
+	drops := make([]string, 0, 30)
+	for k := 10; k < 220; k += 7 {
+		drops = append(drops, fmt.Sprintf("+%d", k))
+	}
+	d := strings.Join(drops, ";")
+	return []string{"write-bw", "--messages", "100", "--nak", "+10", "--gbn-skip", "1",
+		"--point", "a,drop=" + d, "--point", "b,offset=3ms,delay=2us,drop=" + d}
 }
 
 // labelPSNs adds up the PSNs the gap labels call lost and not captured:

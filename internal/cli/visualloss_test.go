@@ -206,10 +206,16 @@ type htmlPage struct {
 			RespFlow int      `json:"resp_flow"`
 			Packets  uint64   `json:"packets"`
 			Shown    int      `json:"shown"`
+			TNs      []int64  `json:"t_ns"`
+			Frame    []uint64 `json:"frame"`
+			File     []int    `json:"file"`
 			Cat      []int    `json:"cat"`
 			Points   []string `json:"points"`
 			Gaps     []struct {
+				From        int64  `json:"from"`
+				To          int64  `json:"to"`
 				Count       uint64 `json:"count"`
+				TNs         int64  `json:"t_ns"`
 				Lost        uint64 `json:"lost"`
 				NotCaptured uint64 `json:"not_captured"`
 				Unknown     uint64 `json:"unknown"`
@@ -429,4 +435,92 @@ func TestHTMLCapturePoints(t *testing.T) {
 	require.NotEmpty(t, rows)
 	assert.Len(t, rows, strings.Count(page[strings.Index(page, `id="points-table"`):strings.Index(page, `id="points-losses"`)], "<tr>")-1,
 		"a row per flow and pair of points")
+}
+
+// TestHTMLCapturePointsGaps: of capture points, the page draws the gaps
+// of the combined report (-o json of the same files: flows[].requests.gaps
+// and their split into missing_lost and missing_not_captured) as for one
+// file: each placed on the request just above it, as the first point
+// captured it (gopacket decodes its PSN from that file's bytes), that
+// request drawn in the class of the gap.
+func TestHTMLCapturePointsGaps(t *testing.T) {
+	dir := t.TempDir()
+	// PSN +7 NAKed and never resent, missed by both taps: lost; +30 and
+	// +31 missed by both taps, acknowledged: not captured; +40 missed by
+	// the second tap only: no gap of the combined report.
+	synthPoints(t, dir, "g", "write-bw", "--messages", "20", "--nak", "+7", "--gbn-skip", "1",
+		"--point", "a,drop=+7;+30;+31", "--point", "b,offset=3ms,delay=2us,drop=+7;+30;+31;+40")
+	files := []string{filepath.Join(dir, "g.a.pcap"), filepath.Join(dir, "g.b.pcap")}
+
+	code, out, errs := run(t, nil, append([]string{"-o", "json"}, files...)...)
+	require.Equal(t, 0, code, errs)
+	var rep struct {
+		Flows []struct {
+			Src      string `json:"src"`
+			Dst      string `json:"dst"`
+			DestQP   uint32 `json:"dest_qp"`
+			Requests struct {
+				MissingLost        uint64 `json:"missing_lost"`
+				MissingNotCaptured uint64 `json:"missing_not_captured"`
+				Gaps               []struct {
+					From  uint32 `json:"from"`
+					To    uint32 `json:"to"`
+					Count uint32 `json:"count"`
+				} `json:"gaps"`
+			} `json:"requests"`
+		} `json:"flows"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+
+	_, d := writeHTMLPage(t, dir, files...)
+	charts := map[string]int{}
+	for i, f := range d.Flows {
+		if f.Chart != nil && f.Chart.DataFlow == i {
+			charts[f.Name] = i
+		}
+	}
+
+	wire := decodeWire(t, files[0])
+	var lost, notCaptured uint64
+	for _, f := range rep.Flows {
+		r := f.Requests
+		lost, notCaptured = lost+r.MissingLost, notCaptured+r.MissingNotCaptured
+		if len(r.Gaps) == 0 {
+			continue
+		}
+		name := fmt.Sprintf("%s → %s QP 0x%06x", f.Src, f.Dst, f.DestQP)
+		i, ok := charts[name]
+		require.True(t, ok, "%s: charted", name)
+		ch := d.Flows[i].Chart
+		require.Len(t, ch.Gaps, len(r.Gaps), name)
+		var gl, gnc uint64
+		for k, want := range r.Gaps {
+			g := ch.Gaps[k]
+			assert.Equal(t, uint64(want.Count), g.Count, "%s gap %d", name, k)
+			assert.Equal(t, want.From, uint32(g.From)&0xFFFFFF, "%s gap %d", name, k)
+			assert.Equal(t, want.To, uint32(g.To)&0xFFFFFF, "%s gap %d", name, k)
+			assert.Equal(t, g.Count, g.Lost+g.NotCaptured+g.Unknown, "%s gap %d", name, k)
+			gl, gnc = gl+g.Lost, gnc+g.NotCaptured
+			require.GreaterOrEqual(t, g.TNs, int64(0), "%s gap %d (PSNs %d–%d) placed on the chart", name, k, want.From, want.To)
+			wantCat := catAfterNotCaptured
+			if g.Lost > 0 {
+				wantCat = catAfterLost
+			}
+			// Among the points of the gap's time, the request just
+			// above the gap, of the first point's file, drawn in the
+			// gap's class.
+			var above []string
+			for k := range ch.TNs {
+				if ch.TNs[k] != g.TNs || (ch.File != nil && ch.File[k] != 0) {
+					continue
+				}
+				w, ok := wire[ch.Frame[k]]
+				require.True(t, ok, "frame %d of %s", ch.Frame[k], files[0])
+				above = append(above, fmt.Sprintf("PSN %d cat %d", w.psn, ch.Cat[k]))
+			}
+			assert.Contains(t, above, fmt.Sprintf("PSN %d cat %d", (want.To+1)&0xFFFFFF, wantCat), "%s gap %d: on the request just above it, in its class", name, k)
+		}
+		assert.Equal(t, [2]uint64{r.MissingLost, r.MissingNotCaptured}, [2]uint64{gl, gnc}, name)
+	}
+	assert.Equal(t, [2]uint64{1, 2}, [2]uint64{lost, notCaptured}, "-o json: PSN +7 lost, +30 and +31 not captured")
 }

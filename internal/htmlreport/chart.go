@@ -246,7 +246,11 @@ func buildChart(rep *analyze.Report, i int, peer []int, pts []*merged, kinds map
 	frameAt := ch.addPoints(sel, keep, multi, kinds, t0)
 	if data >= 0 {
 		r := &rep.Flows[data].Requests
-		ch.addGaps(r.Gaps, r.GapLosses(), frameAt, fileIdx, multi)
+		// Of capture points, the report's gaps name frames of the
+		// stream the points were merged into, not of the file drawn:
+		// each gap is found by its PSNs instead.
+		byPSN := pts[data] != nil && pts[data].point != ""
+		ch.addGaps(r.Gaps, r.GapLosses(), frameAt, fileIdx, multi, byPSN)
 	}
 	return ch
 }
@@ -362,18 +366,29 @@ func (ch *chartData) addPoints(sel []filePoint, keep []bool, multi bool, kinds m
 // addGaps adds the data flow's PSN gaps to the chart with the split of
 // their PSNs (losses, parallel to gaps), each placed on the frame that
 // jumped over it when that frame is drawn (frameAt) and the gap names its
-// file (files read as one capture) or the points are of one file. That
-// frame, drawn as an ordinary request, takes the category of the gap's
-// worst PSNs.
-func (ch *chartData) addGaps(gaps []analyze.Gap, losses []analyze.GapLoss, frameAt map[fileFrame]int, fileIdx map[string]int, multi bool) {
+// file (files read as one capture) or the points are of one file; byPSN
+// (capture points) on the first request drawn with the PSN just above
+// the gap instead (firstRequests). That frame, drawn as an ordinary
+// request, takes the category of the gap's worst PSNs.
+func (ch *chartData) addGaps(gaps []analyze.Gap, losses []analyze.GapLoss, frameAt map[fileFrame]int, fileIdx map[string]int, multi, byPSN bool) {
+	var firstAt map[uint32]int // byPSN: firstRequests, made for the first gap
 	for i, g := range gaps {
 		cg := chartGap{Count: g.Count, Frame: g.Frame, TNs: -1, Unknown: uint64(g.Count)}
 		if i < len(losses) {
 			cg.Lost, cg.NotCaptured, cg.Unknown = losses[i].Lost, losses[i].NotCaptured, losses[i].Unknown
 		}
+		k, ok := frameAt[fileFrame{fileIdx[g.File], g.Frame}]
+		ok = ok && (!multi || g.File != "")
+		if byPSN {
+			if firstAt == nil {
+				firstAt = ch.firstRequests()
+			}
+			k, ok = firstAt[(g.To+1)&0xFFFFFF]
+		}
 		// The gap ends just below the PSN of the frame that jumped
 		// over it; place it on that frame's unwrapped PSN.
-		if k, ok := frameAt[fileFrame{fileIdx[g.File], g.Frame}]; ok && (!multi || g.File != "") {
+		if ok {
+			cg.Frame = ch.Frame[k]
 			cg.TNs = ch.TNs[k]
 			top := ch.Y[k] - int64((ch.PSN[k]-g.To)&0xFFFFFF)
 			cg.To, cg.From = top, top-int64(g.Count)+1
@@ -392,6 +407,28 @@ func (ch *chartData) addGaps(gaps []analyze.Gap, losses []analyze.GapLoss, frame
 		}
 		ch.Gaps = append(ch.Gaps, cg)
 	}
+}
+
+// firstRequests returns the column of the first request drawn with each
+// PSN: the one above a gap is the request that jumped over it, as the
+// first point that saw the flow captured it.
+func (ch *chartData) firstRequests() map[uint32]int {
+	at := map[uint32]int{}
+	for k, p := range ch.PSN {
+		if _, ok := at[p]; !ok && isRequestCat(uint8(ch.Cat[k])) {
+			at[p] = k
+		}
+	}
+	return at
+}
+
+// isRequestCat reports whether a category is one of a request's.
+func isRequestCat(c uint8) bool {
+	switch c {
+	case catACK, catReadResp, catNAK, catRNRNAK, catCNP:
+		return false
+	}
+	return true
 }
 
 // category is how a point is drawn.
