@@ -150,6 +150,9 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 	}
 	if stream { // what the combiner needs before the flows
 		b.fedPos = b.sh.listFed(r, &b.fl)
+		if release {
+			a.findings = b.fl // listFed took the list a.findings shares
+		}
 		a.refsFullOf(b.sh)
 		r.Capture.NotCaptured += a.notCapturedOf(b.evidence)
 		r.Capture.FlowsDropped = a.dropSketch.estimate()
@@ -163,7 +166,7 @@ func (a *Analyzer) startReport(release, stream bool) *reportBuild {
 // object into spare when not nil (ReportStream.Reuse); flow returns spare
 // when it did not.
 func (b *reportBuild) flow(i int, fr *Flow, spare *NIC) *NIC {
-	a, fl := b.a, &b.fl
+	a := b.a
 	f := a.flowList[i]
 	a.flowReport(f, b.release, fr)
 	if b.inferred != nil && b.inferred[i] != 0 {
@@ -174,7 +177,11 @@ func (b *reportBuild) flow(i int, fr *Flow, spare *NIC) *NIC {
 	if !f.hasTransport {
 		fr.Transport = b.cnpTransport[f.index]
 	}
-	cls := a.attribute(b.acc, fl, f, fr, b.evidence[i], b.sh, i)
+	fed := fedFindings{list: b.fl.list}
+	if b.fedPos != nil { // listFed took them
+		fed = fedFindings{list: b.r.Findings, pos: b.fedPos}
+	}
+	cls := a.attribute(b.acc, fed, f, fr, b.evidence[i], b.sh, i)
 	if b.lazyNIC {
 		if fr.NIC, _ = a.nicReport(f, spare); fr.NIC != nil {
 			spare = nil
@@ -228,6 +235,9 @@ func (b *reportBuild) end() *Report {
 		return r
 	}
 	b.sh.listFindings(r, &b.fl)
+	if b.release {
+		b.a.findings = b.fl // listFed took the list a.findings shares
+	}
 	return r
 }
 

@@ -295,13 +295,18 @@ func (cb *combiner) listFindings() {
 		pos[s] = make([]int, len(p.Findings))
 	}
 	sort.SliceStable(feed, func(i, j int) bool { return feed[i].at < feed[j].at })
-	fl := findingList{max: opts.MaxFindings}
+	// The list is made as long as the replay needs at once: grown by
+	// append, the copies it leaves behind cost as much as the list.
+	fl := findingList{max: opts.MaxFindings, list: make([]Finding, 0, min(len(feed), opts.MaxFindings))}
 	for _, fr := range feed {
 		pos[fr.s][fr.i] = -1
 		if fd := fl.add(parts[fr.s].Findings[fr.i].Severity); fd != nil {
 			pos[fr.s][fr.i] = len(fl.list) - 1
 			*fd = renumberFinding(parts[fr.s].Findings[fr.i], remap[fr.s])
 		}
+	}
+	for _, p := range parts {
+		p.Findings = nil // replayed into fl (pos says where each went), so that they are not held twice
 	}
 	push := func(s int, fds []Finding) {
 		for _, fd := range fds {
@@ -319,7 +324,7 @@ func (cb *combiner) listFindings() {
 		if sf == nil {
 			continue
 		}
-		push(int(fr.s), sf.loss)
+		push(int(fr.s), sf.loss.findings())
 		for _, k := range sf.marks {
 			if k < 0 {
 				continue
@@ -343,7 +348,7 @@ func (cb *combiner) listFindings() {
 		added++
 		fl.push(fd)
 	}
-	out.Findings = fl.listed()
+	out.Findings = fl.take()
 	out.FindingsDropped = added - uint64(len(out.Findings))
 	sortFindings(out.Findings)
 }

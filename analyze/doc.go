@@ -45,15 +45,19 @@
 //	         (decode)  (flow.go …)   (request.go …)  (conn.go,        │
 //	            │                        │            inferconn.go)   │
 //	            ├─► pause frames (pfc)   └─► NIC behaviour (nic)      │
+//	            ├─► tool-cut frames (toolcut)                         │
 //	            └─► observers (Options.Observer: nccl) ◄────────────────┘
 //
 // decode turns bytes into a Packet; pfc keeps the PFC and PAUSE state
-// per sender and priority; nic times how the NICs answered and
-// recovered (with hist, the histogram it shares with the RTT). Each
+// per sender and priority; toolcut tells a capture tool's cut from a
+// frame that lies about its length, and combines the shards' verdicts
+// itself; nic times how the NICs answered and recovered (with hist, the
+// histogram it shares with the RTT). Each
 // stage hands out facts, never Findings: the Analyzer words them. The
 // flow table, the per-QP state, the connections and the findings are
 // still files of this package, and sharding still combines their parts
-// with replays (combine.go, shard*.go). To add a stage: a package under
+// with replays (combine.go, shard*.go): the CM flood, the flows' creation
+// order and the findings' listing. To add a stage: a package under
 // analyze/internal with a type fed the Packet (or the facts it needs),
 // its report part, and its own combine of two parts; the Analyzer feeds
 // it in feed and builds its part in build.go.

@@ -70,12 +70,26 @@ func (l *findingList) setSeverity(i int, sev Severity) {
 
 // listed returns a copy of the findings listed, in the order found.
 func (l *findingList) listed() []Finding {
-	out := make([]Finding, 0, l.n)
+	c := l.clone()
+	return c.take()
+}
+
+// take returns the findings listed, in the order found, in l's own array
+// (a non-nil slice), and leaves l empty but for its cap and count of
+// dropped findings: for a list not used again, so that its findings are
+// not held twice, the list and their copy.
+func (l *findingList) take() []Finding {
+	out := l.list[:0:len(l.list)]
+	if out == nil {
+		out = []Finding{}
+	}
 	for _, f := range l.list {
 		if f.Severity != 0 {
 			out = append(out, f)
 		}
 	}
+	clear(l.list[len(out):]) // what is left past them holds no strings
+	*l = findingList{max: l.max, dropped: l.dropped}
 	return out
 }
 

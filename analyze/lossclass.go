@@ -264,6 +264,16 @@ func lossFindings(c *lossClass, flow FlowID, file string) []Finding {
 	return out
 }
 
+// hasFindings says whether lossFindings returns any for c.
+func (c *lossClass) hasFindings() bool {
+	for _, j := range c.jumps {
+		if j.lost > 0 || j.unknown > 0 || j.notCaptured > 0 && c.notCaptured > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // notCapturedNote ends the detail of an incomplete_message finding whose
 // missing PSNs the capture missed but the responder received: the message
 // is whole on the wire, so the finding is only information.
@@ -275,12 +285,12 @@ const notCapturedNote = "; only PSNs the capture missed are missing (the respond
 //
 // sh receives the loss findings of flow i and the incomplete messages to
 // make information, for the combiner to apply.
-func (a *Analyzer) attribute(r *Report, fl *findingList, f *flowState, fr *Flow, ev lossEvidence, sh *shardInfo, i int) lossClass {
+func (a *Analyzer) attribute(r *Report, fed fedFindings, f *flowState, fr *Flow, ev lossEvidence, sh *shardInfo, i int) lossClass {
 	fr.Requests.ev = ev
 	cls := classify(&ev, fr.Requests.Gaps, fr.Requests.low)
 	fr.Requests.MissingNotCaptured, fr.Requests.MissingLost = cls.notCaptured, cls.lost
 	r.Capture.NotCaptured += cls.notCaptured
-	sh.noteLoss(i, &cls, f, a.opts.File, fl)
+	sh.noteLoss(i, &cls, f, a.opts.File, fed)
 	return cls
 }
 

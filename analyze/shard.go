@@ -176,7 +176,7 @@ type shardInfo struct {
 // capture's order of flows within the capture's cap.
 type shardFlowFindings struct {
 	nic  []Finding // its NIC findings
-	loss []Finding // its loss findings (attribute)
+	loss *flowLoss // what its loss findings (attribute) are made of
 	// marks are its incomplete_message findings listed while fed that
 	// attribute makes information: indices into the findings list, then
 	// (listFindings) into Report.Findings.
@@ -218,20 +218,39 @@ func (a *Analyzer) shardReport(r *Report) *shardInfo {
 
 // noteLoss keeps what attribute lists for flow i (its loss findings)
 // and the incomplete messages it makes information.
-func (sh *shardInfo) noteLoss(i int, cls *lossClass, f *flowState, file string, fl *findingList) {
-	if l := lossFindings(cls, f.flowID(), file); len(l) > 0 {
-		sh.more(i).loss = l
+func (sh *shardInfo) noteLoss(i int, cls *lossClass, f *flowState, file string, fed fedFindings) {
+	if cls.hasFindings() {
+		sh.more(i).loss = &flowLoss{cls: lossClass{notCaptured: cls.notCaptured, jumps: cls.jumps}, flow: f.flowID(), file: file}
 	}
 	if f.loss.log == nil {
 		return
 	}
 	sh.refsFull = sh.refsFull || len(f.loss.log.incomplete) >= maxLossLog
 	for _, ref := range f.loss.log.incomplete {
-		if fl.list[ref.idx].Kind == KindIncomplete && cls.onlyNotCaptured(ref.from, ref.to) {
+		if fed.kind(ref.idx) == KindIncomplete && cls.onlyNotCaptured(ref.from, ref.to) {
 			x := sh.more(i)
 			x.marks = append(x.marks, ref.idx)
 		}
 	}
+}
+
+// flowLoss is what a flow's loss findings are made of: its jumps and the
+// PSNs the capture missed (lossClass), kept until the combiner lists them
+// (findings), as they take far less memory than the findings with their
+// details: a shard's flows may have hundreds of jumps each, far more
+// findings than the capture lists.
+type flowLoss struct {
+	cls  lossClass
+	flow FlowID
+	file string
+}
+
+// findings returns the loss findings (nil: none).
+func (l *flowLoss) findings() []Finding {
+	if l == nil {
+		return nil
+	}
+	return lossFindings(&l.cls, l.flow, l.file)
 }
 
 // listFindings sets r's findings to those listed while the shard was fed,
@@ -244,20 +263,43 @@ func (sh *shardInfo) listFindings(r *Report, fl *findingList) {
 // listFed is the first half of listFindings, which a stream does before
 // its flows: it lists the findings listed while fed and returns where
 // each of fl's went in r.Findings (-1: not listed).
+//
+// It takes fl's findings (findingList.take): fl is empty after, and
+// fedFindings{r.Findings, pos} reads the kinds it held.
 func (sh *shardInfo) listFed(r *Report, fl *findingList) []int {
 	pos := make([]int, len(fl.list))
-	r.Findings = make([]Finding, 0, fl.n)
+	n := 0
 	for i, fd := range fl.list {
 		pos[i] = -1
 		if fd.Severity == 0 { // replaced
 			continue
 		}
-		pos[i] = len(r.Findings)
-		r.Findings = append(r.Findings, fd)
+		pos[i] = n
+		n++
 		sh.at = append(sh.at, sh.feed.at[i])
 	}
 	r.FindingsDropped, sh.fedDropped = fl.dropped, fl.dropped
+	r.Findings = fl.take()
 	return pos
+}
+
+// fedFindings are the findings listed while fed, as noteLoss reads them:
+// list itself (pos nil), or, once listFed took them, the report's
+// findings and where each of the list's went (pos).
+type fedFindings struct {
+	list []Finding
+	pos  []int
+}
+
+// kind returns the kind of the finding at index idx of the list ("" for
+// one replaced).
+func (fed fedFindings) kind(idx int) Kind {
+	if fed.pos != nil {
+		if idx = fed.pos[idx]; idx < 0 {
+			return ""
+		}
+	}
+	return fed.list[idx].Kind
 }
 
 // mapMarks turns the flows' marks into indices of the report's findings.

@@ -80,6 +80,9 @@ type Link struct {
 	// last data packet, summed.
 	transfer    int64
 	resends, ce uint64
+	// first is the time of the link's first data packet in the
+	// collective (0: none), which orients a tree's edges (trees).
+	first int64
 }
 
 // Arrival is when a rank joined a collective: its first CTS (the
@@ -275,6 +278,9 @@ func collective(spans []span, n int) (Collective, bool) {
 		l.ce += uint64(s.ce)
 		if s.messages > 0 {
 			l.transfer += s.last - s.first
+			if l.first == 0 || s.first < l.first {
+				l.first = s.first
+			}
 		}
 		if cs.receiver >= 0 {
 			if t, ok := firstCTS[cs.receiver]; !ok || s.cts < t {

@@ -3,6 +3,7 @@ package nccl
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
@@ -24,6 +25,9 @@ type Result struct {
 	// channel, from rank 0 (the lowest) on.
 	Channels int     `json:"channels,omitempty"`
 	Rings    [][]int `json:"rings,omitempty"`
+	// Trees are the trees the collectives of the tree algorithm ran on
+	// (see trees), each once, in the order first used; absent without.
+	Trees []Tree `json:"trees,omitempty"`
 	// Collectives are the collective operations the steps show, in time
 	// order (see collectives for where one ends).
 	Collectives []Collective `json:"collectives"`
@@ -163,6 +167,7 @@ func Combine(cs ...*Collector) *Result {
 	if r.Collectives == nil {
 		r.Collectives = []Collective{}
 	}
+	r.Trees = trees(r.Collectives)
 	return r
 }
 
@@ -276,4 +281,73 @@ func rings(r *Result) (int, [][]int) {
 		out[i] = slices.Clone(ring)
 	}
 	return channels, out
+}
+
+// Tree is the tree a collective of the tree algorithm ran on: its root
+// and each other rank's parent, by rank.
+type Tree struct {
+	Root    int      `json:"root"`
+	Parents []Parent `json:"parents"`
+}
+
+// Parent is a rank's parent in a Tree.
+type Parent struct {
+	Rank   int `json:"rank"`
+	Parent int `json:"parent"`
+}
+
+// trees returns the trees of the collectives whose links are both
+// directions of the edges of one spanning tree (AlgorithmTree), each
+// once. An edge is oriented by its first data: NCCL's tree AllReduce
+// reduces up the tree before it broadcasts down, so a child's first
+// data to its parent precedes its parent's first data to it, on each
+// edge. A collective with an edge whose two directions begin at once,
+// or that leaves no single root, adds no tree.
+func trees(colls []Collective) []Tree {
+	var out []Tree
+	for i := range colls {
+		c := &colls[i]
+		if c.Algorithm != AlgorithmTree {
+			continue
+		}
+		first := map[[2]int]int64{}
+		for _, l := range c.Links {
+			if l.SenderRank == nil || l.ReceiverRank == nil || l.first == 0 {
+				continue
+			}
+			first[[2]int{*l.SenderRank, *l.ReceiverRank}] = l.first
+		}
+		parent := map[int]int{}
+		ranks := map[int]bool{}
+		ok := true
+		for e, t := range first {
+			ranks[e[0]] = true
+			back, found := first[[2]int{e[1], e[0]}]
+			switch {
+			case !found || back == t:
+				ok = false
+			case t < back: // e[0] sends first: the child
+				if _, dup := parent[e[0]]; dup {
+					ok = false
+				}
+				parent[e[0]] = e[1]
+			}
+		}
+		if !ok || len(parent) != len(ranks)-1 {
+			continue
+		}
+		t := Tree{Root: -1, Parents: []Parent{}}
+		for _, r := range slices.Sorted(maps.Keys(ranks)) {
+			p, has := parent[r]
+			if !has {
+				t.Root = r
+				continue
+			}
+			t.Parents = append(t.Parents, Parent{Rank: r, Parent: p})
+		}
+		if !slices.ContainsFunc(out, func(o Tree) bool { return o.Root == t.Root && slices.Equal(o.Parents, t.Parents) }) {
+			out = append(out, t)
+		}
+	}
+	return out
 }

@@ -94,6 +94,17 @@ func TestCollectivesSynthTruth(t *testing.T) {
 			r := nccl.Combine(cols...)
 			require.NotNil(t, r)
 			require.Len(t, r.Collectives, len(truth.Collectives))
+			if tc.cfg.Channels <= 1 { // several channels' trees make no one tree
+				var wantTrees []nccl.Tree
+				for _, tr := range truth.Trees {
+					w := nccl.Tree{Root: tr.Root, Parents: []nccl.Parent{}}
+					for _, p := range tr.Parents {
+						w.Parents = append(w.Parents, nccl.Parent{Rank: p.Rank, Parent: p.Parent})
+					}
+					wantTrees = append(wantTrees, w)
+				}
+				assert.Equal(t, wantTrees, r.Trees, "the trees")
+			}
 			for i, col := range r.Collectives {
 				want := truth.Collectives[i]
 				assert.Equal(t, want.Index, col.Index)

@@ -7,7 +7,8 @@
 // Where things are: report.go (WriteText and its options), text.go (the
 // text report's sections), nic.go (its NIC section), topflows.go (which
 // flows its table lists), points.go (its capture points section),
-// palette.go (colours and aligned tables), sniffer.go and uncaptured.go
-// (notes and fields a capture did not have), json.go (WriteJSON), csv.go
-// (the CSV flow table).
+// hosts.go (its Hosts section and the JSON's hosts, a view over the
+// flows), palette.go (colours and aligned tables), sniffer.go and
+// uncaptured.go (notes and fields a capture did not have), json.go
+// (WriteJSON), csv.go (the CSV flow table).
 package report

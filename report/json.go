@@ -63,6 +63,10 @@ type JSONDocument struct {
 	// documents have it; analyze.Report has not): NCCL's traffic, null
 	// when none.
 	NCCL func() *nccl.Result
+	// Hosts, when not nil, writes the "hosts" object (roce-dissect's
+	// documents have it), asked for once the flows are written (a stream
+	// adds them up as it writes them).
+	Hosts func() *Hosts
 	// FindingsDropped is asked for once the findings are written (a
 	// stream knows it only at its end).
 	FindingsDropped func() uint64
@@ -172,6 +176,11 @@ func WriteJSONDocument(w io.Writer, d *JSONDocument) error {
 	if d.NCCL != nil && j.err == nil {
 		j.bw.WriteString("  \"nccl\": ")
 		j.put("  ", d.NCCL())
+		j.bw.WriteString(",\n")
+	}
+	if d.Hosts != nil && j.err == nil {
+		j.bw.WriteString("  \"hosts\": ")
+		j.put("  ", d.Hosts())
 		j.bw.WriteString(",\n")
 	}
 	if j.err != nil {

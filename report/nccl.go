@@ -32,6 +32,13 @@ func (t *textWriter) writeNCCL(r *nccl.Result) {
 		order[len(ring)] = order[0]
 		fmt.Fprintf(w, "  Ring of channel %d: %s\n", c, strings.Join(order, " → "))
 	}
+	for _, t := range r.Trees {
+		parents := make([]string, len(t.Parents))
+		for i, p := range t.Parents {
+			parents[i] = fmt.Sprintf("%d → %d", p.Rank, p.Parent)
+		}
+		fmt.Fprintf(w, "  Tree from root %d: %s\n", t.Root, strings.Join(parents, ", "))
+	}
 	header := []cell{{text: "SENDER → RECEIVER", left: true}, {text: "ADDRESSES", left: true}, {text: "DATA QPS", left: true}, {text: "CTS QP"}, {text: "CTS"}, {text: "MESSAGES"}, {text: "BYTES"}}
 	p.table(w, "  ", header, len(r.Connections), func(i int, row []cell) []cell {
 		c := &r.Connections[i]

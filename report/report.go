@@ -33,6 +33,9 @@ type TextOptions struct {
 	Points *points.Report
 	// NCCL, when not nil, adds the "Collectives (NCCL)" section.
 	NCCL *nccl.Result
+	// Hosts, when not nil, adds the "Hosts" section (after the capture
+	// points, before the collectives).
+	Hosts *Hosts
 	// Notes are lines said under the capture's summary (how its files
 	// were read, say).
 	Notes []string
@@ -66,6 +69,7 @@ func WriteText(w io.Writer, rep *analyze.Report, o TextOptions) error {
 	t := &textWriter{w: bw, p: NewPalette(o.Colour), o: o}
 	t.report(rep)
 	t.writePoints(o.Points, rep)
+	t.writeHosts(o.Hosts)
 	t.writeNCCL(o.NCCL)
 	return bw.Flush()
 }

@@ -27,9 +27,11 @@ func TestWriteTextIsTheCommandsReport(t *testing.T) {
 			var lib, libJSON, cmd, cmdJSON, errb bytes.Buffer
 			require.NoError(t, report.WriteText(&lib, rep, report.TextOptions{Title: file}))
 			// The command's document has the "nccl" object (null: no NCCL
-			// traffic in these files), which analyze.Report has not.
+			// traffic in these files) and the "hosts" one, which
+			// analyze.Report has not.
 			d := report.ReportDocument(rep, nil)
 			d.NCCL = func() *nccl.Result { return nil }
+			d.Hosts = func() *report.Hosts { return report.TallyFlows(rep.Flows).Hosts(file) }
 			require.NoError(t, report.WriteJSONDocument(&libJSON, d))
 			require.Equal(t, 0, cli.RunWithStdin(context.Background(), []string{"--color=never", file}, nil, &cmd, &errb), errb.String())
 			require.Equal(t, 0, cli.RunWithStdin(context.Background(), []string{"-o", "json", file}, nil, &cmdJSON, &errb), errb.String())

@@ -187,7 +187,7 @@ func TestRotatedPiecesAreTheWholeFile(t *testing.T) {
 						assert.Equal(t, float64(rot.sizes[rot.files[i]]), e["frames"])
 					}
 					delete(c, "files")
-					assert.Equal(t, want, rot.unrotate(t, any(got)), "%s -j %s", order, jobs)
+					assert.Equal(t, unnameHostFiles(want), rot.unrotate(t, any(got)), "%s -j %s", order, jobs)
 
 					_, csvOut, _ := runCLI(append([]string{"-o", "csv", "-j", jobs}, files...)...)
 					assert.Equal(t, wholeCSV, csvOut, "%s -j %s: CSV", order, jobs)
@@ -277,7 +277,7 @@ func TestRotatedPiecesCount(t *testing.T) {
 		var got map[string]any
 		require.NoError(t, json.Unmarshal([]byte(out), &got))
 		delete(got["capture"].(map[string]any), "files")
-		assert.Equal(t, want, rot.unrotate(t, any(got)), "-c %s", n)
+		assert.Equal(t, unnameHostFiles(want), rot.unrotate(t, any(got)), "-c %s", n)
 	}
 }
 
@@ -322,6 +322,17 @@ func TestRotatedPiecesCapAndEmpty(t *testing.T) {
 			assert.Equal(t, float64(rot.sizes[rot.files[i]]), e["frames"], "-j %s: %s", j, rot.files[i])
 		}
 		delete(c, "files")
-		assert.Equal(t, want, rot.unrotate(t, any(got)), "-j %s", j)
+		assert.Equal(t, unnameHostFiles(want), rot.unrotate(t, any(got)), "-j %s", j)
 	}
+}
+
+// unnameHostFiles drops the names of the files in doc's "hosts" (a
+// decoded -o json document), for comparing the report of pieces, or of
+// several files merged, with the whole file's: the same hosts, of files
+// named otherwise.
+func unnameHostFiles(doc any) any {
+	for _, f := range doc.(map[string]any)["hosts"].(map[string]any)["files"].([]any) {
+		delete(f.(map[string]any), "file")
+	}
+	return doc
 }

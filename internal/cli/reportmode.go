@@ -232,6 +232,7 @@ func (r *runner) writeOutputs(files []string, results []fileResult, merged *anal
 	case "json":
 		d := report.ReportDocument(merged, pts)
 		d.NCCL = func() *nccl.Result { return ncclResult(results, pts) }
+		d.Hosts = func() *report.Hosts { return hostsOf(results, merged) }
 		err = report.WriteJSONDocument(r.stdout, d)
 	case "csv":
 		err = report.WriteFlowsCSV(r.stdout, merged)
@@ -279,7 +280,7 @@ func (r *runner) writeOutputs(files []string, results []fileResult, merged *anal
 // report, then that of them all.
 func (r *runner) writeTexts(files []string, results []fileResult, merged *analyze.Report, pts *points.Report) {
 	if len(results) == 1 {
-		r.writeText(report.TextOptions{Title: results[0].title(), ReadErr: errText(results[0].err), Notes: r.mergedNotes(results[0]), NCCL: ncclResult(results, pts)}, merged)
+		r.writeText(report.TextOptions{Title: results[0].title(), ReadErr: errText(results[0].err), Notes: r.mergedNotes(results[0]), NCCL: ncclResult(results, pts), Hosts: hostsOf(results, merged)}, merged)
 		return
 	}
 	// One line per file under the report of them all, not a report each.
@@ -295,7 +296,7 @@ func (r *runner) writeTexts(files []string, results []fileResult, merged *analyz
 	if failed > 0 {
 		note = fmt.Sprintf("%d of %d files had errors (under their names)", failed, len(files))
 	}
-	o := report.TextOptions{Title: fmt.Sprintf("all %d files", len(files)), ReadErr: note, Points: pts, Inputs: inputs, NCCL: ncclResult(results, pts)}
+	o := report.TextOptions{Title: fmt.Sprintf("all %d files", len(files)), ReadErr: note, Points: pts, Inputs: inputs, NCCL: ncclResult(results, pts), Hosts: hostsOf(results, merged)}
 	switch {
 	case pts != nil:
 		o.Notes = []string{"matched as capture points of one traffic: " + r.notPieces}

@@ -35,7 +35,7 @@ func (r *runner) streamReport(res fileResult, status int) int {
 	var err error
 	switch r.cfg.output {
 	case "json":
-		err = r.streamJSON(r.stdout, res.stream, ncclResult([]fileResult{res}, nil))
+		err = r.streamJSON(r.stdout, res, ncclResult([]fileResult{res}, nil))
 	case "csv":
 		err = r.streamCSV(r.stdout, res.stream)
 	case "parquet":
@@ -86,18 +86,28 @@ func (r *runner) streamCSV(w io.Writer, s *analyze.ReportStream) error {
 
 // streamJSON is writeJSON of a stream: the same bytes, by the same
 // writer (report.WriteJSONDocument).
-func (r *runner) streamJSON(w io.Writer, s *analyze.ReportStream, res *nccl.Result) error {
+func (r *runner) streamJSON(w io.Writer, fr fileResult, res *nccl.Result) error {
+	s := fr.stream
 	head := s.Head()
 	keep := r.keepFlows()
-	d := &report.JSONDocument{Capture: &head.Capture, Connections: report.Elements(head.Connections), NCCL: func() *nccl.Result { return res }}
+	var hosts report.HostTally // the flows, added up as they are written
+	next := func(f *analyze.Flow) bool {
+		ok := r.nextFlow(s, keep, f)
+		if ok {
+			hosts.Add(f)
+		}
+		return ok
+	}
+	d := &report.JSONDocument{Capture: &head.Capture, Connections: report.Elements(head.Connections), NCCL: func() *nccl.Result { return res },
+		Hosts: func() *report.Hosts { return hosts.Hosts(fileName(fr.name)) }}
 	if workers := r.jobs(); workers > 1 {
 		d.WriteFlows = func(bw *bufio.Writer) (int, error) {
-			return writeFlowsJSON(bw, workers, func(f *analyze.Flow) bool { return r.nextFlow(s, keep, f) })
+			return writeFlowsJSON(bw, workers, next)
 		}
 	} else {
 		d.Flows = func(yield func(any) bool) {
 			var f analyze.Flow // one flow at a time, encoded before the next: no copy on the heap per flow
-			for r.nextFlow(s, keep, &f) && yield(&f) {
+			for next(&f) && yield(&f) {
 				s.Reuse(&f)
 			}
 		}
@@ -161,7 +171,9 @@ func (r *runner) streamText(res fileResult) {
 	keep := r.keepFlows()
 	n, evicted := 0, 0
 	var f analyze.Flow // each flow in turn; only those kept are copied
+	var hosts report.HostTally
 	for r.nextFlow(s, keep, &f) {
+		hosts.Add(&f)
 		problem, nic := all || report.FlowHasProblem(&f), false
 		if f.NIC != nil {
 			v, e := report.NICEvents(f.NIC)
@@ -210,7 +222,7 @@ func (r *runner) streamText(res fileResult) {
 	}
 	rep.Findings = r.filterFindings(rep.Findings, keep) // of the flows selected, kept or not
 	listed := listedKept(kept, all || n <= report.TextFlowLimit)
-	r.writeText(report.TextOptions{Title: res.title(), ReadErr: errText(res.err), Listed: listed, Unlisted: n - len(listed), Notes: r.mergedNotes(res), NCCL: ncclResult([]fileResult{res}, nil)}, &rep)
+	r.writeText(report.TextOptions{Title: res.title(), ReadErr: errText(res.err), Listed: listed, Unlisted: n - len(listed), Notes: r.mergedNotes(res), NCCL: ncclResult([]fileResult{res}, nil), Hosts: hosts.Hosts(fileName(res.name))}, &rep)
 }
 
 // listedKept returns the kept flows the text report's table lists: every

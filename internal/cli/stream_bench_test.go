@@ -75,8 +75,8 @@ func BenchmarkRotation(b *testing.B) {
 
 // runPeak runs the command on args and reports, besides the wall time
 // and allocations, the peak heap of a run (peak-heap-B/op) and its CPU
-// time (cpu-ns/op).
-func runPeak(b *testing.B, args ...string) {
+// time (cpu-ns/op); it returns the peak.
+func runPeak(b *testing.B, args ...string) uint64 {
 	b.Helper()
 	b.ReportAllocs()
 	var peak uint64
@@ -91,6 +91,7 @@ func runPeak(b *testing.B, args ...string) {
 	}
 	b.ReportMetric(float64(peak), "peak-heap-B/op")
 	b.ReportMetric(float64(testenv.CPUTime()-cpu0)/float64(runs), "cpu-ns/op")
+	return peak
 }
 
 // rotationCaptures writes (or finds in dir) the 1 M-packet mix and its 4

@@ -55,11 +55,7 @@ func (p *testPcap) flush() error { return p.bw.Flush() }
 // IB headers and payload from ib(i) (a BTH first; the ICRC is added),
 // captured at 1,700,000,000 s + i µs.
 func writeEach(w io.Writer, first, n int, hosts func(i int, ip *gplayers.IPv4), ib func(i int) []gopacket.SerializableLayer) error {
-	pc, err := newTestPcap(w)
-	if err != nil {
-		return err
-	}
-	eth, ip, udp, err := testHosts()
+	pc, eth, ip, udp, err := newTestFrames(w)
 	if err != nil {
 		return err
 	}
@@ -84,6 +80,17 @@ func writeEach(w io.Writer, first, n int, hosts func(i int, ip *gplayers.IPv4), 
 		}
 	}
 	return pc.flush()
+}
+
+// newTestFrames writes the pcap file header (newTestPcap) and returns
+// the writer with testHosts' headers.
+func newTestFrames(w io.Writer) (*testPcap, *gplayers.Ethernet, *gplayers.IPv4, *gplayers.UDP, error) {
+	pc, err := newTestPcap(w)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	eth, ip, udp, err := testHosts()
+	return pc, eth, ip, udp, err
 }
 
 // testHosts returns the Ethernet, IPv4 and UDP headers of RoCE v2 from

@@ -1,18 +1,12 @@
 package cli_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/roce-dissect/roce-dissect/internal/synth/ncclsynth"
 )
 
 // TestTraceNCCLSteps: --trace of a synthetic job's files has a process
@@ -29,16 +23,7 @@ func TestTraceNCCLSteps(t *testing.T) {
 		{"4 ranks, 2 channels", []string{"--ranks", "4", "--channels", "2", "--coll", "all_reduce:64K"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			prefix := filepath.Join(t.TempDir(), "job")
-			var stdout, stderr bytes.Buffer
-			require.Equal(t, 0, ncclsynth.Run(append(tc.args, "-o", prefix), &stdout, &stderr), stderr.String())
-			raw, err := os.ReadFile(prefix + ".truth.json")
-			require.NoError(t, err)
-			truth := new(ncclsynth.Truth)
-			require.NoError(t, json.Unmarshal(raw, truth))
-			files, err := filepath.Glob(prefix + ".rank*.pcap")
-			require.NoError(t, err)
-			require.Len(t, files, len(truth.Ranks))
+			truth, files := synthNCCLJob(t, tc.args...)
 			_, tr := runTrace(t, files...)
 
 			pid, ranks := -1, map[int]int{} // tid → rank
