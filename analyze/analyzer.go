@@ -227,13 +227,18 @@ func (a *Analyzer) feed(frame uint64, ci gopacket.CaptureInfo, linkType gplayers
 	}
 	a.checkCut(p, &h.Lens, len(data))
 	// A frame without a time (a pcapng simple packet block before any
-	// timed frame) leaves the capture's span alone.
+	// timed frame) leaves the capture's span alone. A frame later than
+	// the last, the common case, is not before the first, which is no
+	// later than the last: only the first timed frame sets both.
 	if !p.Time.IsZero() {
-		if a.first.IsZero() || p.Time.Before(a.first) {
-			a.first = p.Time
-		}
-		if p.Time.After(a.last) {
+		switch {
+		case p.Time.After(a.last):
 			a.last = p.Time
+			if a.first.IsZero() {
+				a.first = p.Time
+			}
+		case a.first.IsZero() || p.Time.Before(a.first):
+			a.first = p.Time
 		}
 	}
 	switch {

@@ -40,8 +40,12 @@ func (a *Analyzer) nicRequest(f *flowState, p *Packet, obs observation, isDup bo
 	if f.transport != layers.TransportRC && f.transport != layers.TransportUC {
 		return
 	}
-	a.nic.Request(&f.nic, nic.Request{T: p.Time.UnixNano(), PSN: p.BTH.PSN, Bytes: uint32(p.CarriedLength), Span: span,
-		High: f.psn.high, Order: nic.Order(obs), Dup: isDup, CE: p.ECN == 3})
+	t, psn, bytes, ce := p.Time.UnixNano(), p.BTH.PSN, uint32(p.CarriedLength), p.ECN == 3
+	if f.nic.Quiet(t, psn, bytes, nic.Order(obs), isDup, ce) {
+		return // no Request to build: see nic.Flow.Quiet
+	}
+	a.nic.Request(&f.nic, nic.Request{T: t, PSN: psn, Bytes: bytes, Span: span,
+		High: f.psn.high, Order: nic.Order(obs), Dup: isDup, CE: ce})
 	if a.nic.Pending() {
 		a.nicFacts(f, p)
 	}

@@ -44,22 +44,22 @@ func (d *Decoder) otherStop(h *frameHeaders, typ gopacket.LayerType, data []byte
 		return Other{OtherTCP, servicePort(binary.BigEndian.Uint16(data), binary.BigEndian.Uint16(data[2:]))}
 	case h.tagType != 0 && typ == h.tagType.LayerType():
 		return Other{OtherEther, uint16(h.tagType)}
-	case (h.kind == layers.NetworkIPv4 || h.kind == layers.NetworkIPv6) && typ == gplayers.IPProtocol(d.ipProtocol(h)).LayerType():
-		return Other{OtherIP, uint16(d.ipProtocol(h))}
+	case (d.hdr.Network == layers.NetworkIPv4 || d.hdr.Network == layers.NetworkIPv6) && typ == gplayers.IPProtocol(d.ipProtocol()).LayerType():
+		return Other{OtherIP, uint16(d.ipProtocol())}
 	}
 	return Other{}
 }
 
-// ipProtocol is the protocol the innermost IP header (h.netHdr) carries.
+// ipProtocol is the protocol the innermost IP header (Headers.NetHdr) carries.
 // gopacket decodes an IPv6 hop-by-hop options header (MLD's) with the
 // fixed header and goes on past it: its next header, when d.ip6 is the
 // header decoded.
-func (d *Decoder) ipProtocol(h *frameHeaders) uint8 {
-	if h.kind == layers.NetworkIPv4 {
-		return h.netHdr[9]
+func (d *Decoder) ipProtocol() uint8 {
+	if d.hdr.Network == layers.NetworkIPv4 {
+		return d.hdr.NetHdr[9]
 	}
 	ip := &d.ip6
-	if nh := h.netHdr[6]; nh != uint8(gplayers.IPProtocolIPv6HopByHop) || ip.HopByHop == nil || len(ip.Contents) == 0 || &ip.Contents[0] != &h.netHdr[0] {
+	if nh := d.hdr.NetHdr[6]; nh != uint8(gplayers.IPProtocolIPv6HopByHop) || ip.HopByHop == nil || len(ip.Contents) == 0 || &ip.Contents[0] != &d.hdr.NetHdr[0] {
 		return nh
 	}
 	return uint8(ip.HopByHop.NextHeader)
@@ -72,8 +72,8 @@ func (d *Decoder) otherAt(h *frameHeaders, lt gplayers.LinkType) Other {
 	switch {
 	case h.other.Level != 0:
 		return h.other
-	case (h.kind == layers.NetworkIPv4 || h.kind == layers.NetworkIPv6) && !h.etherLast:
-		return Other{OtherIP, uint16(d.ipProtocol(h))}
+	case (d.hdr.Network == layers.NetworkIPv4 || d.hdr.Network == layers.NetworkIPv6) && !h.etherLast:
+		return Other{OtherIP, uint16(d.ipProtocol())}
 	case h.tagType != 0:
 		return Other{OtherEther, uint16(h.tagType)}
 	}

@@ -15,11 +15,7 @@ var errNoBTH = errors.New("no BTH")
 
 // frameHeaders is what the walk of a frame's headers keeps between them.
 type frameHeaders struct {
-	frameLen int                // captured length of the frame, for the offsets of Lens
-	ibLen    int                // Headers.IBLen
-	kind     layers.NetworkKind // Headers.Network, and NetHdr and UDPHdr
-	netHdr   []byte
-	udpHdr   []byte
+	frameLen int                   // captured length of the frame, for the offsets of Lens
 	tags     int                   // VLAN tags on the innermost Ethernet header so far
 	outerTag uint16                // the first of them (a QinQ S-VLAN)
 	tagType  gplayers.EthernetType // the EtherType in front of the next tag
@@ -62,19 +58,20 @@ func (d *Decoder) Decode(frame uint64, ci gopacket.CaptureInfo, linkType gplayer
 	p.Frame, p.Time, p.Length, p.CapLength, p.VLAN, p.PayloadLen, p.Wraps = frame, ci.Timestamp, ClampOriginalLength(ci.Length, len(data)), len(data), -1, -1, d.wraps[:0]
 	p.CarriedLength = p.Length
 	d.fb = feedback{}
-	// Of Headers, only what the walk may leave: it sets IBLen, Network,
-	// NetHdr and UDPHdr, SrcMAC with a MAC Control header, and Other for
-	// a frame that is not RDMA, unless the Decoder does not decode its
-	// link type (Other then stays the last frame's, as the Analyzer always
-	// counted it).
+	// Of Headers, only what the walk may leave: it sets SrcMAC with a
+	// MAC Control header, and Other for a frame that is not RDMA, unless
+	// the Decoder does not decode its link type (Other then stays the
+	// last frame's, as the Analyzer always counted it). The walk sets
+	// IBLen, Network, NetHdr and UDPHdr in place, not in frameHeaders:
+	// nothing to copy after it.
 	hd := &d.hdr
 	hd.Lens = Lens{}
 	hd.OrigLength = ci.Length
+	hd.IBLen, hd.Network, hd.NetHdr, hd.UDPHdr = -1, 0, nil, nil
 	d.carried = -1
-	h := frameHeaders{frameLen: len(data), ibLen: -1, pcp: -1, dscp: -1}
+	h := frameHeaders{frameLen: len(data), pcp: -1, dscp: -1}
 	typ, ok := firstLayer(linkType, data)
 	if !ok {
-		hd.IBLen, hd.Network, hd.NetHdr, hd.UDPHdr = -1, 0, nil, nil
 		return p
 	}
 	// A GRH or BTH is decoded even with nothing left: an RDMA packet cut
@@ -110,7 +107,6 @@ func (d *Decoder) Decode(frame uint64, ci gopacket.CaptureInfo, linkType gplayer
 		hd.Other = d.otherAt(&h, linkType)
 	}
 	p.Priority = d.priority(&h)
-	hd.IBLen, hd.Network, hd.NetHdr, hd.UDPHdr = h.ibLen, h.kind, h.netHdr, h.udpHdr
 	if d.carried >= 0 {
 		p.CarriedLength -= h.frameLen - d.carried
 	}
@@ -177,7 +173,7 @@ func (d *Decoder) decodeEthernet(h *frameHeaders, data []byte) (gopacket.LayerTy
 	if e.DecodeFromBytes(data, &d.fb) != nil {
 		return gopacket.LayerTypeZero, nil
 	}
-	h.tags, h.qinq, h.pcp, h.tagType, h.etherLast = 0, false, -1, e.EthernetType, h.kind != 0
+	h.tags, h.qinq, h.pcp, h.tagType, h.etherLast = 0, false, -1, e.EthernetType, d.hdr.Network != 0
 	d.pkt.VLAN = -1
 	return e.NextLayerType(), e.Payload
 }
@@ -219,7 +215,7 @@ func (d *Decoder) decodeIPv4(h *frameHeaders, data []byte) (gopacket.LayerType, 
 	h.dscp = int8(ip.TOS >> 2)
 	d.hdr.Lens.network(h.frameLen-len(data), int(ip.Length), int(ip.Length)-int(ip.IHL)*4)
 	p.IPID, p.HopLimit = ip.Id, ip.TTL
-	h.kind, h.netHdr, h.etherLast = layers.NetworkIPv4, ip.Contents, false
+	d.hdr.Network, d.hdr.NetHdr, h.etherLast = layers.NetworkIPv4, ip.Contents, false
 	return ip.NextLayerType(), ip.Payload
 }
 
@@ -238,7 +234,7 @@ func (d *Decoder) decodeIPv6(h *frameHeaders, data []byte) (gopacket.LayerType, 
 	if ip.Length > 0 { // 0: a jumbogram, its length elsewhere
 		d.hdr.Lens.network(h.frameLen-len(data), layers.GRHLen+int(ip.Length), int(ip.Length))
 	}
-	h.kind, h.netHdr, h.etherLast = layers.NetworkIPv6, ip.Contents, false
+	d.hdr.Network, d.hdr.NetHdr, h.etherLast = layers.NetworkIPv6, ip.Contents, false
 	return ip.NextLayerType(), ip.Payload
 }
 
@@ -261,8 +257,8 @@ func (d *Decoder) decodeUDP(h *frameHeaders, data []byte) (gopacket.LayerType, [
 		p.Err = err
 		return gopacket.LayerTypeZero, nil
 	}
-	h.udpHdr = udp.Contents
-	h.ibLen = int(udp.Length) - 8
+	d.hdr.UDPHdr = udp.Contents
+	d.hdr.IBLen = int(udp.Length) - 8
 	return layers.LayerTypeBTH, udp.Payload
 }
 
@@ -298,10 +294,10 @@ func (d *Decoder) decodeLRH(h *frameHeaders, data []byte) (gopacket.LayerType, [
 	p.LRH = lrh
 	p.Src = Addr{LID: lrh.SLID, IsLID: true}
 	p.Dst = Addr{LID: lrh.DLID, IsLID: true}
-	h.ibLen = int(lrh.PktLen)*4 - layers.LRHLen
+	d.hdr.IBLen = int(lrh.PktLen)*4 - layers.LRHLen
 	d.hdr.Lens.network(h.frameLen-len(data), int(lrh.PktLen)*4+layers.VCRCLen, -1)
 	if lrh.LNH == layers.LNHIBALocal {
-		h.kind, h.netHdr = layers.NetworkLRH, lrh.Contents
+		d.hdr.Network, d.hdr.NetHdr = layers.NetworkLRH, lrh.Contents
 	}
 	if lrh.LNH < layers.LNHIBALocal {
 		p.IsRDMA = false // raw/IPv6 over IB (IPoIB is not RDMA traffic)
@@ -335,11 +331,11 @@ func (d *Decoder) decodeGRH(h *frameHeaders, data []byte) (gopacket.LayerType, [
 	if p.Encap != EncapIB {
 		h.dscp = int8(grh.TClass >> 2)
 	}
-	h.kind, h.netHdr = layers.NetworkGRH, grh.Contents
+	d.hdr.Network, d.hdr.NetHdr = layers.NetworkGRH, grh.Contents
 	if p.Encap == EncapIB {
-		h.ibLen -= layers.GRHLen
+		d.hdr.IBLen -= layers.GRHLen
 	} else {
-		h.ibLen = int(grh.PayLen)
+		d.hdr.IBLen = int(grh.PayLen)
 		d.hdr.Lens.network(h.frameLen-len(data), layers.GRHLen+int(grh.PayLen), -1)
 	}
 	if grh.NxtHdr != layers.NxtHdrBTH {

@@ -9,7 +9,9 @@
 //
 //	var s nic.Stage
 //	var f nic.Flow                       // in the request flow's state
-//	s.Request(&f, nic.Request{...})      // each request of an RC/UC flow
+//	if !f.Quiet(t, psn, bytes, o, dup, ce) { // each request of an RC/UC flow:
+//		s.Request(&f, nic.Request{...})  // those Quiet did not take
+//	}
 //	s.NAK(&f, nic.NAK{...})              // a NAK or RNR NAK of its reverse flow
 //	s.CNP(&f, t, frame)                  // a CNP to its sender's QP
 //	s.Response(&f, ns)                   // a request → ACK latency

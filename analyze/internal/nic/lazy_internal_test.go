@@ -115,3 +115,57 @@ func TestWorstFlowMemory(t *testing.T) {
 	assert.LessOrEqual(t, per, int64(MaxFlowBytes))
 	runtime.KeepAlive(fs)
 }
+
+// TestQuiet checks which requests nic.Flow.Quiet takes, as its doc
+// comment and Request's rules say (the analyzer feeds it every request
+// first): only those of a flow with a state and no event so far, in
+// order or a capture duplicate, not CE-marked; those enter the ring with
+// their PSN, length and time, and the others leave the flow as it was.
+func TestQuiet(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	two := []Request{{PSN: 7}, {PSN: 8}} // in order
+	for _, tc := range []struct {
+		name  string
+		fed   []Request // fed to Request before: PSN, Order, Dup, CE
+		r     Request
+		quiet bool
+	}{
+		{"the first request: no state", nil, Request{PSN: 7}, false},
+		{"the second: its state waits for Request", two[:1], Request{PSN: 8}, false},
+		{"in order", two, Request{PSN: 9}, true},
+		{"past a gap", two, Request{PSN: 11, Order: Gap}, true},
+		{"a capture duplicate", two, Request{PSN: 8, Order: Old, Dup: true}, true},
+		{"CE-marked", two, Request{PSN: 9, CE: true}, false},
+		{"a resend", two, Request{PSN: 7, Order: Old}, false},
+		{"a hole filled", []Request{{PSN: 7}, {PSN: 9, Order: Gap}}, Request{PSN: 8, Order: Fill}, false},
+		{"after an event", append(two[:2:2], Request{PSN: 7, Order: Old}), Request{PSN: 9}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s Stage
+			var f Flow
+			for i, r := range tc.fed {
+				r.T, r.Bytes, r.Span, r.High = t0+int64(i)*1000, 106, 1, 9
+				s.Request(&f, r)
+			}
+			before := f
+			var was state
+			if f.s != nil {
+				was = *f.s
+			}
+			r := tc.r
+			tq := t0 + int64(len(tc.fed))*1000
+			require.Equal(t, tc.quiet, f.Quiet(tq, r.PSN, 200, r.Order, r.Dup, r.CE))
+			if !tc.quiet {
+				assert.Equal(t, before, f, "the flow as it was")
+				if f.s != nil {
+					assert.Equal(t, was, *f.s, "the state as it was")
+				}
+				return
+			}
+			require.NotNil(t, f.s)
+			assert.Nil(t, f.s.events, "no event state")
+			require.Equal(t, was.ringN+1, f.s.ringN)
+			assert.Equal(t, txRec{psn: r.PSN, bytes: 200, t: tq}, f.s.ring[was.ringH])
+		})
+	}
+}

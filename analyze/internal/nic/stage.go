@@ -61,17 +61,11 @@ func (s *Stage) Request(f *Flow, r Request) {
 		f.first = txRec{psn: r.PSN | held, bytes: r.Bytes, t: r.T}
 		return
 	}
-	n := f.state()
-	rec := txRec{psn: r.PSN, bytes: r.Bytes, t: r.T}
-	if n.events == nil {
-		// No NAK, resend, CNP or CE mark so far: an in-order request, or
-		// a capture duplicate, only enters the ring.
-		if (r.Order != Old && r.Order != Fill || r.Dup) && !r.CE {
-			n.push(rec)
-			return
-		}
-		n.ev()
+	n := f.state() // the second request of a flow is quiet too, once it has a state
+	if f.Quiet(r.T, r.PSN, r.Bytes, r.Order, r.Dup, r.CE) {
+		return
 	}
+	n.ev()
 	// A byte-identical repeat of the last request is a capture duplicate,
 	// unless a NAK asked for it.
 	back := (r.Order == Old || r.Order == Fill) && (!r.Dup || n.nakPending)
@@ -84,10 +78,25 @@ func (s *Stage) Request(f *Flow, r Request) {
 	if n.afterOn {
 		s.afterCNP(n, &r)
 	}
-	n.push(rec)
+	n.push(txRec{psn: r.PSN, bytes: r.Bytes, t: r.T})
 	if r.CE {
 		n.markCE(r.T)
 	}
+}
+
+// Quiet follows a request of f at t that only enters the ring of its
+// last requests, and reports whether it was one: on a flow with a state
+// and no NAK, resend, CNP or CE mark so far, a request in order, or a
+// capture duplicate, and not CE-marked. Nearly every request is one, so
+// the caller tries Quiet first and builds a Request (for Request) only
+// for the others.
+func (f *Flow) Quiet(t int64, psn, bytes uint32, o Order, dup, ce bool) bool {
+	n := f.s
+	if n == nil || n.events != nil || ce || (o == Old || o == Fill) && !dup {
+		return false
+	}
+	n.push(txRec{psn: psn, bytes: bytes, t: t})
+	return true
 }
 
 // markCE notes a CE-marked request at t: the network marked it before
