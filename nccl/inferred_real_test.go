@@ -1,16 +1,13 @@
 package nccl_test
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/roce-dissect/roce-dissect/analyze"
-	"github.com/roce-dissect/roce-dissect/capture"
 	"github.com/roce-dissect/roce-dissect/internal/nccltest"
 	"github.com/roce-dissect/roce-dissect/nccl"
 )
@@ -26,20 +23,8 @@ func TestRealCapturesInferredConnections(t *testing.T) {
 	var reports []*analyze.Report
 	var cols []*nccl.Collector
 	for _, name := range job.Pcaps {
-		col := nccl.NewCollector()
-		a := analyze.New(analyze.Options{Observer: func() func(*analyze.Packet) { return col.Add }})
-		cr, err := capture.Open(name)
-		require.NoError(t, err)
-		for {
-			ci, data, lt, err := cr.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			require.NoError(t, err)
-			a.Feed(ci, lt, data)
-		}
-		require.NoError(t, cr.Close())
-		reports, cols = append(reports, a.Finish()), append(cols, col)
+		col, rep := analyzeFile(t, name)
+		reports, cols = append(reports, rep), append(cols, col)
 	}
 	merged := &analyze.Report{}
 	for _, r := range reports {

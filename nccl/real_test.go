@@ -23,6 +23,14 @@ const captures = "../../shared/captures/nccl"
 // observer.
 func collect(t *testing.T, name string) *nccl.Collector {
 	t.Helper()
+	col, _ := analyzeFile(t, name)
+	return col
+}
+
+// analyzeFile feeds a capture file to an Analyzer with a Collector as its
+// observer, and returns the Collector and the Analyzer's report.
+func analyzeFile(t *testing.T, name string) (*nccl.Collector, *analyze.Report) {
+	t.Helper()
 	col := nccl.NewCollector()
 	a := analyze.New(analyze.Options{Observer: func() func(*analyze.Packet) { return col.Add }})
 	cr, err := capture.Open(name)
@@ -36,7 +44,7 @@ func collect(t *testing.T, name string) *nccl.Collector {
 		require.NoError(t, err)
 		a.Feed(ci, lt, data)
 	}
-	return col
+	return col, a.Finish()
 }
 
 func TestRealCaptures(t *testing.T) {
